@@ -1,0 +1,228 @@
+/*
+ * ucft.h - the public API of ucft, a UCX-native fault-tolerant transport
+ * runtime.
+ *
+ * Objects:
+ *   ucft_context_h  one per participating process and job (handle; long-lived)
+ *   ucft_comm_h     a communicator: a group of ranks with its own tag space
+ *   ucft_request_h  one non-blocking operation (request; completes once)
+ *
+ * Rules (numbered so that other documents can cite them):
+ *   1. A context is used by one thread at a time. Nothing in ucft is global:
+ *      two contexts in one process are independent.
+ *   2. Requests are allocated by the library. A request completes exactly
+ *      once. ucft_test() and ucft_wait() return its final status and release
+ *      it, setting the caller's handle to NULL; ucft_request_free() releases
+ *      a request the caller no longer wants to observe (the operation still
+ *      runs to completion).
+ *   3. If a call that starts an operation fails, no request is created and
+ *      nothing completes later.
+ *   4. Callbacks (failure callback) run only from inside ucft_progress() or a
+ *      call that waits (ucft_wait, blocking send/recv), never from the call
+ *      that registered them.
+ *   5. Outputs are written only when the call returns UCFT_OK.
+ *   6. Statuses: UCFT_OK is 0, "in progress" values are positive, errors are
+ *      negative and grouped by blast radius (see UCFT_FOREACH_STATUS).
+ */
+#ifndef UCFT_H
+#define UCFT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define UCFT_VERSION_MAJOR 0
+#define UCFT_VERSION_MINOR 1
+#define UCFT_VERSION_PATCH 0
+
+/*
+ * Status codes: one table, from which both the enum and
+ * ucft_status_string() are generated. Groups (by what breaks):
+ *   0, >0        success / still running
+ *   -1 .. -9     this operation only (cancelled, truncated, timed out)
+ *   -10 .. -19   one peer failed
+ *   -20 .. -29   the whole communicator is broken
+ *   -30 .. -39   bad input from the caller
+ *   -40 .. -49   resources
+ *   -50 .. -59   the runtime or its platform
+ */
+#define UCFT_FOREACH_STATUS(X)                                                 \
+    X(OK, 0, "success")                                                        \
+    X(INPROGRESS, 1, "operation in progress")                                  \
+    X(ERR_CANCELED, -1, "operation was cancelled")                             \
+    X(ERR_TRUNCATED, -2, "message truncated: receive buffer too small")        \
+    X(ERR_TIMED_OUT, -3, "operation timed out")                                \
+    X(ERR_NO_MESSAGE, -4, "no matching message")                               \
+    X(ERR_PROC_FAILED, -10, "a peer process failed")                           \
+    X(ERR_PROC_FAILED_PENDING, -11,                                            \
+      "a potential sender failed; acknowledge failures to go on")              \
+    X(ERR_REVOKED, -20, "communicator was revoked")                            \
+    X(ERR_SELF_FAILED, -21, "this process was declared failed by the job")     \
+    X(ERR_INVALID_PARAM, -30, "invalid parameter")                             \
+    X(ERR_NOT_SUPPORTED, -31, "operation not supported")                       \
+    X(ERR_NO_MEMORY, -40, "out of memory")                                     \
+    X(ERR_NO_RESOURCE, -41, "out of resources")                                \
+    X(ERR_BOOTSTRAP, -50, "bootstrap (PMIx) failure")                          \
+    X(ERR_TRANSPORT, -51, "transport (UCX) failure")                           \
+    X(ERR_IO, -52, "input/output error")                                       \
+    X(ERR_INTERNAL, -53, "internal error")
+
+typedef enum ucft_status {
+#define UCFT_STATUS_ENUM_(name, value, text) UCFT_##name = (value),
+    UCFT_FOREACH_STATUS(UCFT_STATUS_ENUM_)
+#undef UCFT_STATUS_ENUM_
+} ucft_status_t;
+
+/* Returns a static, human-readable string for any status value (unknown
+ * values give "unknown status"). Thread-safe. */
+const char *ucft_status_string(ucft_status_t status);
+
+/* Returns the enum name without prefix, e.g. "ERR_PROC_FAILED". */
+const char *ucft_status_name(ucft_status_t status);
+
+typedef struct ucft_context *ucft_context_h;
+typedef struct ucft_comm *ucft_comm_h;
+typedef struct ucft_request *ucft_request_h;
+
+/* Wildcards for receive and probe. */
+#define UCFT_ANY_SOURCE (-1)
+#define UCFT_ANY_TAG    (-1)
+/* User tags are 0 .. UCFT_TAG_UB. */
+#define UCFT_TAG_UB ((1 << 24) - 1)
+
+/* Called from ucft_progress() once for every rank newly known to have
+ * failed. `rank` is a job (world) rank. */
+typedef void (*ucft_failure_cb_t)(ucft_context_h ctx, int rank,
+                                  ucft_status_t reason, void *arg);
+
+enum ucft_params_field {
+    UCFT_PARAM_FIELD_FAILURE_CB = 1u << 0,
+};
+
+/* Parameters of ucft_init(); unset fields (field_mask) take defaults. The
+ * rest of the configuration comes from UCFT_* environment variables
+ * (`ucft-info -c` lists them). */
+typedef struct ucft_params {
+    uint64_t field_mask;
+    ucft_failure_cb_t failure_cb;
+    void *failure_cb_arg;
+} ucft_params_t;
+
+/* Creates a context: connects to the PMIx server (or runs as a singleton,
+ * rank 0 of 1, when none is reachable), creates the UCX worker, exchanges
+ * worker addresses and wires up. Collective over the job. `params` may be
+ * NULL. On success *ctx_p holds the new context. */
+ucft_status_t ucft_init(const ucft_params_t *params, ucft_context_h *ctx_p);
+
+/* Flushes outstanding sends, synchronises with the other live ranks and
+ * releases everything. Collective over the live ranks. Outstanding
+ * requests are cancelled and released. `ctx` may be NULL. */
+ucft_status_t ucft_finalize(ucft_context_h ctx);
+
+typedef struct ucft_context_attr {
+    int rank;             /* job rank */
+    int size;             /* job size */
+    int local_rank;       /* rank among the processes of this node */
+    int local_size;       /* processes of this job on this node */
+    int node_id;          /* node index as the launcher reports it */
+    int singleton;        /* 1 when started without a PMIx server */
+    const char *hostname; /* owned by the context */
+    const char *nspace;   /* PMIx namespace; owned by the context */
+} ucft_context_attr_t;
+
+/* Fills *attr. Pointers inside stay valid until ucft_finalize(). */
+ucft_status_t ucft_context_query(ucft_context_h ctx, ucft_context_attr_t *attr);
+
+/* The world communicator (all ranks of the job). Owned by the context. */
+ucft_comm_h ucft_comm_world(ucft_context_h ctx);
+int ucft_comm_rank(ucft_comm_h comm);
+int ucft_comm_size(ucft_comm_h comm);
+
+/* Runs one round of progress: transport, timers, failure handling,
+ * callbacks. Returns the number of events processed (0 = nothing to do). */
+int ucft_progress(ucft_context_h ctx);
+
+/* A file descriptor that becomes readable when ucft has work. For an
+ * external event loop: call ucft_context_arm(); if it returns UCFT_OK,
+ * poll the fd for at most *timeout_ms milliseconds (-1 = no limit), then
+ * call ucft_progress(). If it returns UCFT_INPROGRESS, call ucft_progress()
+ * at once. */
+ucft_status_t ucft_context_fd(ucft_context_h ctx, int *fd);
+ucft_status_t ucft_context_arm(ucft_context_h ctx, int *timeout_ms);
+
+/* Completion information of a request. */
+typedef struct ucft_info {
+    ucft_status_t status; /* the final status of the operation */
+    int source;           /* receive: the sender's rank in the comm */
+    int tag;              /* receive: the message tag */
+    size_t length;        /* receive: bytes delivered into the buffer */
+} ucft_info_t;
+
+/* Non-blocking point-to-point. Sending to or receiving from a failed rank
+ * fails with UCFT_ERR_PROC_FAILED (at once, or later when the failure is
+ * learnt while the operation is pending). An ANY_SOURCE receive completes
+ * with UCFT_ERR_PROC_FAILED_PENDING when a rank of the communicator fails
+ * while it is pending (the request is then released by test/wait). A
+ * message longer than the receive buffer completes the receive with
+ * UCFT_ERR_TRUNCATED and writes nothing past the buffer. */
+ucft_status_t ucft_isend(ucft_comm_h comm, const void *buf, size_t length,
+                         int dest, int tag, ucft_request_h *req);
+ucft_status_t ucft_irecv(ucft_comm_h comm, void *buf, size_t length,
+                         int source, int tag, ucft_request_h *req);
+
+/* Tests a request. If it is complete, *done is set to 1, `info` (may be
+ * NULL) receives its completion information, the request is released and
+ * *req set to NULL; the return value is its final status. Otherwise *done
+ * is 0 and UCFT_INPROGRESS is returned. A NULL *req is complete with OK. */
+ucft_status_t ucft_test(ucft_request_h *req, int *done, ucft_info_t *info);
+
+/* Waits for a request (spinning, then sleeping; UCFT_WAIT), then behaves as
+ * ucft_test() on a completed request. */
+ucft_status_t ucft_wait(ucft_request_h *req, ucft_info_t *info);
+
+/* Waits for all requests. `infos` may be NULL. Returns UCFT_OK when all
+ * succeeded, else the status of the first failed request (in array order);
+ * every request is released either way. */
+ucft_status_t ucft_waitall(size_t count, ucft_request_h reqs[],
+                           ucft_info_t infos[]);
+
+/* Asks for cancellation. The request still completes (with
+ * UCFT_ERR_CANCELED, or normally if it already matched) and must be
+ * waited for or freed. */
+ucft_status_t ucft_cancel(ucft_request_h req);
+
+/* Releases a request the caller will not wait for; *req becomes NULL. */
+ucft_status_t ucft_request_free(ucft_request_h *req);
+
+/* Probe for a matching message without receiving it. ucft_iprobe sets
+ * *flag to 0 or 1; ucft_probe waits until a message matches or the source
+ * fails. On a match `info` gets source, tag and length. */
+ucft_status_t ucft_iprobe(ucft_comm_h comm, int source, int tag, int *flag,
+                          ucft_info_t *info);
+ucft_status_t ucft_probe(ucft_comm_h comm, int source, int tag,
+                         ucft_info_t *info);
+
+/* Blocking forms (post + wait). */
+ucft_status_t ucft_send(ucft_comm_h comm, const void *buf, size_t length,
+                        int dest, int tag);
+ucft_status_t ucft_recv(ucft_comm_h comm, void *buf, size_t length,
+                        int source, int tag, ucft_info_t *info);
+
+/* Failure knowledge. ucft_failed_ranks copies up to `max` job ranks known
+ * to have failed, in the order they were learnt, into `ranks` and sets
+ * *count to the total known. */
+ucft_status_t ucft_failed_ranks(ucft_context_h ctx, int *ranks, size_t max,
+                                size_t *count);
+
+/* Replaces the failure callback (NULL removes it). */
+ucft_status_t ucft_set_failure_cb(ucft_context_h ctx, ucft_failure_cb_t cb,
+                                  void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* UCFT_H */

@@ -1,0 +1,163 @@
+/*
+ * The transport interface: everything the runtime above it (point-to-point,
+ * detector, collectives) may ask of a network. Two backends implement it:
+ *   ucp  real UCX workers and endpoints (transport/ucp)
+ *   sim  a deterministic discrete-event network in one process (transport/sim)
+ * Code above this line never includes ucp.h; it runs unchanged on both.
+ *
+ * A tp_t is one rank's view of the network. Ranks are job ranks; tags follow
+ * transport/tag.h (the source field must be the sender's job rank).
+ *
+ * Contract (both backends):
+ *  T1. Sends to one destination are delivered in the order posted (FIFO per
+ *      sender-receiver pair); receives match in the order posted.
+ *  T2. send/recv return UCFT_OK when the operation completed at once (the
+ *      request's callback will NOT run; for recv, status/tag/length are
+ *      filled), UCFT_INPROGRESS when req->cb will run later from progress,
+ *      or an error (nothing runs later). A receive whose message is longer
+ *      than the buffer completes with UCFT_ERR_TRUNCATED and writes nothing
+ *      past the buffer.
+ *  T3. Callbacks (request completion, timers, peer errors) run only from the
+ *      backend's progress (for sim: from the event loop), never from the
+ *      call that posted the operation.
+ *  T4. A pending request may be cancelled; it then completes through its
+ *      callback with UCFT_ERR_CANCELED (or normally if it had matched).
+ *  T5. When the backend notices that a peer is unreachable it calls
+ *      peer_error_cb once per peer. The owner decides what that means and
+ *      calls peer_failed() when the peer is declared dead: pending sends to
+ *      it complete with UCFT_ERR_PROC_FAILED, later sends return that at
+ *      once, and messages from it that arrive afterwards are dropped.
+ *      Receives are never completed by a peer failure: the owner cancels
+ *      them (receives are not tied to a peer).
+ *  T6. Time: now() is a monotonic clock in nanoseconds (simulated time in
+ *      sim). Timers fire from progress at or after their deadline.
+ */
+#ifndef UCFT_TRANSPORT_H
+#define UCFT_TRANSPORT_H
+
+#include "ucft.h"
+#include "runtime/base/log.h"
+#include "runtime/base/timerq.h"
+#include "transport/tag.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct tp tp_t;
+typedef struct tp_req tp_req_t;
+typedef struct tp_ops tp_ops_t;
+
+typedef void (*tp_req_cb_t)(tp_req_t *req);
+
+/* A transport request, allocated by the caller (usually embedded in its own
+ * operation object) and untouched by it until completion. */
+struct tp_req {
+    tp_req_cb_t cb; /* in: completion callback */
+    void *arg;      /* in: for the caller */
+    ucft_status_t status; /* out: final status */
+    uint64_t tag;         /* out (recv): the matched message's tag */
+    size_t length;        /* out (recv): bytes written into the buffer */
+    void *priv;           /* backend-private */
+};
+
+typedef struct tp_probe_info {
+    uint64_t tag;
+    size_t length;
+} tp_probe_info_t;
+
+/* Called from progress when the backend sees `rank` as unreachable. */
+typedef void (*tp_peer_error_cb_t)(void *arg, int rank, ucft_status_t why);
+
+struct tp_ops {
+    const char *name;
+    ucft_status_t (*send)(tp_t *tp, int dst, uint64_t tag, const void *buf,
+                          size_t len, tp_req_t *req);
+    ucft_status_t (*recv)(tp_t *tp, uint64_t tag, uint64_t mask, void *buf,
+                          size_t len, tp_req_t *req);
+    /* UCFT_OK and *info filled when a message matches, else
+     * UCFT_ERR_NO_MESSAGE. Does not remove the message. */
+    ucft_status_t (*probe)(tp_t *tp, uint64_t tag, uint64_t mask,
+                           tp_probe_info_t *info);
+    void (*cancel)(tp_t *tp, tp_req_t *req);
+    void (*peer_failed)(tp_t *tp, int rank);
+    /* Returns the number of events handled. */
+    unsigned (*progress)(tp_t *tp);
+    /* A file descriptor that is readable when progress has work, or -1
+     * (sim). */
+    int (*fd)(tp_t *tp);
+    /* UCFT_OK: nothing pending, safe to sleep on fd. UCFT_INPROGRESS: call
+     * progress first. */
+    ucft_status_t (*arm)(tp_t *tp);
+    uint64_t (*now)(tp_t *tp);
+    ucft_status_t (*timer_start)(tp_t *tp, ucft_timer_t *t, uint64_t deadline);
+    void (*timer_stop)(tp_t *tp, ucft_timer_t *t);
+    /* Earliest armed timer deadline, or UINT64_MAX. */
+    uint64_t (*timer_next)(tp_t *tp);
+    void (*destroy)(tp_t *tp);
+};
+
+struct tp {
+    const tp_ops_t *ops;
+    int rank;
+    int size;
+    tp_peer_error_cb_t peer_error_cb; /* set by the owner */
+    void *peer_error_arg;
+    const ucft_log_t *log; /* the owner's logger (may be NULL) */
+};
+
+static inline ucft_status_t tp_send(tp_t *tp, int dst, uint64_t tag,
+                                    const void *buf, size_t len, tp_req_t *req)
+{
+    return tp->ops->send(tp, dst, tag, buf, len, req);
+}
+
+static inline ucft_status_t tp_recv(tp_t *tp, uint64_t tag, uint64_t mask,
+                                    void *buf, size_t len, tp_req_t *req)
+{
+    return tp->ops->recv(tp, tag, mask, buf, len, req);
+}
+
+static inline ucft_status_t tp_probe(tp_t *tp, uint64_t tag, uint64_t mask,
+                                     tp_probe_info_t *info)
+{
+    return tp->ops->probe(tp, tag, mask, info);
+}
+
+static inline void tp_cancel(tp_t *tp, tp_req_t *req)
+{
+    tp->ops->cancel(tp, req);
+}
+
+static inline void tp_peer_failed(tp_t *tp, int rank)
+{
+    tp->ops->peer_failed(tp, rank);
+}
+
+static inline unsigned tp_progress(tp_t *tp)
+{
+    return tp->ops->progress(tp);
+}
+
+static inline uint64_t tp_now(tp_t *tp)
+{
+    return tp->ops->now(tp);
+}
+
+static inline ucft_status_t tp_timer_start(tp_t *tp, ucft_timer_t *t,
+                                           uint64_t deadline)
+{
+    return tp->ops->timer_start(tp, t, deadline);
+}
+
+static inline void tp_timer_stop(tp_t *tp, ucft_timer_t *t)
+{
+    tp->ops->timer_stop(tp, t);
+}
+
+static inline void tp_destroy(tp_t *tp)
+{
+    if (tp != NULL)
+        tp->ops->destroy(tp);
+}
+
+#endif
