@@ -1,0 +1,50 @@
+/*
+ * Bootstrap through PMIx: who am I, how big is the job, where are the
+ * others (worker addresses through Put/Commit/Fence/Get), and death events
+ * from the launcher. Without a PMIx server the process is a singleton.
+ */
+#ifndef UCFT_RT_BOOTSTRAP_H
+#define UCFT_RT_BOOTSTRAP_H
+
+#include "ucft.h"
+#include "runtime/base/log.h"
+
+#include <stddef.h>
+
+/* Called on the PMIx progress thread (not the caller's!) for every death
+ * event naming a rank of this job. */
+typedef void (*rt_boot_death_cb_t)(void *arg, int rank, ucft_status_t why);
+/* Called on the PMIx progress thread when a non-blocking fence ends. */
+typedef void (*rt_boot_done_cb_t)(void *arg, ucft_status_t status);
+
+typedef struct rt_boot {
+    int singleton;
+    int rank;
+    int size;
+    int local_rank;
+    int local_size;
+    int node_id;
+    char hostname[256];
+    char nspace[256];
+    const ucft_log_t *log;
+    int pmix_up;
+    size_t ev_id;
+    int ev_registered;
+    rt_boot_death_cb_t death_cb;
+    void *death_arg;
+    rt_boot_done_cb_t fence_cb;
+    void *fence_arg;
+} rt_boot_t;
+
+ucft_status_t rt_boot_init(rt_boot_t *b, const ucft_log_t *log);
+/* Publishes this rank's worker address and fences with data collection. */
+ucft_status_t rt_boot_exchange(rt_boot_t *b, const void *addr, size_t len);
+/* tp_ucp_lookup_cb_t: fetches the address of `rank`. */
+ucft_status_t rt_boot_lookup(void *arg, int rank, void **addr, size_t *len);
+ucft_status_t rt_boot_watch_deaths(rt_boot_t *b, rt_boot_death_cb_t cb,
+                                   void *arg);
+/* Starts a fence over the job; `cb` runs on the PMIx thread when done. */
+ucft_status_t rt_boot_fence_nb(rt_boot_t *b, rt_boot_done_cb_t cb, void *arg);
+void rt_boot_finalize(rt_boot_t *b);
+
+#endif

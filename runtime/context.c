@@ -1,0 +1,355 @@
+/*
+ * Context lifecycle: init (config, PMIx bootstrap, UCP transport, address
+ * exchange, wire-up), progress, the context fd for external event loops,
+ * and finalize (flush, fence while progressing, close).
+ */
+#include "runtime/context.h"
+#include "runtime/base/clock.h"
+#include "transport/ucp/tp_ucp.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+/* ---- wire-up --------------------------------------------------------------- */
+
+typedef struct wireup {
+    struct ucft_context *ctx;
+    tp_req_t sreq, rreq;
+    int sdone, rdone, left;
+} wireup_t;
+
+static void wireup_send_done(tp_req_t *r)
+{
+    ((wireup_t *)r->arg)->sdone = 1;
+}
+
+static void wireup_recv_done(tp_req_t *r)
+{
+    ((wireup_t *)r->arg)->rdone = 1;
+}
+
+static int wireup_done(void *arg)
+{
+    wireup_t *w = arg;
+    return (w->sdone && w->rdone) || rt_is_failed(w->ctx, w->left);
+}
+
+/* One message around the ring (right neighbour sends to us, we send to the
+ * left one) so that the first endpoints are fully connected before anyone
+ * sleeps on the event fd: on tcp, a half-connected endpoint makes the fd
+ * fire continuously (PLATFORM.md 0.3). */
+static ucft_status_t wireup(struct ucft_context *ctx)
+{
+    int rank = ctx->boot.rank, size = ctx->boot.size;
+    uint64_t out = (uint64_t)rank, in = 0;
+    wireup_t w = {.ctx = ctx, .left = (rank + size - 1) % size};
+    ucft_status_t st;
+
+    if (size == 1)
+        return UCFT_OK;
+    w.sreq = (tp_req_t){.cb = wireup_send_done, .arg = &w};
+    w.rreq = (tp_req_t){.cb = wireup_recv_done, .arg = &w};
+    uint64_t rtag = ucft_tag_make(UCFT_TAG_CLASS_CTRL, 0, (uint32_t)w.left,
+                                  RT_CTRL_WIREUP);
+    st = tp_recv(ctx->tp, rtag, UCFT_TAG_FULL_MASK, &in, sizeof(in), &w.rreq);
+    if (st == UCFT_OK)
+        w.rdone = 1;
+    else if (st != UCFT_INPROGRESS)
+        return st;
+    uint64_t stag = ucft_tag_make(UCFT_TAG_CLASS_CTRL, 0, (uint32_t)rank,
+                                  RT_CTRL_WIREUP);
+    st = tp_send(ctx->tp, (rank + 1) % size, stag, &out, sizeof(out), &w.sreq);
+    if (st == UCFT_OK) {
+        w.sdone = 1;
+    } else if (st != UCFT_INPROGRESS) {
+        w.sdone = 1; /* the right neighbour is gone: nothing to wire */
+        ucft_debug(&ctx->log, "wire-up send to rank %d: %s", (rank + 1) % size,
+                   ucft_status_string(st));
+    }
+    st = rt_wait_until(ctx, wireup_done, &w, ctx->cfg.init_timeout_ns);
+    if (!w.rdone) {
+        tp_cancel(ctx->tp, &w.rreq);
+        while (!w.rdone)
+            ucft_progress(ctx);
+    }
+    while (!w.sdone)
+        ucft_progress(ctx);
+    if (st != UCFT_OK)
+        ucft_error(&ctx->log, "wire-up with rank %d timed out", w.left);
+    return st;
+}
+
+/* ---- init / finalize ------------------------------------------------------ */
+
+static ucft_status_t setup_fd(struct ucft_context *ctx)
+{
+    struct epoll_event ev = {.events = EPOLLIN};
+    int fds[2] = {ctx->tp->ops->fd(ctx->tp), ctx->inbox.evfd};
+
+    ctx->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (ctx->epfd < 0)
+        return UCFT_ERR_IO;
+    for (int i = 0; i < 2; i++) {
+        ev.data.fd = fds[i];
+        if (fds[i] >= 0 && epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, fds[i], &ev)) {
+            ucft_error(&ctx->log, "epoll_ctl: cannot watch fd %d", fds[i]);
+            return UCFT_ERR_IO;
+        }
+    }
+    return UCFT_OK;
+}
+
+ucft_status_t ucft_init(const ucft_params_t *params, ucft_context_h *ctx_p)
+{
+    struct ucft_context *ctx;
+    char err[256];
+    ucft_status_t st;
+
+    if (ctx_p == NULL)
+        return UCFT_ERR_INVALID_PARAM;
+    ctx = calloc(1, sizeof(*ctx));
+    if (ctx == NULL)
+        return UCFT_ERR_NO_MEMORY;
+    ctx->epfd = -1;
+    ctx->pending.next = ctx->pending.prev = &ctx->pending;
+    ucft_log_init(&ctx->log, UCFT_LOG_WARN, "ucft");
+    st = ucft_config_read(&rt_config_table, &ctx->cfg, NULL, NULL, err,
+                          sizeof(err));
+    if (st != UCFT_OK) {
+        ucft_error(&ctx->log, "bad configuration: %s", err);
+        goto err_free;
+    }
+    ctx->log.level = (ucft_log_level_t)ctx->cfg.log_level;
+    if (params != NULL && (params->field_mask & UCFT_PARAM_FIELD_FAILURE_CB)) {
+        ctx->failure_cb = params->failure_cb;
+        ctx->failure_arg = params->failure_cb_arg;
+    }
+    st = rt_inbox_init(&ctx->inbox);
+    if (st != UCFT_OK)
+        goto err_free;
+    st = rt_boot_init(&ctx->boot, &ctx->log);
+    if (st != UCFT_OK)
+        goto err_inbox;
+    ucft_log_set_prefix(&ctx->log, "ucft rank %d", ctx->boot.rank);
+    st = rt_failure_init(ctx);
+    if (st != UCFT_OK)
+        goto err_boot;
+
+    tp_ucp_params_t tpp = {.rank = ctx->boot.rank,
+                           .size = ctx->boot.size,
+                           .log = &ctx->log,
+                           .lookup = rt_boot_lookup,
+                           .lookup_arg = &ctx->boot,
+                           .keepalive_ns = ctx->cfg.keepalive_ns};
+    st = tp_ucp_create(&tpp, &ctx->tp);
+    if (st != UCFT_OK)
+        goto err_failure;
+    ctx->tp->peer_error_cb = rt_peer_error_cb;
+    ctx->tp->peer_error_arg = ctx;
+    st = setup_fd(ctx);
+    if (st != UCFT_OK)
+        goto err_tp;
+
+    const void *addr;
+    size_t addr_len;
+    tp_ucp_address(ctx->tp, &addr, &addr_len);
+    st = rt_boot_exchange(&ctx->boot, addr, addr_len);
+    if (st != UCFT_OK)
+        goto err_tp;
+    st = rt_boot_watch_deaths(&ctx->boot, rt_inbox_death_cb, &ctx->inbox);
+    if (st != UCFT_OK)
+        goto err_tp;
+
+    ctx->world.ctx = ctx;
+    ctx->world.ctx_id = 0;
+    ctx->world.rank = ctx->boot.rank;
+    ctx->world.size = ctx->boot.size;
+
+    st = wireup(ctx);
+    if (st != UCFT_OK)
+        goto err_tp;
+    ucft_debug(&ctx->log, "initialised: %d ranks, worker address %zu bytes",
+               ctx->boot.size, addr_len);
+    *ctx_p = ctx;
+    return UCFT_OK;
+
+err_tp:
+    if (ctx->epfd >= 0)
+        close(ctx->epfd);
+    tp_destroy(ctx->tp);
+err_failure:
+    rt_failure_cleanup(ctx);
+err_boot:
+    rt_boot_finalize(&ctx->boot);
+err_inbox:
+    rt_inbox_cleanup(&ctx->inbox);
+err_free:
+    free(ctx);
+    return st;
+}
+
+static void fence_done(void *arg, ucft_status_t status)
+{
+    rt_inbox_t *in = arg;
+    atomic_store(&in->fence_done, status == UCFT_OK ? 1 : -1);
+    rt_inbox_wake(in);
+}
+
+static int fence_finished(void *arg)
+{
+    return atomic_load(&((rt_inbox_t *)arg)->fence_done) != 0;
+}
+
+static int no_pending(void *arg)
+{
+    struct ucft_context *ctx = arg;
+    return ctx->pending.next == &ctx->pending;
+}
+
+ucft_status_t ucft_finalize(ucft_context_h ctx)
+{
+    ucft_status_t st, ret = UCFT_OK;
+    uint64_t t = 0;
+
+    if (ctx == NULL)
+        return UCFT_OK;
+    if (ctx->log.level >= UCFT_LOG_DEBUG)
+        t = ucft_clock_now_ns();
+    ctx->finalizing = 1;
+    rt_requests_cancel_all(ctx);
+    rt_wait_until(ctx, no_pending, ctx, ctx->cfg.finalize_timeout_ns);
+    st = tp_ucp_flush(ctx->tp, ctx->cfg.finalize_timeout_ns);
+    if (st != UCFT_OK)
+        ucft_debug(&ctx->log, "flush at finalize: %s", ucft_status_string(st));
+    /* Everyone must keep progressing until everyone is done sending: fence
+     * through PMIx without blocking the transport. */
+    st = rt_boot_fence_nb(&ctx->boot, fence_done, &ctx->inbox);
+    if (st == UCFT_OK) {
+        st = rt_wait_until(ctx, fence_finished, &ctx->inbox,
+                           ctx->cfg.finalize_timeout_ns);
+        if (st != UCFT_OK) {
+            ucft_error(&ctx->log, "finalize: fence did not complete within "
+                                  "UCFT_FINALIZE_TIMEOUT");
+            ret = st;
+        } else if (atomic_load(&ctx->inbox.fence_done) < 0) {
+            ret = UCFT_ERR_BOOTSTRAP;
+        }
+    } else {
+        ret = st;
+    }
+    tp_destroy(ctx->tp);
+    /* After this no PMIx thread callback can reach the inbox. */
+    rt_boot_finalize(&ctx->boot);
+    if (ctx->log.level >= UCFT_LOG_DEBUG)
+        ucft_debug(&ctx->log, "finalized in %.3f ms",
+                   (double)(ucft_clock_now_ns() - t) / 1e6);
+    close(ctx->epfd);
+    rt_inbox_cleanup(&ctx->inbox);
+    rt_failure_cleanup(ctx);
+    rt_requests_cleanup(ctx);
+    free(ctx);
+    return ret;
+}
+
+/* ---- queries, progress, fd ------------------------------------------------- */
+
+ucft_status_t ucft_context_query(ucft_context_h ctx, ucft_context_attr_t *attr)
+{
+    if (ctx == NULL || attr == NULL)
+        return UCFT_ERR_INVALID_PARAM;
+    attr->rank = ctx->boot.rank;
+    attr->size = ctx->boot.size;
+    attr->local_rank = ctx->boot.local_rank;
+    attr->local_size = ctx->boot.local_size;
+    attr->node_id = ctx->boot.node_id;
+    attr->singleton = ctx->boot.singleton;
+    attr->hostname = ctx->boot.hostname;
+    attr->nspace = ctx->boot.nspace;
+    return UCFT_OK;
+}
+
+ucft_comm_h ucft_comm_world(ucft_context_h ctx)
+{
+    return ctx ? &ctx->world : NULL;
+}
+
+int ucft_comm_rank(ucft_comm_h comm)
+{
+    return comm ? comm->rank : -1;
+}
+
+int ucft_comm_size(ucft_comm_h comm)
+{
+    return comm ? comm->size : -1;
+}
+
+int ucft_progress(ucft_context_h ctx)
+{
+    if (ctx == NULL)
+        return 0;
+    unsigned n = tp_progress(ctx->tp);
+    if (atomic_load_explicit(&ctx->inbox.pending, memory_order_relaxed) ||
+        ctx->nfailed_reported < ctx->nfailed)
+        n += rt_failure_progress(ctx);
+    return (int)n;
+}
+
+ucft_status_t ucft_context_fd(ucft_context_h ctx, int *fd)
+{
+    if (ctx == NULL || fd == NULL)
+        return UCFT_ERR_INVALID_PARAM;
+    *fd = ctx->epfd;
+    return UCFT_OK;
+}
+
+ucft_status_t ucft_context_arm(ucft_context_h ctx, int *timeout_ms)
+{
+    if (ctx == NULL)
+        return UCFT_ERR_INVALID_PARAM;
+    if (atomic_load(&ctx->inbox.pending) ||
+        ctx->nfailed_reported < ctx->nfailed)
+        return UCFT_INPROGRESS;
+    /* The eventfd is level-triggered: clear a stale wakeup before sleeping
+     * (news that arrives later writes it again). */
+    rt_inbox_drain_fd(&ctx->inbox);
+    if (atomic_load(&ctx->inbox.pending))
+        return UCFT_INPROGRESS;
+    ucft_status_t st = ctx->tp->ops->arm(ctx->tp);
+    if (st != UCFT_OK)
+        return st == UCFT_INPROGRESS ? st : UCFT_INPROGRESS;
+    if (timeout_ms != NULL) {
+        uint64_t now = ucft_clock_now_ns();
+        uint64_t next = ctx->tp->ops->timer_next(ctx->tp);
+        uint64_t limit = now + ctx->cfg.poll_ns;
+        if (next < limit)
+            limit = next;
+        *timeout_ms = limit <= now ? 0
+                                   : (int)((limit - now + UCFT_NSEC_PER_MSEC -
+                                            1) /
+                                           UCFT_NSEC_PER_MSEC);
+    }
+    return UCFT_OK;
+}
+
+ucft_status_t ucft_failed_ranks(ucft_context_h ctx, int *ranks, size_t max,
+                                size_t *count)
+{
+    if (ctx == NULL || count == NULL || (max > 0 && ranks == NULL))
+        return UCFT_ERR_INVALID_PARAM;
+    for (size_t i = 0; i < max && i < ctx->nfailed; i++)
+        ranks[i] = ctx->failed_list[i];
+    *count = ctx->nfailed;
+    return UCFT_OK;
+}
+
+ucft_status_t ucft_set_failure_cb(ucft_context_h ctx, ucft_failure_cb_t cb,
+                                  void *arg)
+{
+    if (ctx == NULL)
+        return UCFT_ERR_INVALID_PARAM;
+    ctx->failure_cb = cb;
+    ctx->failure_arg = arg;
+    return UCFT_OK;
+}

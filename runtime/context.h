@@ -1,0 +1,110 @@
+/* Private definitions of the runtime objects behind the public handles. */
+#ifndef UCFT_RT_CONTEXT_H
+#define UCFT_RT_CONTEXT_H
+
+#include "ucft.h"
+#include "runtime/base/log.h"
+#include "runtime/bootstrap.h"
+#include "runtime/rt_config.h"
+#include "transport/transport.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+/* Control-class message kinds (tag payload, class UCFT_TAG_CLASS_CTRL). */
+enum rt_ctrl_kind {
+    RT_CTRL_WIREUP = 1,
+};
+
+enum rt_req_kind { RT_REQ_SEND = 1, RT_REQ_RECV = 2 };
+
+struct ucft_request {
+    tp_req_t tp; /* first: the transport hands it back in callbacks */
+    struct ucft_context *ctx;
+    struct ucft_comm *comm;
+    struct ucft_request *prev, *next; /* pending list; freelist uses next */
+    ucft_info_t info;
+    int peer;       /* comm rank, or UCFT_ANY_SOURCE */
+    int peer_world; /* job rank, or -1 for ANY_SOURCE */
+    uint8_t kind;
+    uint8_t done;
+    uint8_t released; /* the user let go; recycle on completion */
+    ucft_status_t cancel_status; /* reported instead of CANCELED */
+};
+
+struct ucft_comm {
+    struct ucft_context *ctx;
+    unsigned ctx_id; /* tag context id */
+    int rank;
+    int size;
+};
+
+typedef struct rt_req_chunk {
+    struct rt_req_chunk *next;
+    struct ucft_request reqs[64];
+} rt_req_chunk_t;
+
+/* News handed over by the PMIx thread. */
+typedef struct rt_inbox {
+    pthread_mutex_t lock;
+    int *ranks;
+    ucft_status_t *why;
+    size_t count, cap;
+    atomic_int pending;     /* deaths waiting in ranks[] */
+    atomic_int fence_done;  /* finalize fence: 0 running, 1 ok, -1 error */
+    int evfd;               /* written to wake the owner */
+} rt_inbox_t;
+
+struct ucft_context {
+    ucft_log_t log;
+    rt_config_t cfg;
+    rt_boot_t boot;
+    tp_t *tp;
+    int epfd;
+    struct ucft_comm world;
+    rt_inbox_t inbox;
+    int finalizing;
+
+    /* Membership: the monotonic set of failed job ranks. */
+    uint8_t *failed_map;
+    int *failed_list;
+    size_t nfailed, failed_cap;
+    size_t nfailed_reported; /* failure callbacks delivered so far */
+    ucft_failure_cb_t failure_cb;
+    void *failure_arg;
+
+    /* Requests: a pool and the list of those still pending. */
+    rt_req_chunk_t *chunks;
+    struct ucft_request *free_reqs;
+    struct ucft_request pending; /* sentinel of a circular list */
+};
+
+/* failure.c */
+ucft_status_t rt_failure_init(struct ucft_context *ctx);
+void rt_failure_cleanup(struct ucft_context *ctx);
+void rt_failure_declare(struct ucft_context *ctx, int rank, ucft_status_t why);
+static inline int rt_is_failed(const struct ucft_context *ctx, int rank)
+{
+    return ctx->failed_map[rank] != 0;
+}
+void rt_peer_error_cb(void *arg, int rank, ucft_status_t why);
+void rt_inbox_death_cb(void *arg, int rank, ucft_status_t why);
+unsigned rt_failure_progress(struct ucft_context *ctx);
+
+/* inbox.c */
+ucft_status_t rt_inbox_init(rt_inbox_t *in);
+void rt_inbox_cleanup(rt_inbox_t *in);
+void rt_inbox_wake(rt_inbox_t *in);
+void rt_inbox_drain_fd(rt_inbox_t *in);
+
+/* p2p.c */
+void rt_requests_cleanup(struct ucft_context *ctx);
+void rt_requests_cancel_all(struct ucft_context *ctx);
+
+/* wait.c: progress until cond(arg) holds or timeout_ns passes. Returns
+ * UCFT_OK or UCFT_ERR_TIMED_OUT. */
+ucft_status_t rt_wait_until(struct ucft_context *ctx, int (*cond)(void *),
+                            void *arg, uint64_t timeout_ns);
+
+#endif

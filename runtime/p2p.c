@@ -1,0 +1,386 @@
+/*
+ * Point-to-point: requests (a pool owned by the context), isend / irecv /
+ * test / wait / cancel / probe over the transport interface, and the
+ * failure rules of the MPI process fault tolerance chapter in the minimal
+ * form (an operation with a failed peer ends with UCFT_ERR_PROC_FAILED; a
+ * pending ANY_SOURCE receive ends with UCFT_ERR_PROC_FAILED_PENDING).
+ */
+#include "runtime/context.h"
+#include "transport/tag.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- request pool --------------------------------------------------- */
+
+static struct ucft_request *req_get(struct ucft_context *ctx)
+{
+    struct ucft_request *r = ctx->free_reqs;
+    if (r == NULL) {
+        rt_req_chunk_t *c = calloc(1, sizeof(*c));
+        if (c == NULL)
+            return NULL;
+        c->next = ctx->chunks;
+        ctx->chunks = c;
+        for (size_t i = 0; i < 64; i++) {
+            c->reqs[i].next = ctx->free_reqs;
+            ctx->free_reqs = &c->reqs[i];
+        }
+        r = ctx->free_reqs;
+    }
+    ctx->free_reqs = r->next;
+    r->ctx = ctx;
+    r->done = 0;
+    r->released = 0;
+    r->cancel_status = UCFT_OK;
+    r->info.status = UCFT_INPROGRESS;
+    r->info.source = UCFT_ANY_SOURCE;
+    r->info.tag = UCFT_ANY_TAG;
+    r->info.length = 0;
+    r->prev = r->next = NULL;
+    return r;
+}
+
+static void req_put(struct ucft_request *r)
+{
+    struct ucft_context *ctx = r->ctx;
+    r->next = ctx->free_reqs;
+    ctx->free_reqs = r;
+}
+
+static void pending_add(struct ucft_request *r)
+{
+    struct ucft_request *head = &r->ctx->pending;
+    r->next = head;
+    r->prev = head->prev;
+    head->prev->next = r;
+    head->prev = r;
+}
+
+static void pending_del(struct ucft_request *r)
+{
+    r->prev->next = r->next;
+    r->next->prev = r->prev;
+    r->prev = r->next = NULL;
+}
+
+void rt_requests_cleanup(struct ucft_context *ctx)
+{
+    while (ctx->chunks != NULL) {
+        rt_req_chunk_t *c = ctx->chunks;
+        ctx->chunks = c->next;
+        free(c);
+    }
+    ctx->free_reqs = NULL;
+}
+
+void rt_requests_cancel_all(struct ucft_context *ctx)
+{
+    for (struct ucft_request *r = ctx->pending.next; r != &ctx->pending;
+         r = r->next) {
+        if (r->kind == RT_REQ_RECV && r->cancel_status == UCFT_OK)
+            tp_cancel(ctx->tp, &r->tp);
+    }
+}
+
+/* Fills the receive part of info from the matched tag. */
+static void set_recv_info(struct ucft_request *r)
+{
+    r->info.source = (int)ucft_tag_src(r->tp.tag); /* world comm: identity */
+    r->info.tag = (int)ucft_tag_payload(r->tp.tag);
+    r->info.length = r->tp.length;
+}
+
+static void req_tp_done(tp_req_t *t)
+{
+    struct ucft_request *r = (struct ucft_request *)t;
+    ucft_status_t st = t->status;
+
+    if (st == UCFT_ERR_CANCELED && r->cancel_status != UCFT_OK)
+        st = r->cancel_status;
+    r->info.status = st;
+    if (r->kind == RT_REQ_RECV && (st == UCFT_OK || st == UCFT_ERR_TRUNCATED))
+        set_recv_info(r);
+    r->done = 1;
+    pending_del(r);
+    if (r->released)
+        req_put(r);
+}
+
+/* ---- argument checks --------------------------------------------------- */
+
+static ucft_status_t check_common(ucft_comm_h comm, const void *buf,
+                                  size_t length, ucft_request_h *req)
+{
+    if (comm == NULL || req == NULL) {
+        return UCFT_ERR_INVALID_PARAM;
+    }
+    if (buf == NULL && length > 0) {
+        ucft_error(&comm->ctx->log, "NULL buffer with length %zu", length);
+        return UCFT_ERR_INVALID_PARAM;
+    }
+    if (comm->ctx->finalizing) {
+        ucft_error(&comm->ctx->log, "communication after ucft_finalize");
+        return UCFT_ERR_INVALID_PARAM;
+    }
+    return UCFT_OK;
+}
+
+static ucft_status_t check_peer_tag(ucft_comm_h comm, int peer, int tag,
+                                    int wildcards, const char *what)
+{
+    int peer_ok = (peer >= 0 && peer < comm->size) ||
+                  (wildcards && peer == UCFT_ANY_SOURCE);
+    int tag_ok = (tag >= 0 && tag <= UCFT_TAG_UB) ||
+                 (wildcards && tag == UCFT_ANY_TAG);
+    if (!peer_ok) {
+        ucft_error(&comm->ctx->log, "%s: rank %d out of range [0, %d)%s", what,
+                   peer, comm->size, wildcards ? " or UCFT_ANY_SOURCE" : "");
+        return UCFT_ERR_INVALID_PARAM;
+    }
+    if (!tag_ok) {
+        ucft_error(&comm->ctx->log, "%s: tag %d out of range [0, %d]%s", what,
+                   tag, UCFT_TAG_UB, wildcards ? " or UCFT_ANY_TAG" : "");
+        return UCFT_ERR_INVALID_PARAM;
+    }
+    return UCFT_OK;
+}
+
+/* ---- operations ---------------------------------------------------------- */
+
+ucft_status_t ucft_isend(ucft_comm_h comm, const void *buf, size_t length,
+                         int dest, int tag, ucft_request_h *req)
+{
+    ucft_status_t st = check_common(comm, buf, length, req);
+    if (st == UCFT_OK)
+        st = check_peer_tag(comm, dest, tag, 0, "ucft_isend");
+    if (st != UCFT_OK)
+        return st;
+    struct ucft_context *ctx = comm->ctx;
+    if (rt_is_failed(ctx, dest))
+        return UCFT_ERR_PROC_FAILED;
+    struct ucft_request *r = req_get(ctx);
+    if (r == NULL)
+        return UCFT_ERR_NO_MEMORY;
+    r->kind = RT_REQ_SEND;
+    r->comm = comm;
+    r->peer = dest;
+    r->peer_world = dest;
+    r->tp.cb = req_tp_done;
+    uint64_t t = ucft_tag_make(UCFT_TAG_CLASS_P2P, comm->ctx_id,
+                               (uint32_t)ctx->boot.rank, (uint32_t)tag);
+    st = tp_send(ctx->tp, dest, t, buf, length, &r->tp);
+    if (st == UCFT_OK) {
+        r->info.status = UCFT_OK;
+        r->done = 1;
+    } else if (st == UCFT_INPROGRESS) {
+        pending_add(r);
+    } else {
+        req_put(r);
+        return st;
+    }
+    *req = r;
+    return UCFT_OK;
+}
+
+ucft_status_t ucft_irecv(ucft_comm_h comm, void *buf, size_t length,
+                         int source, int tag, ucft_request_h *req)
+{
+    ucft_status_t st = check_common(comm, buf, length, req);
+    if (st == UCFT_OK)
+        st = check_peer_tag(comm, source, tag, 1, "ucft_irecv");
+    if (st != UCFT_OK)
+        return st;
+    struct ucft_context *ctx = comm->ctx;
+    if (source != UCFT_ANY_SOURCE && rt_is_failed(ctx, source))
+        return UCFT_ERR_PROC_FAILED;
+    struct ucft_request *r = req_get(ctx);
+    if (r == NULL)
+        return UCFT_ERR_NO_MEMORY;
+    r->kind = RT_REQ_RECV;
+    r->comm = comm;
+    r->peer = source;
+    r->peer_world = source;
+    r->tp.cb = req_tp_done;
+    uint64_t t = ucft_tag_make(
+        UCFT_TAG_CLASS_P2P, comm->ctx_id,
+        source == UCFT_ANY_SOURCE ? 0 : (uint32_t)source,
+        tag == UCFT_ANY_TAG ? 0 : (uint32_t)tag);
+    uint64_t mask =
+        ucft_tag_mask(source == UCFT_ANY_SOURCE, tag == UCFT_ANY_TAG);
+    st = tp_recv(ctx->tp, t, mask, buf, length, &r->tp);
+    if (st == UCFT_OK) {
+        r->info.status = r->tp.status;
+        set_recv_info(r);
+        r->done = 1;
+    } else if (st == UCFT_INPROGRESS) {
+        pending_add(r);
+    } else {
+        req_put(r);
+        return st;
+    }
+    *req = r;
+    return UCFT_OK;
+}
+
+ucft_status_t ucft_test(ucft_request_h *req, int *done, ucft_info_t *info)
+{
+    if (req == NULL || done == NULL)
+        return UCFT_ERR_INVALID_PARAM;
+    struct ucft_request *r = *req;
+    if (r == NULL) {
+        *done = 1;
+        if (info != NULL)
+            *info = (ucft_info_t){UCFT_OK, UCFT_ANY_SOURCE, UCFT_ANY_TAG, 0};
+        return UCFT_OK;
+    }
+    if (!r->done) {
+        ucft_progress(r->ctx);
+        if (!r->done) {
+            *done = 0;
+            return UCFT_INPROGRESS;
+        }
+    }
+    ucft_status_t st = r->info.status;
+    if (info != NULL)
+        *info = r->info;
+    *done = 1;
+    req_put(r);
+    *req = NULL;
+    return st;
+}
+
+static int req_is_done(void *arg)
+{
+    return ((struct ucft_request *)arg)->done;
+}
+
+ucft_status_t ucft_wait(ucft_request_h *req, ucft_info_t *info)
+{
+    int done;
+    if (req == NULL)
+        return UCFT_ERR_INVALID_PARAM;
+    if (*req != NULL && !(*req)->done)
+        rt_wait_until((*req)->ctx, req_is_done, *req, UINT64_MAX);
+    return ucft_test(req, &done, info);
+}
+
+ucft_status_t ucft_waitall(size_t count, ucft_request_h reqs[],
+                           ucft_info_t infos[])
+{
+    ucft_status_t first = UCFT_OK;
+    if (count > 0 && reqs == NULL)
+        return UCFT_ERR_INVALID_PARAM;
+    for (size_t i = 0; i < count; i++) {
+        ucft_status_t st = ucft_wait(&reqs[i], infos ? &infos[i] : NULL);
+        if (st != UCFT_OK && first == UCFT_OK)
+            first = st;
+    }
+    return first;
+}
+
+ucft_status_t ucft_cancel(ucft_request_h r)
+{
+    if (r == NULL)
+        return UCFT_ERR_INVALID_PARAM;
+    if (!r->done && r->cancel_status == UCFT_OK) {
+        r->cancel_status = UCFT_ERR_CANCELED;
+        tp_cancel(r->ctx->tp, &r->tp);
+    }
+    return UCFT_OK;
+}
+
+ucft_status_t ucft_request_free(ucft_request_h *req)
+{
+    if (req == NULL)
+        return UCFT_ERR_INVALID_PARAM;
+    struct ucft_request *r = *req;
+    if (r == NULL)
+        return UCFT_OK;
+    if (r->done)
+        req_put(r);
+    else
+        r->released = 1;
+    *req = NULL;
+    return UCFT_OK;
+}
+
+ucft_status_t ucft_iprobe(ucft_comm_h comm, int source, int tag, int *flag,
+                          ucft_info_t *info)
+{
+    if (comm == NULL || flag == NULL)
+        return UCFT_ERR_INVALID_PARAM;
+    ucft_status_t st = check_peer_tag(comm, source, tag, 1, "ucft_iprobe");
+    if (st != UCFT_OK)
+        return st;
+    struct ucft_context *ctx = comm->ctx;
+    uint64_t t = ucft_tag_make(
+        UCFT_TAG_CLASS_P2P, comm->ctx_id,
+        source == UCFT_ANY_SOURCE ? 0 : (uint32_t)source,
+        tag == UCFT_ANY_TAG ? 0 : (uint32_t)tag);
+    uint64_t mask =
+        ucft_tag_mask(source == UCFT_ANY_SOURCE, tag == UCFT_ANY_TAG);
+    tp_probe_info_t pi;
+    st = tp_probe(ctx->tp, t, mask, &pi);
+    if (st == UCFT_ERR_NO_MESSAGE) {
+        ucft_progress(ctx);
+        st = tp_probe(ctx->tp, t, mask, &pi);
+    }
+    if (st == UCFT_ERR_NO_MESSAGE) {
+        *flag = 0;
+        if (source != UCFT_ANY_SOURCE && rt_is_failed(ctx, source))
+            return UCFT_ERR_PROC_FAILED;
+        return UCFT_OK;
+    }
+    if (st != UCFT_OK)
+        return st;
+    *flag = 1;
+    if (info != NULL) {
+        info->status = UCFT_OK;
+        info->source = (int)ucft_tag_src(pi.tag);
+        info->tag = (int)ucft_tag_payload(pi.tag);
+        info->length = pi.length;
+    }
+    return UCFT_OK;
+}
+
+typedef struct probe_wait {
+    ucft_comm_h comm;
+    int source, tag, flag;
+    ucft_status_t st;
+    ucft_info_t *info;
+} probe_wait_t;
+
+static int probe_ready(void *arg)
+{
+    probe_wait_t *w = arg;
+    w->st = ucft_iprobe(w->comm, w->source, w->tag, &w->flag, w->info);
+    return w->flag || w->st != UCFT_OK;
+}
+
+ucft_status_t ucft_probe(ucft_comm_h comm, int source, int tag,
+                         ucft_info_t *info)
+{
+    probe_wait_t w = {comm, source, tag, 0, UCFT_OK, info};
+    if (comm == NULL)
+        return UCFT_ERR_INVALID_PARAM;
+    if (!probe_ready(&w))
+        rt_wait_until(comm->ctx, probe_ready, &w, UINT64_MAX);
+    return w.st;
+}
+
+ucft_status_t ucft_send(ucft_comm_h comm, const void *buf, size_t length,
+                        int dest, int tag)
+{
+    ucft_request_h r;
+    ucft_status_t st = ucft_isend(comm, buf, length, dest, tag, &r);
+    return st == UCFT_OK ? ucft_wait(&r, NULL) : st;
+}
+
+ucft_status_t ucft_recv(ucft_comm_h comm, void *buf, size_t length,
+                        int source, int tag, ucft_info_t *info)
+{
+    ucft_request_h r;
+    ucft_status_t st = ucft_irecv(comm, buf, length, source, tag, &r);
+    return st == UCFT_OK ? ucft_wait(&r, info) : st;
+}

@@ -1,0 +1,36 @@
+#include "runtime/rt_config.h"
+
+#include <stddef.h>
+
+static const char *const log_levels[] = {"none",  "error", "warn", "info",
+                                         "debug", "trace", NULL};
+static const char *const wait_modes[] = {"spin", "sleep", "hybrid", NULL};
+
+#define F(field) offsetof(rt_config_t, field)
+
+static const ucft_config_field_t rt_fields[] = {
+    {"LOG_LEVEL", "warn", "log level: none|error|warn|info|debug|trace",
+     ucft_config_parse_enum, F(log_level), log_levels},
+    {"WAIT", "hybrid",
+     "how blocking calls wait: spin (busy poll), sleep (on the event fd at "
+     "once) or hybrid (spin for UCFT_SPIN_TIME, then sleep)",
+     ucft_config_parse_enum, F(wait_mode), wait_modes},
+    {"SPIN_TIME", "50us", "hybrid wait: how long to busy-poll before sleeping",
+     ucft_config_parse_time, F(spin_ns), NULL},
+    {"POLL_TIMEOUT", "100ms",
+     "longest single sleep on the event fd (a bound, so that a missed wakeup "
+     "costs at most this)",
+     ucft_config_parse_time, F(poll_ns), NULL},
+    {"UCX_KEEPALIVE", "1s",
+     "UCX keepalive interval: how soon UCX notices a dead peer on shared "
+     "memory (ignored when UCX_KEEPALIVE_INTERVAL is set; 0 = UCX default)",
+     ucft_config_parse_time, F(keepalive_ns), NULL},
+    {"INIT_TIMEOUT", "60s", "bound on the wire-up exchange in ucft_init",
+     ucft_config_parse_time, F(init_timeout_ns), NULL},
+    {"FINALIZE_TIMEOUT", "30s",
+     "bound on the flush and synchronisation in ucft_finalize",
+     ucft_config_parse_time, F(finalize_timeout_ns), NULL},
+    {NULL, NULL, NULL, NULL, 0, NULL},
+};
+
+const ucft_config_table_t rt_config_table = {"runtime", rt_fields};

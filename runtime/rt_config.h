@@ -1,0 +1,23 @@
+/* Configuration of the runtime (UCFT_* variables; `ucft-info -c`). */
+#ifndef UCFT_RT_CONFIG_H
+#define UCFT_RT_CONFIG_H
+
+#include "runtime/base/config.h"
+
+#include <stdint.h>
+
+enum rt_wait_mode { RT_WAIT_SPIN = 0, RT_WAIT_SLEEP = 1, RT_WAIT_HYBRID = 2 };
+
+typedef struct rt_config {
+    int log_level;
+    int wait_mode;            /* enum rt_wait_mode */
+    uint64_t spin_ns;         /* hybrid: spin this long before sleeping */
+    uint64_t poll_ns;         /* longest single sleep on the event fd */
+    uint64_t keepalive_ns;    /* UCX keepalive interval */
+    uint64_t init_timeout_ns; /* wire-up bound */
+    uint64_t finalize_timeout_ns;
+} rt_config_t;
+
+extern const ucft_config_table_t rt_config_table;
+
+#endif

@@ -1,0 +1,90 @@
+/*
+ * Waiting. spin: progress in a loop. sleep: arm the transport and sleep on
+ * the context fd (UCX event fd + our eventfd) with a bounded poll. hybrid:
+ * spin for UCFT_SPIN_TIME, then sleep. Sixteen ranks on two cores must not
+ * burn the cores while they wait.
+ *
+ * Guard against a wakeup fd that fires without work (UCX's tcp wakeup
+ * before wire-up completes): after several consecutive empty wakeups the
+ * loop backs off with a short sleep.
+ */
+#include "runtime/context.h"
+#include "runtime/base/clock.h"
+
+#include <poll.h>
+#include <time.h>
+
+#define EMPTY_WAKEUPS_BEFORE_BACKOFF 8
+#define BACKOFF_NS                   (200 * UCFT_NSEC_PER_USEC)
+
+static int poll_ms(const struct ucft_context *ctx, uint64_t now,
+                   uint64_t deadline)
+{
+    uint64_t limit = now + ctx->cfg.poll_ns;
+    uint64_t next_timer = ctx->tp->ops->timer_next(ctx->tp);
+    if (next_timer < limit)
+        limit = next_timer;
+    if (deadline < limit)
+        limit = deadline;
+    if (limit <= now)
+        return 0;
+    uint64_t ms = (limit - now + UCFT_NSEC_PER_MSEC - 1) / UCFT_NSEC_PER_MSEC;
+    return ms > 60000 ? 60000 : (int)ms;
+}
+
+static uint64_t deadline_of(uint64_t timeout_ns)
+{
+    if (timeout_ns == UINT64_MAX)
+        return UINT64_MAX;
+    return ucft_clock_now_ns() + timeout_ns;
+}
+
+ucft_status_t rt_wait_until(struct ucft_context *ctx, int (*cond)(void *),
+                            void *arg, uint64_t timeout_ns)
+{
+    uint64_t deadline = deadline_of(timeout_ns);
+    int mode = ctx->cfg.wait_mode;
+    unsigned empty = 0;
+
+    if (mode != RT_WAIT_SLEEP) {
+        uint64_t spin_end = mode == RT_WAIT_SPIN ? UINT64_MAX
+                                                 : deadline_of(ctx->cfg.spin_ns);
+        if (spin_end > deadline)
+            spin_end = deadline;
+        for (unsigned i = 1;; i++) {
+            if (cond(arg))
+                return UCFT_OK;
+            ucft_progress(ctx);
+            /* Reading the clock costs ~20 ns: do it once every 64 turns. */
+            if ((i & 63) == 0 && ucft_clock_now_ns() >= spin_end)
+                break;
+        }
+    }
+    for (;;) {
+        if (cond(arg))
+            return UCFT_OK;
+        uint64_t now = ucft_clock_now_ns();
+        if (now >= deadline)
+            return UCFT_ERR_TIMED_OUT;
+        if (ucft_progress(ctx) > 0) {
+            empty = 0;
+            continue;
+        }
+        if (cond(arg))
+            return UCFT_OK;
+        int timeout_ms;
+        if (ucft_context_arm(ctx, &timeout_ms) != UCFT_OK)
+            continue;
+        int ms = poll_ms(ctx, now, deadline);
+        struct pollfd pfd = {.fd = ctx->epfd, .events = POLLIN};
+        int rc = poll(&pfd, 1, ms);
+        if (rc > 0 && ucft_progress(ctx) == 0 && !cond(arg)) {
+            if (++empty >= EMPTY_WAKEUPS_BEFORE_BACKOFF) {
+                struct timespec ts = {0, BACKOFF_NS};
+                nanosleep(&ts, NULL);
+            }
+        } else {
+            empty = 0;
+        }
+    }
+}

@@ -1,0 +1,658 @@
+/*
+ * UCP backend of the transport interface (transport/transport.h).
+ *
+ * - One UCP context and worker per tp_t (UCS_THREAD_MODE_SINGLE: the owner
+ *   serialises all calls).
+ * - Endpoints are created on first use from the address the owner's lookup
+ *   callback returns, with UCP_ERR_HANDLING_MODE_PEER; an endpoint error is
+ *   queued and reported through peer_error_cb after ucp_worker_progress
+ *   returns, never from inside UCX.
+ * - Per-operation state lives inside the UCX request (request_size), so the
+ *   failure-free path allocates nothing.
+ * - Receives from a rank declared failed (peer_failed) are dropped and the
+ *   receive is posted again: survivors never see messages of a fenced rank.
+ * - Completions caused by tp_cancel() are deferred to the next progress
+ *   call (UCX would run them inside ucp_request_cancel).
+ */
+#include "transport/ucp/tp_ucp.h"
+
+#include "runtime/base/clock.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ucp/api/ucp.h>
+
+enum {
+    PEER_NONE = 0,   /* no endpoint yet */
+    PEER_UP = 1,     /* endpoint exists */
+    PEER_FAILED = 2, /* declared failed: endpoint closed, traffic dropped */
+};
+
+typedef struct tp_ucp tp_ucp_t;
+
+typedef struct tp_ucp_peer {
+    ucp_ep_h ep;
+    tp_ucp_t *tp;
+    uint8_t state;
+    uint8_t error_reported;
+} tp_ucp_peer_t;
+
+/* Lives inside every UCX request (ucp_params.request_size). */
+typedef struct tp_ucp_rq {
+    tp_req_t *req;
+    tp_ucp_t *tp;
+    void *buf;
+    size_t len;
+    uint64_t tag;
+    uint64_t mask;
+    int peer; /* send: destination; recv: -1 */
+} tp_ucp_rq_t;
+
+struct tp_ucp {
+    tp_t super;
+    ucp_context_h context;
+    ucp_worker_h worker;
+    ucp_address_t *address;
+    size_t address_len;
+    int efd;
+    tp_ucp_peer_t *peers;
+    tp_ucp_lookup_cb_t lookup;
+    void *lookup_arg;
+    ucft_timerq_t timers;
+    unsigned outstanding; /* live UCX requests */
+    int deferring;        /* inside ucp_request_cancel */
+    tp_req_t *deferred;   /* completions to run at next progress (via priv) */
+    int *errors;          /* ranks with an endpoint error to report */
+    size_t nerrors, errors_cap;
+};
+
+#define TP(t) ((tp_ucp_t *)(t))
+
+static ucft_status_t from_ucs(ucs_status_t st)
+{
+    switch (st) {
+    case UCS_OK:
+        return UCFT_OK;
+    case UCS_INPROGRESS:
+        return UCFT_INPROGRESS;
+    case UCS_ERR_CANCELED:
+        return UCFT_ERR_CANCELED;
+    case UCS_ERR_MESSAGE_TRUNCATED:
+        return UCFT_ERR_TRUNCATED;
+    case UCS_ERR_NO_MEMORY:
+        return UCFT_ERR_NO_MEMORY;
+    case UCS_ERR_ENDPOINT_TIMEOUT:
+    case UCS_ERR_CONNECTION_RESET:
+    case UCS_ERR_UNREACHABLE:
+    case UCS_ERR_REJECTED:
+    case UCS_ERR_NOT_CONNECTED:
+        return UCFT_ERR_PROC_FAILED;
+    case UCS_ERR_TIMED_OUT:
+        return UCFT_ERR_TIMED_OUT;
+    default:
+        return UCFT_ERR_TRANSPORT;
+    }
+}
+
+static void complete(tp_ucp_t *tp, tp_req_t *req)
+{
+    if (tp->deferring) {
+        req->priv = tp->deferred;
+        tp->deferred = req;
+        return;
+    }
+    req->priv = NULL;
+    req->cb(req);
+}
+
+static int peer_is_failed(tp_ucp_t *tp, uint64_t tag)
+{
+    uint32_t src = ucft_tag_src(tag);
+    return src < (uint32_t)tp->super.size &&
+           tp->peers[src].state == PEER_FAILED;
+}
+
+/* ---- endpoints ---------------------------------------------------------- */
+
+static void ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
+{
+    tp_ucp_peer_t *peer = arg;
+    tp_ucp_t *tp = peer->tp;
+    int rank = (int)(peer - tp->peers);
+    (void)ep;
+    ucft_debug(tp->super.log, "endpoint to rank %d failed: %s", rank,
+               ucs_status_string(status));
+    if (peer->error_reported || peer->state == PEER_FAILED)
+        return;
+    peer->error_reported = 1;
+    if (tp->nerrors == tp->errors_cap) {
+        size_t cap = tp->errors_cap ? 2 * tp->errors_cap : 8;
+        int *e = realloc(tp->errors, cap * sizeof(*e));
+        if (e == NULL)
+            return; /* reported again by the next failing operation */
+        tp->errors = e;
+        tp->errors_cap = cap;
+    }
+    tp->errors[tp->nerrors++] = rank;
+}
+
+static ucft_status_t ep_get(tp_ucp_t *tp, int rank, ucp_ep_h *ep_p)
+{
+    tp_ucp_peer_t *peer = &tp->peers[rank];
+    void *addr = NULL;
+    size_t len = 0;
+    ucs_status_t us;
+    ucft_status_t st;
+
+    if (peer->state == PEER_UP) {
+        *ep_p = peer->ep;
+        return UCFT_OK;
+    }
+    if (peer->state == PEER_FAILED)
+        return UCFT_ERR_PROC_FAILED;
+    if (rank == tp->super.rank) {
+        addr = tp->address;
+    } else {
+        st = tp->lookup(tp->lookup_arg, rank, &addr, &len);
+        if (st != UCFT_OK) {
+            ucft_error(tp->super.log, "no worker address for rank %d: %s",
+                       rank, ucft_status_string(st));
+            return st;
+        }
+    }
+    ucp_ep_params_t ep_params = {
+        .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS |
+                      UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                      UCP_EP_PARAM_FIELD_ERR_HANDLER,
+        .address = addr,
+        .err_mode = UCP_ERR_HANDLING_MODE_PEER,
+        .err_handler = {.cb = ep_error_cb, .arg = peer},
+    };
+    us = ucp_ep_create(tp->worker, &ep_params, &peer->ep);
+    if (addr != tp->address)
+        free(addr);
+    if (us != UCS_OK) {
+        ucft_error(tp->super.log, "ucp_ep_create to rank %d failed: %s", rank,
+                   ucs_status_string(us));
+        return UCFT_ERR_TRANSPORT;
+    }
+    peer->state = PEER_UP;
+    *ep_p = peer->ep;
+    return UCFT_OK;
+}
+
+ucft_status_t tp_ucp_connect(tp_t *t, int rank)
+{
+    ucp_ep_h ep;
+    if (rank < 0 || rank >= t->size)
+        return UCFT_ERR_INVALID_PARAM;
+    return ep_get(TP(t), rank, &ep);
+}
+
+/* Force-closes an endpoint and waits (bounded) for the close to finish:
+ * no UCX request may outlive the worker. */
+static void ep_close(tp_ucp_t *tp, ucp_ep_h ep)
+{
+    ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+                             .flags = UCP_EP_CLOSE_FLAG_FORCE};
+    void *r = ucp_ep_close_nbx(ep, &p);
+    if (r == NULL || UCS_PTR_IS_ERR(r))
+        return;
+    uint64_t deadline = ucft_clock_now_ns() + 2 * UCFT_NSEC_PER_SEC;
+    while (ucp_request_check_status(r) == UCS_INPROGRESS &&
+           ucft_clock_now_ns() < deadline)
+        ucp_worker_progress(tp->worker);
+    ucp_request_free(r);
+}
+
+/* ---- send / recv ---------------------------------------------------------- */
+
+static void send_cb(void *request, ucs_status_t status, void *user_data)
+{
+    tp_ucp_rq_t *rq = request;
+    tp_ucp_t *tp = rq->tp;
+    tp_req_t *req = rq->req;
+    (void)user_data;
+    req->status = from_ucs(status);
+    if (req->status != UCFT_OK && tp->peers[rq->peer].state == PEER_FAILED)
+        req->status = UCFT_ERR_PROC_FAILED;
+    tp->outstanding--;
+    ucp_request_free(request);
+    complete(tp, req);
+}
+
+static ucft_status_t tp_ucp_send(tp_t *t, int dst, uint64_t tag,
+                                 const void *buf, size_t len, tp_req_t *req)
+{
+    tp_ucp_t *tp = TP(t);
+    ucp_ep_h ep;
+    ucft_status_t st;
+
+    if (dst < 0 || dst >= t->size)
+        return UCFT_ERR_INVALID_PARAM;
+    st = ep_get(tp, dst, &ep);
+    if (st != UCFT_OK)
+        return st;
+    ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK,
+                             .cb.send = send_cb};
+    void *r = ucp_tag_send_nbx(ep, buf, len, tag, &p);
+    if (r == NULL)
+        return UCFT_OK;
+    if (UCS_PTR_IS_ERR(r))
+        return tp->peers[dst].state == PEER_FAILED
+                   ? UCFT_ERR_PROC_FAILED
+                   : from_ucs(UCS_PTR_STATUS(r));
+    tp_ucp_rq_t *rq = r;
+    rq->req = req;
+    rq->tp = tp;
+    rq->peer = dst;
+    req->priv = r;
+    tp->outstanding++;
+    return UCFT_INPROGRESS;
+}
+
+static void *post_recv(tp_ucp_t *tp, void *buf, size_t len, uint64_t tag,
+                       uint64_t mask, ucp_tag_recv_info_t *info);
+
+static void recv_cb(void *request, ucs_status_t status,
+                    const ucp_tag_recv_info_t *info, void *user_data)
+{
+    tp_ucp_rq_t *rq = request;
+    tp_ucp_t *tp = rq->tp;
+    tp_req_t *req = rq->req;
+    (void)user_data;
+
+    if (status == UCS_OK && peer_is_failed(tp, info->sender_tag)) {
+        /* A message of a fenced rank: drop it and keep waiting. */
+        ucp_tag_recv_info_t again;
+        void *r = post_recv(tp, rq->buf, rq->len, rq->tag, rq->mask, &again);
+        if (r != NULL && !UCS_PTR_IS_ERR(r)) {
+            tp_ucp_rq_t *nrq = r;
+            *nrq = *rq;
+            req->priv = r;
+            ucp_request_free(request);
+            return;
+        }
+        status = r == NULL ? UCS_OK : UCS_PTR_STATUS(r);
+        if (r == NULL) {
+            req->tag = again.sender_tag;
+            req->length = again.length;
+        }
+    } else {
+        req->tag = info->sender_tag;
+        req->length = status == UCS_OK ? info->length : 0;
+    }
+    if (status == UCS_ERR_MESSAGE_TRUNCATED)
+        req->length = info->length; /* the size that did not fit */
+    req->status = from_ucs(status);
+    tp->outstanding--;
+    ucp_request_free(request);
+    complete(tp, req);
+}
+
+static void *post_recv(tp_ucp_t *tp, void *buf, size_t len, uint64_t tag,
+                       uint64_t mask, ucp_tag_recv_info_t *info)
+{
+    ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
+                                             UCP_OP_ATTR_FIELD_RECV_INFO,
+                             .cb.recv = recv_cb,
+                             .recv_info.tag_info = info};
+    for (;;) {
+        void *r = ucp_tag_recv_nbx(tp->worker, buf, len, tag, mask, &p);
+        if (r != NULL || !peer_is_failed(tp, info->sender_tag))
+            return r;
+        /* Completed at once with a fenced rank's message: drop it. */
+    }
+}
+
+static ucft_status_t tp_ucp_recv(tp_t *t, uint64_t tag, uint64_t mask,
+                                 void *buf, size_t len, tp_req_t *req)
+{
+    tp_ucp_t *tp = TP(t);
+    ucp_tag_recv_info_t info;
+    void *r = post_recv(tp, buf, len, tag, mask, &info);
+
+    if (r == NULL) {
+        req->tag = info.sender_tag;
+        req->length = info.length;
+        req->status = UCFT_OK;
+        return UCFT_OK;
+    }
+    if (UCS_PTR_IS_ERR(r)) {
+        ucft_status_t st = from_ucs(UCS_PTR_STATUS(r));
+        if (st == UCFT_ERR_TRUNCATED) {
+            /* Completed at once, but did not fit. */
+            req->tag = info.sender_tag;
+            req->length = info.length;
+            req->status = st;
+            return UCFT_OK;
+        }
+        return st;
+    }
+    tp_ucp_rq_t *rq = r;
+    rq->req = req;
+    rq->tp = tp;
+    rq->buf = buf;
+    rq->len = len;
+    rq->tag = tag;
+    rq->mask = mask;
+    rq->peer = -1;
+    req->priv = r;
+    tp->outstanding++;
+    return UCFT_INPROGRESS;
+}
+
+static ucft_status_t tp_ucp_probe(tp_t *t, uint64_t tag, uint64_t mask,
+                                  tp_probe_info_t *info)
+{
+    tp_ucp_t *tp = TP(t);
+    ucp_tag_recv_info_t ri;
+    ucp_tag_message_h m = ucp_tag_probe_nb(tp->worker, tag, mask, 0, &ri);
+    if (m == NULL)
+        return UCFT_ERR_NO_MESSAGE;
+    info->tag = ri.sender_tag;
+    info->length = ri.length;
+    return UCFT_OK;
+}
+
+static void tp_ucp_cancel(tp_t *t, tp_req_t *req)
+{
+    tp_ucp_t *tp = TP(t);
+    if (req->priv == NULL)
+        return;
+    tp->deferring++;
+    ucp_request_cancel(tp->worker, req->priv);
+    tp->deferring--;
+}
+
+static void tp_ucp_peer_failed(tp_t *t, int rank)
+{
+    tp_ucp_t *tp = TP(t);
+    tp_ucp_peer_t *peer;
+    if (rank < 0 || rank >= t->size)
+        return;
+    peer = &tp->peers[rank];
+    if (peer->state == PEER_FAILED)
+        return;
+    int had_ep = peer->state == PEER_UP;
+    peer->state = PEER_FAILED; /* before close: completions see it */
+    if (had_ep) {
+        ep_close(tp, peer->ep);
+        peer->ep = NULL;
+    }
+}
+
+/* ---- progress, wakeup, timers --------------------------------------------- */
+
+static unsigned tp_ucp_progress(tp_t *t)
+{
+    tp_ucp_t *tp = TP(t);
+    unsigned n = ucp_worker_progress(tp->worker);
+
+    while (tp->deferred != NULL) {
+        tp_req_t *req = tp->deferred;
+        tp->deferred = req->priv;
+        req->priv = NULL;
+        req->cb(req);
+        n++;
+    }
+    for (size_t i = 0; i < tp->nerrors; i++) {
+        int rank = tp->errors[i];
+        if (t->peer_error_cb != NULL && tp->peers[rank].state != PEER_FAILED)
+            t->peer_error_cb(t->peer_error_arg, rank, UCFT_ERR_PROC_FAILED);
+        n++;
+    }
+    tp->nerrors = 0;
+    if (tp->timers.count > 0)
+        n += ucft_timerq_expire(&tp->timers, ucft_clock_now_ns(), 64);
+    return n;
+}
+
+static int tp_ucp_fd(tp_t *t)
+{
+    return TP(t)->efd;
+}
+
+static ucft_status_t tp_ucp_arm(tp_t *t)
+{
+    tp_ucp_t *tp = TP(t);
+    if (tp->deferred != NULL || tp->nerrors > 0)
+        return UCFT_INPROGRESS;
+    ucs_status_t st = ucp_worker_arm(tp->worker);
+    if (st == UCS_OK)
+        return UCFT_OK;
+    if (st == UCS_ERR_BUSY)
+        return UCFT_INPROGRESS;
+    return from_ucs(st);
+}
+
+static uint64_t tp_ucp_now(tp_t *t)
+{
+    (void)t;
+    return ucft_clock_now_ns();
+}
+
+static ucft_status_t tp_ucp_timer_start(tp_t *t, ucft_timer_t *timer,
+                                        uint64_t deadline)
+{
+    return ucft_timerq_add(&TP(t)->timers, timer, deadline);
+}
+
+static void tp_ucp_timer_stop(tp_t *t, ucft_timer_t *timer)
+{
+    ucft_timerq_remove(&TP(t)->timers, timer);
+}
+
+static uint64_t tp_ucp_timer_next(tp_t *t)
+{
+    return ucft_timerq_next(&TP(t)->timers);
+}
+
+ucft_status_t tp_ucp_flush(tp_t *t, uint64_t timeout_ns)
+{
+    tp_ucp_t *tp = TP(t);
+    ucp_request_param_t p = {0};
+    void *r = ucp_worker_flush_nbx(tp->worker, &p);
+    ucft_status_t st = UCFT_OK;
+    if (r == NULL)
+        return UCFT_OK;
+    if (UCS_PTR_IS_ERR(r))
+        return from_ucs(UCS_PTR_STATUS(r));
+    uint64_t deadline = ucft_clock_now_ns() + timeout_ns;
+    ucs_status_t us;
+    while ((us = ucp_request_check_status(r)) == UCS_INPROGRESS) {
+        if (ucft_clock_now_ns() > deadline) {
+            st = UCFT_ERR_TIMED_OUT;
+            ucp_request_cancel(tp->worker, r);
+            while (ucp_request_check_status(r) == UCS_INPROGRESS)
+                ucp_worker_progress(tp->worker);
+            break;
+        }
+        tp_ucp_progress(t);
+    }
+    if (st == UCFT_OK && us != UCS_OK)
+        st = from_ucs(us);
+    ucp_request_free(r);
+    return st;
+}
+
+void tp_ucp_peer_transport(tp_t *t, int rank, char *buf, size_t len)
+{
+    tp_ucp_t *tp = TP(t);
+    char *text = NULL;
+    size_t tlen = 0;
+    FILE *f;
+
+    snprintf(buf, len, "%s", "");
+    if (rank < 0 || rank >= t->size || tp->peers[rank].state != PEER_UP)
+        return;
+    f = open_memstream(&text, &tlen);
+    if (f == NULL)
+        return;
+    ucp_ep_print_info(tp->peers[rank].ep, f);
+    fclose(f);
+    /* Lines look like "#   lane[0]:  3:sysv/memory.0 md[2] ... am am_bw".
+     * Report the transport of the first lane carrying active messages. */
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        char *lane = strstr(line, "lane[");
+        char *colon = lane ? strchr(lane, ':') : NULL;
+        if (colon == NULL || strstr(line, " am") == NULL)
+            continue;
+        char *name = strchr(colon + 1, ':');
+        if (name == NULL)
+            continue;
+        name++;
+        size_t n = strcspn(name, " \t");
+        snprintf(buf, len, "%.*s", (int)n, name);
+        break;
+    }
+    free(text);
+}
+
+/* ---- create / destroy ----------------------------------------------------- */
+
+static int shm_enabled(void)
+{
+    const char *tls = getenv("UCX_TLS");
+    if (tls == NULL || *tls == '\0' || strstr(tls, "all") != NULL)
+        return 1;
+    return strstr(tls, "shm") || strstr(tls, "sm") || strstr(tls, "posix") ||
+           strstr(tls, "sysv") || strstr(tls, "mm");
+}
+
+static void tp_ucp_destroy(tp_t *t)
+{
+    tp_ucp_t *tp = TP(t);
+    for (int r = 0; r < t->size; r++) {
+        if (tp->peers[r].state == PEER_UP)
+            ep_close(tp, tp->peers[r].ep);
+    }
+    /* Run completions still queued so that owners see every request end. */
+    tp_ucp_progress(t);
+    if (tp->outstanding != 0)
+        ucft_warn(t->log,
+                  "%u transport requests still pending at destroy; "
+                  "keeping the UCX worker alive to stay safe",
+                  tp->outstanding);
+    if (tp->address != NULL)
+        ucp_worker_release_address(tp->worker, tp->address);
+    if (tp->outstanding == 0) {
+        ucp_worker_destroy(tp->worker);
+        ucp_cleanup(tp->context);
+    }
+    ucft_timerq_cleanup(&tp->timers);
+    free(tp->errors);
+    free(tp->peers);
+    free(tp);
+}
+
+static const tp_ops_t tp_ucp_ops = {
+    .name = "ucp",
+    .send = tp_ucp_send,
+    .recv = tp_ucp_recv,
+    .probe = tp_ucp_probe,
+    .cancel = tp_ucp_cancel,
+    .peer_failed = tp_ucp_peer_failed,
+    .progress = tp_ucp_progress,
+    .fd = tp_ucp_fd,
+    .arm = tp_ucp_arm,
+    .now = tp_ucp_now,
+    .timer_start = tp_ucp_timer_start,
+    .timer_stop = tp_ucp_timer_stop,
+    .timer_next = tp_ucp_timer_next,
+    .destroy = tp_ucp_destroy,
+};
+
+ucft_status_t tp_ucp_create(const tp_ucp_params_t *params, tp_t **tp_p)
+{
+    const ucft_log_t *log = params->log;
+    ucp_config_t *cfg = NULL;
+    ucs_status_t us;
+    tp_ucp_t *tp;
+
+    if (params->size < 1 || params->rank < 0 || params->rank >= params->size ||
+        (uint64_t)params->size > UCFT_TAG_MAX_RANKS || params->lookup == NULL)
+        return UCFT_ERR_INVALID_PARAM;
+    tp = calloc(1, sizeof(*tp));
+    if (tp == NULL)
+        return UCFT_ERR_NO_MEMORY;
+    tp->peers = calloc((size_t)params->size, sizeof(*tp->peers));
+    if (tp->peers == NULL)
+        goto err_free;
+    for (int r = 0; r < params->size; r++)
+        tp->peers[r].tp = tp;
+    tp->super.ops = &tp_ucp_ops;
+    tp->super.rank = params->rank;
+    tp->super.size = params->size;
+    tp->super.log = log;
+    tp->lookup = params->lookup;
+    tp->lookup_arg = params->lookup_arg;
+    ucft_timerq_init(&tp->timers);
+
+    us = ucp_config_read(NULL, NULL, &cfg);
+    if (us != UCS_OK) {
+        ucft_error(log, "ucp_config_read: %s", ucs_status_string(us));
+        goto err_free;
+    }
+    /* Peer error handling rules shared memory out unless MM_ERROR_HANDLING
+     * is on (UCX 1.13): without it every local peer would go over tcp. */
+    if (shm_enabled() && getenv("UCX_MM_ERROR_HANDLING") == NULL)
+        ucp_config_modify(cfg, "MM_ERROR_HANDLING", "y");
+    if (params->keepalive_ns != 0 && getenv("UCX_KEEPALIVE_INTERVAL") == NULL) {
+        char v[32];
+        snprintf(v, sizeof(v), "%llums",
+                 (unsigned long long)(params->keepalive_ns /
+                                      UCFT_NSEC_PER_MSEC));
+        ucp_config_modify(cfg, "KEEPALIVE_INTERVAL", v);
+    }
+    ucp_params_t pp = {
+        .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_REQUEST_SIZE |
+                      UCP_PARAM_FIELD_TAG_SENDER_MASK |
+                      UCP_PARAM_FIELD_ESTIMATED_NUM_EPS,
+        .features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP,
+        .request_size = sizeof(tp_ucp_rq_t),
+        .tag_sender_mask = UCFT_TAG_SRC_MASK,
+        .estimated_num_eps = (size_t)params->size,
+    };
+    us = ucp_init(&pp, cfg, &tp->context);
+    ucp_config_release(cfg);
+    if (us != UCS_OK) {
+        ucft_error(log, "ucp_init: %s", ucs_status_string(us));
+        goto err_free;
+    }
+    ucp_worker_params_t wp = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+                              .thread_mode = UCS_THREAD_MODE_SINGLE};
+    us = ucp_worker_create(tp->context, &wp, &tp->worker);
+    if (us != UCS_OK) {
+        ucft_error(log, "ucp_worker_create: %s", ucs_status_string(us));
+        goto err_cleanup;
+    }
+    us = ucp_worker_get_efd(tp->worker, &tp->efd);
+    if (us != UCS_OK) {
+        ucft_error(log, "ucp_worker_get_efd: %s", ucs_status_string(us));
+        goto err_worker;
+    }
+    us = ucp_worker_get_address(tp->worker, &tp->address, &tp->address_len);
+    if (us != UCS_OK) {
+        ucft_error(log, "ucp_worker_get_address: %s", ucs_status_string(us));
+        goto err_worker;
+    }
+    *tp_p = &tp->super;
+    return UCFT_OK;
+
+err_worker:
+    ucp_worker_destroy(tp->worker);
+err_cleanup:
+    ucp_cleanup(tp->context);
+err_free:
+    free(tp->peers);
+    free(tp);
+    return UCFT_ERR_TRANSPORT;
+}
+
+void tp_ucp_address(tp_t *t, const void **addr, size_t *len)
+{
+    *addr = TP(t)->address;
+    *len = TP(t)->address_len;
+}

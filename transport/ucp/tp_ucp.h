@@ -1,0 +1,43 @@
+/*
+ * The UCP backend of the transport interface: one UCP context and worker per
+ * tp_t, endpoints created lazily on first send (peer error handling mode),
+ * tagged send/recv, wakeup through the worker's event fd.
+ */
+#ifndef UCFT_TP_UCP_H
+#define UCFT_TP_UCP_H
+
+#include "transport/transport.h"
+
+/* Looks up the worker address of `rank`; on success *addr is a malloc'ed
+ * copy that the backend frees. Called from the first send to `rank`. */
+typedef ucft_status_t (*tp_ucp_lookup_cb_t)(void *arg, int rank, void **addr,
+                                            size_t *len);
+
+typedef struct tp_ucp_params {
+    int rank;
+    int size;
+    const ucft_log_t *log;
+    tp_ucp_lookup_cb_t lookup;
+    void *lookup_arg;
+    /* UCX keepalive interval for peer-failure checks (0: UCX's default),
+     * applied unless UCX_KEEPALIVE_INTERVAL is set in the environment. */
+    uint64_t keepalive_ns;
+} tp_ucp_params_t;
+
+ucft_status_t tp_ucp_create(const tp_ucp_params_t *params, tp_t **tp_p);
+
+/* The local worker address (owned by the backend, valid until destroy). */
+void tp_ucp_address(tp_t *tp, const void **addr, size_t *len);
+
+/* Creates the endpoint to `rank` now instead of on first send. */
+ucft_status_t tp_ucp_connect(tp_t *tp, int rank);
+
+/* Waits (progressing) until every send posted so far is complete at the
+ * remote side, or until `timeout_ns` passes (UCFT_ERR_TIMED_OUT). */
+ucft_status_t tp_ucp_flush(tp_t *tp, uint64_t timeout_ns);
+
+/* Name of the UCX transport(s) used to reach `rank` ("sysv/memory",
+ * "tcp/lo", ...), or "" when not connected; for diagnostics and benches. */
+void tp_ucp_peer_transport(tp_t *tp, int rank, char *buf, size_t len);
+
+#endif
