@@ -1,0 +1,370 @@
+/*
+ * The tp operations of a simulated rank: send, receive with matching and an
+ * unexpected queue, probe, cancel, peer_failed, clock and timers. Every
+ * completion is an event of the world loop (sim_world.c), never a call from
+ * inside the posting function (contract T3).
+ */
+#include "sim_priv.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SIM_PROGRESS_BATCH 64
+
+uint64_t sim__bytes_ns(const sim_loggp_t *p, size_t len)
+{
+    if (len <= 1)
+        return 0;
+    return ((uint64_t)(len - 1) * p->G_ps + 999) / 1000;
+}
+
+static sim_rank_ext_t *rank_ext(sim_rank_t *r)
+{
+    if (r->ext == NULL) {
+        r->ext = calloc(1, sizeof(*r->ext));
+        if (r->ext != NULL)
+            ucft_timerq_init(&r->ext->timers);
+    }
+    return r->ext;
+}
+
+int sim__rank_declared_failed(const sim_rank_t *r, int peer)
+{
+    if (r->ext == NULL || r->ext->nfailed == 0)
+        return 0;
+    size_t lo = 0, hi = r->ext->nfailed;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (r->ext->failed[mid] < peer)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < r->ext->nfailed && r->ext->failed[lo] == peer;
+}
+
+void sim__rank_release(sim_world_t *w, sim_rank_t *r, int disarm)
+{
+    while (r->unexp_head != NULL) {
+        sim_msg_t *m = r->unexp_head;
+        r->unexp_head = m->next;
+        sim__msg_free(w, m);
+    }
+    r->unexp_tail = NULL;
+    while (r->posted_head != NULL) {
+        sim_recv_t *rec = r->posted_head;
+        r->posted_head = rec->next;
+        sim__pool_put(&w->recv_pool, rec);
+    }
+    r->posted_tail = NULL;
+    if (r->ext != NULL) {
+        if (disarm)
+            ucft_timerq_cleanup(&r->ext->timers);
+        else
+            free(r->ext->timers.heap);
+        free(r->ext->failed);
+        free(r->ext);
+        r->ext = NULL;
+    }
+}
+
+/* Writes a matched message into a receive request; the caller frees `m`. */
+static void fill_recv(tp_req_t *req, void *buf, size_t len, const sim_msg_t *m)
+{
+    size_t n = m->len < len ? m->len : len;
+    if (n > 0)
+        memcpy(buf, m->data, n);
+    req->tag = m->tag;
+    req->length = n;
+    req->status = m->len > len ? UCFT_ERR_TRUNCATED : UCFT_OK;
+    req->priv = NULL;
+}
+
+void sim__deliver(sim_world_t *w, sim_msg_t *m)
+{
+    sim_rank_t *dst = &w->ranks[m->dst];
+
+    if ((dst->flags & SIM_RANK_DEAD) ||
+        sim__rank_declared_failed(dst, (int)m->src)) {
+        w->st.dropped++;
+        sim__msg_free(w, m);
+        return;
+    }
+    w->st.delivered++;
+    for (sim_recv_t *rec = dst->posted_head; rec != NULL; rec = rec->next) {
+        if (((m->tag ^ rec->tag) & rec->mask) != 0)
+            continue;
+        if (rec->prev != NULL)
+            rec->prev->next = rec->next;
+        else
+            dst->posted_head = rec->next;
+        if (rec->next != NULL)
+            rec->next->prev = rec->prev;
+        else
+            dst->posted_tail = rec->prev;
+        tp_req_t *req = rec->req;
+        fill_recv(req, rec->buf, rec->len, m);
+        sim__pool_put(&w->recv_pool, rec);
+        sim__msg_free(w, m);
+        req->cb(req);
+        return;
+    }
+    m->next = NULL;
+    if (dst->unexp_tail != NULL)
+        dst->unexp_tail->next = m;
+    else
+        dst->unexp_head = m;
+    dst->unexp_tail = m;
+}
+
+static ucft_status_t sim_send(tp_t *tp, int dst, uint64_t tag, const void *buf,
+                              size_t len, tp_req_t *req)
+{
+    sim_rank_t *r = sim_rank_of(tp);
+    sim_world_t *w = sim__world_of(tp);
+    const sim_loggp_t *p = &w->params.loggp;
+
+    if (req == NULL || req->cb == NULL || dst < 0 || dst >= tp->size ||
+        (len > 0 && buf == NULL))
+        return UCFT_ERR_INVALID_PARAM;
+    req->priv = NULL;
+    if (r->flags & SIM_RANK_DEAD)
+        return UCFT_INPROGRESS; /* swallowed: never completes */
+    if (sim__rank_declared_failed(r, dst))
+        return UCFT_ERR_PROC_FAILED;
+    if ((r->flags & SIM_RANK_SEND_RULES) && sim__send_rules(w, tp->rank, tag))
+        return UCFT_INPROGRESS; /* died just before this send */
+    if (sim__reserve(w, 2) != UCFT_OK)
+        return UCFT_ERR_NO_MEMORY;
+    sim_msg_t *m = sim__pool_get(&w->msg_pool);
+    if (m == NULL)
+        return UCFT_ERR_NO_MEMORY;
+    m->data = m->inl;
+    if (len > SIM_MSG_INLINE) {
+        m->data = malloc(len);
+        if (m->data == NULL) {
+            m->data = m->inl;
+            sim__msg_free(w, m);
+            return UCFT_ERR_NO_MEMORY;
+        }
+    }
+    if (len > 0)
+        memcpy(m->data, buf, len);
+    m->next = NULL;
+    m->tag = tag;
+    m->len = len;
+    m->src = (uint32_t)tp->rank;
+    m->dst = (uint32_t)dst;
+
+    uint64_t bytes = sim__bytes_ns(p, len);
+    uint64_t ts = w->now > r->send_free ? w->now : r->send_free;
+    uint64_t busy = p->o_ns + bytes;
+    r->send_free = ts + (busy > p->g_ns ? busy : p->g_ns);
+    m->start = ts;
+    uint64_t ta = ts + p->o_ns + bytes + p->L_ns;
+    sim__push(w, ta + p->o_ns, SIM_EV_ARRIVE, (uint32_t)dst, (uint32_t)tp->rank,
+              m);
+    sim__push(w, ts + p->o_ns, SIM_EV_SEND_DONE, (uint32_t)tp->rank,
+              (uint32_t)dst, req);
+    w->st.messages++;
+    w->st.bytes += len;
+    return UCFT_INPROGRESS;
+}
+
+static ucft_status_t sim_recv(tp_t *tp, uint64_t tag, uint64_t mask, void *buf,
+                              size_t len, tp_req_t *req)
+{
+    sim_rank_t *r = sim_rank_of(tp);
+    sim_world_t *w = sim__world_of(tp);
+
+    if (req == NULL || req->cb == NULL || (len > 0 && buf == NULL))
+        return UCFT_ERR_INVALID_PARAM;
+    req->priv = NULL;
+    if (r->flags & SIM_RANK_DEAD)
+        return UCFT_INPROGRESS;
+
+    sim_msg_t *prev = NULL;
+    for (sim_msg_t *m = r->unexp_head; m != NULL; prev = m, m = m->next) {
+        if (((m->tag ^ tag) & mask) != 0)
+            continue;
+        if (sim__reserve(w, 1) != UCFT_OK)
+            return UCFT_ERR_NO_MEMORY;
+        if (prev != NULL)
+            prev->next = m->next;
+        else
+            r->unexp_head = m->next;
+        if (r->unexp_tail == m)
+            r->unexp_tail = prev;
+        fill_recv(req, buf, len, m);
+        sim__msg_free(w, m);
+        sim__push(w, w->now, SIM_EV_RECV_DONE, (uint32_t)tp->rank, 0, req);
+        return UCFT_INPROGRESS;
+    }
+
+    sim_recv_t *rec = sim__pool_get(&w->recv_pool);
+    if (rec == NULL)
+        return UCFT_ERR_NO_MEMORY;
+    rec->tag = tag;
+    rec->mask = mask;
+    rec->buf = buf;
+    rec->len = len;
+    rec->req = req;
+    rec->next = NULL;
+    rec->prev = r->posted_tail;
+    if (r->posted_tail != NULL)
+        r->posted_tail->next = rec;
+    else
+        r->posted_head = rec;
+    r->posted_tail = rec;
+    req->priv = rec;
+    return UCFT_INPROGRESS;
+}
+
+static ucft_status_t sim_probe(tp_t *tp, uint64_t tag, uint64_t mask,
+                               tp_probe_info_t *info)
+{
+    sim_rank_t *r = sim_rank_of(tp);
+
+    if (r->flags & SIM_RANK_DEAD)
+        return UCFT_ERR_NO_MESSAGE;
+    for (sim_msg_t *m = r->unexp_head; m != NULL; m = m->next) {
+        if (((m->tag ^ tag) & mask) == 0) {
+            info->tag = m->tag;
+            info->length = m->len;
+            return UCFT_OK;
+        }
+    }
+    return UCFT_ERR_NO_MESSAGE;
+}
+
+static void sim_cancel(tp_t *tp, tp_req_t *req)
+{
+    sim_rank_t *r = sim_rank_of(tp);
+    sim_world_t *w = sim__world_of(tp);
+    sim_recv_t *rec = req->priv;
+
+    if ((r->flags & SIM_RANK_DEAD) || rec == NULL || rec->req != req)
+        return;
+    if (sim__reserve(w, 1) != UCFT_OK)
+        return; /* not cancelled: it may still match */
+    if (rec->prev != NULL)
+        rec->prev->next = rec->next;
+    else
+        r->posted_head = rec->next;
+    if (rec->next != NULL)
+        rec->next->prev = rec->prev;
+    else
+        r->posted_tail = rec->prev;
+    sim__pool_put(&w->recv_pool, rec);
+    req->priv = NULL;
+    req->status = UCFT_ERR_CANCELED;
+    req->length = 0;
+    sim__push(w, w->now, SIM_EV_RECV_DONE, (uint32_t)tp->rank, 0, req);
+}
+
+static void sim_peer_failed(tp_t *tp, int rank)
+{
+    sim_rank_t *r = sim_rank_of(tp);
+    sim_rank_ext_t *x;
+
+    if ((r->flags & SIM_RANK_DEAD) || rank < 0 || rank >= tp->size ||
+        sim__rank_declared_failed(r, rank))
+        return;
+    x = rank_ext(r);
+    if (x == NULL)
+        return;
+    if (x->nfailed == x->failed_cap) {
+        size_t cap = x->failed_cap ? 2 * x->failed_cap : 4;
+        int *f = realloc(x->failed, cap * sizeof(*f));
+        if (f == NULL)
+            return;
+        x->failed = f;
+        x->failed_cap = cap;
+    }
+    size_t i = x->nfailed++;
+    while (i > 0 && x->failed[i - 1] > rank) {
+        x->failed[i] = x->failed[i - 1];
+        i--;
+    }
+    x->failed[i] = rank;
+    ucft_debug(tp->log, "sim: rank %d declares rank %d failed", tp->rank, rank);
+}
+
+static unsigned sim_progress(tp_t *tp)
+{
+    return (unsigned)sim_world_run(sim__world_of(tp), UINT64_MAX,
+                                   SIM_PROGRESS_BATCH);
+}
+
+static int sim_fd(tp_t *tp)
+{
+    return -1;
+}
+
+static ucft_status_t sim_arm(tp_t *tp)
+{
+    return UCFT_OK;
+}
+
+static uint64_t sim_now(tp_t *tp)
+{
+    return sim_world_now(sim__world_of(tp));
+}
+
+static ucft_status_t sim_timer_start(tp_t *tp, ucft_timer_t *t,
+                                     uint64_t deadline)
+{
+    sim_rank_t *r = sim_rank_of(tp);
+    sim_world_t *w = sim__world_of(tp);
+    sim_rank_ext_t *x;
+    ucft_status_t st;
+
+    if (r->flags & SIM_RANK_DEAD)
+        return UCFT_OK; /* never fires */
+    x = rank_ext(r);
+    if (x == NULL || sim__reserve(w, 1) != UCFT_OK)
+        return UCFT_ERR_NO_MEMORY;
+    st = ucft_timerq_add(&x->timers, t, deadline);
+    if (st != UCFT_OK)
+        return st;
+    return sim__push(w, deadline, SIM_EV_TIMER, (uint32_t)tp->rank, 0, NULL);
+}
+
+static void sim_timer_stop(tp_t *tp, ucft_timer_t *t)
+{
+    sim_rank_t *r = sim_rank_of(tp);
+
+    if (r->ext != NULL)
+        ucft_timerq_remove(&r->ext->timers, t);
+}
+
+static uint64_t sim_timer_next(tp_t *tp)
+{
+    sim_rank_t *r = sim_rank_of(tp);
+
+    if (r->ext == NULL || (r->flags & SIM_RANK_DEAD))
+        return UINT64_MAX;
+    return ucft_timerq_next(&r->ext->timers);
+}
+
+static void sim_destroy(tp_t *tp)
+{
+    /* Ranks belong to the world: sim_world_destroy() frees them. */
+}
+
+const tp_ops_t sim_tp_ops = {
+    .name = "sim",
+    .send = sim_send,
+    .recv = sim_recv,
+    .probe = sim_probe,
+    .cancel = sim_cancel,
+    .peer_failed = sim_peer_failed,
+    .progress = sim_progress,
+    .fd = sim_fd,
+    .arm = sim_arm,
+    .now = sim_now,
+    .timer_start = sim_timer_start,
+    .timer_stop = sim_timer_stop,
+    .timer_next = sim_timer_next,
+    .destroy = sim_destroy,
+};
