@@ -197,6 +197,8 @@ ucft_status_t ucft_irecv(ucft_comm_h comm, void *buf, size_t length,
     struct ucft_request *r = req_get(ctx);
     if (r == NULL)
         return UCFT_ERR_NO_MEMORY;
+    if (source != UCFT_ANY_SOURCE)
+        tp_watch(ctx->tp, source);
     r->kind = RT_REQ_RECV;
     r->comm = comm;
     r->peer = source;

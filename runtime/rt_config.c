@@ -30,6 +30,10 @@ static const ucft_config_field_t rt_fields[] = {
     {"FINALIZE_TIMEOUT", "30s",
      "bound on the flush and synchronisation in ucft_finalize",
      ucft_config_parse_time, F(finalize_timeout_ns), NULL},
+    {"FINALIZE_FAILED_TIMEOUT", "3s",
+     "bound on the synchronisation in ucft_finalize once failures are known "
+     "(some PMIx servers never end a fence that includes a dead rank)",
+     ucft_config_parse_time, F(finalize_failed_ns), NULL},
     {NULL, NULL, NULL, NULL, 0, NULL},
 };
 

@@ -16,6 +16,7 @@ typedef struct rt_config {
     uint64_t keepalive_ns;    /* UCX keepalive interval */
     uint64_t init_timeout_ns; /* wire-up bound */
     uint64_t finalize_timeout_ns;
+    uint64_t finalize_failed_ns; /* the same bound once failures are known */
 } rt_config_t;
 
 extern const ucft_config_table_t rt_config_table;

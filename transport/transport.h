@@ -80,6 +80,10 @@ struct tp_ops {
                            tp_probe_info_t *info);
     void (*cancel)(tp_t *tp, tp_req_t *req);
     void (*peer_failed)(tp_t *tp, int rank);
+    /* Optional (may be NULL): make sure a failure of `rank` will be noticed
+     * (the UCP backend creates the endpoint, so that UCX checks the peer).
+     * Called when a receive from `rank` is posted. */
+    void (*watch)(tp_t *tp, int rank);
     /* Returns the number of events handled. */
     unsigned (*progress)(tp_t *tp);
     /* A file descriptor that is readable when progress has work, or -1
@@ -131,6 +135,12 @@ static inline void tp_cancel(tp_t *tp, tp_req_t *req)
 static inline void tp_peer_failed(tp_t *tp, int rank)
 {
     tp->ops->peer_failed(tp, rank);
+}
+
+static inline void tp_watch(tp_t *tp, int rank)
+{
+    if (tp->ops->watch != NULL)
+        tp->ops->watch(tp, rank);
 }
 
 static inline unsigned tp_progress(tp_t *tp)

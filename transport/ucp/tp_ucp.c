@@ -190,6 +190,13 @@ ucft_status_t tp_ucp_connect(tp_t *t, int rank)
     return ep_get(TP(t), rank, &ep);
 }
 
+static void tp_ucp_watch(tp_t *t, int rank)
+{
+    ucp_ep_h ep;
+    if (rank >= 0 && rank < t->size)
+        ep_get(TP(t), rank, &ep);
+}
+
 /* Force-closes an endpoint and waits (bounded) for the close to finish:
  * no UCX request may outlive the worker. */
 static void ep_close(tp_ucp_t *tp, ucp_ep_h ep)
@@ -554,6 +561,7 @@ static const tp_ops_t tp_ucp_ops = {
     .probe = tp_ucp_probe,
     .cancel = tp_ucp_cancel,
     .peer_failed = tp_ucp_peer_failed,
+    .watch = tp_ucp_watch,
     .progress = tp_ucp_progress,
     .fd = tp_ucp_fd,
     .arm = tp_ucp_arm,
