@@ -1,0 +1,189 @@
+/*
+ * Baseline broadcast on the interleaved binomial tree (tree_binomial.h),
+ * not fault-tolerant: a rank receives the payload from its parent, then
+ * sends it to its children in increasing distance. A failed rank simply
+ * cuts off its subtree: those ranks never complete (their receive stays
+ * posted until cleanup cancels it), nobody hangs waiting for anything
+ * else.
+ *
+ * State machine per rank:
+ *   IDLE --start--> RECV --payload--> SEND --last child--> DONE
+ *   (the root starts in SEND)
+ * One send request is reused for all children: the next child is sent to
+ * when the previous send completes. On the sim backend this costs nothing
+ * (the send port is busy until ts + max(g, o + (s-1)G) anyway, and the send
+ * completes at ts + o); on UCP small sends complete inline. A send that
+ * fails (child declared failed) is skipped.
+ */
+#include "coll_op.h"
+#include "tree_binomial.h"
+
+#include <string.h>
+
+enum { PH_IDLE, PH_RECV, PH_SEND, PH_DONE };
+
+typedef struct bcast_binomial {
+    tp_t *tp;
+    const coll_args_t *args;
+    unsigned char *buf;
+    tp_req_t rreq;
+    tp_req_t sreq;
+    int vrank;
+    ucft_status_t status; /* INPROGRESS until done */
+    uint8_t next;         /* index of the next child to send to */
+    uint8_t phase;
+    uint8_t recv_pending;
+    uint8_t cleaned;
+} bcast_binomial_t;
+
+static void finish(bcast_binomial_t *s, ucft_status_t status, int in_cb)
+{
+    s->phase = PH_DONE;
+    s->status = status;
+    if (in_cb && s->args->done_cb != NULL)
+        s->args->done_cb(s->args->done_arg, s->tp->rank, status);
+}
+
+/* Sends to the remaining children; returns UCFT_INPROGRESS while a send is
+ * pending, UCFT_OK once the last child has been sent to. */
+static ucft_status_t send_children(bcast_binomial_t *s, int in_cb)
+{
+    const coll_args_t *a = s->args;
+    int n = s->tp->size;
+
+    for (;;) {
+        int c = coll_binomial_child(s->vrank, s->next, n);
+        if (c < 0)
+            break;
+        s->next++;
+        ucft_status_t st =
+            tp_send(s->tp, coll_rank(c, a->root, n),
+                    coll_tag(a, s->tp->rank, COLL_KIND_BCAST_BINOMIAL), s->buf,
+                    a->len, &s->sreq);
+        if (st == UCFT_INPROGRESS)
+            return UCFT_INPROGRESS;
+        if (st != UCFT_OK)
+            ucft_debug(s->tp->log, "bcast: send to rank %d failed: %s",
+                       coll_rank(c, a->root, n), ucft_status_string(st));
+    }
+    finish(s, UCFT_OK, in_cb);
+    return UCFT_OK;
+}
+
+static void send_cb(tp_req_t *req)
+{
+    bcast_binomial_t *s = req->arg;
+
+    if (s->cleaned || s->phase != PH_SEND)
+        return;
+    send_children(s, 1);
+}
+
+static void recv_cb(tp_req_t *req)
+{
+    bcast_binomial_t *s = req->arg;
+
+    s->recv_pending = 0;
+    if (s->cleaned)
+        return;
+    if (req->status != UCFT_OK) {
+        finish(s, req->status, 1);
+        return;
+    }
+    s->phase = PH_SEND;
+    send_children(s, 1);
+}
+
+static ucft_status_t bcast_init(void *state, tp_t *tp, const coll_args_t *args,
+                                void *buf)
+{
+    bcast_binomial_t *s = state;
+
+    if (args->root < 0 || args->root >= tp->size)
+        return UCFT_ERR_INVALID_PARAM;
+    memset(s, 0, sizeof(*s));
+    s->tp = tp;
+    s->args = args;
+    s->buf = buf;
+    s->vrank = coll_vrank(tp->rank, args->root, tp->size);
+    s->status = UCFT_INPROGRESS;
+    s->rreq.cb = recv_cb;
+    s->rreq.arg = s;
+    s->sreq.cb = send_cb;
+    s->sreq.arg = s;
+    return UCFT_OK;
+}
+
+static ucft_status_t bcast_start(void *state)
+{
+    bcast_binomial_t *s = state;
+    const coll_args_t *a = s->args;
+    int n = s->tp->size;
+
+    if (s->vrank == 0) {
+        s->phase = PH_SEND;
+        return send_children(s, 0);
+    }
+    int parent = coll_rank(coll_binomial_parent(s->vrank), a->root, n);
+    s->phase = PH_RECV;
+    ucft_status_t st =
+        tp_recv(s->tp, coll_tag(a, parent, COLL_KIND_BCAST_BINOMIAL),
+                UCFT_TAG_FULL_MASK, s->buf, a->len, &s->rreq);
+    if (st == UCFT_INPROGRESS) {
+        s->recv_pending = 1;
+        return UCFT_INPROGRESS;
+    }
+    if (st == UCFT_OK)
+        st = s->rreq.status;
+    if (st != UCFT_OK) {
+        finish(s, st, 0);
+        return st;
+    }
+    s->phase = PH_SEND;
+    return send_children(s, 0);
+}
+
+static ucft_status_t bcast_test(const void *state)
+{
+    return ((const bcast_binomial_t *)state)->status;
+}
+
+static void bcast_cleanup(void *state)
+{
+    bcast_binomial_t *s = state;
+
+    s->cleaned = 1;
+    if (s->recv_pending)
+        tp_cancel(s->tp, &s->rreq);
+}
+
+static void bcast_fill(void *buf, const coll_args_t *args, int rank, int size)
+{
+    unsigned char *b = buf;
+    for (size_t i = 0; i < args->len; i++)
+        b[i] = rank == args->root ? coll_pattern(args, args->root, i) : 0;
+}
+
+static int bcast_check(const void *buf, const coll_args_t *args, int rank,
+                       int size)
+{
+    const unsigned char *b = buf;
+    for (size_t i = 0; i < args->len; i++)
+        if (b[i] != coll_pattern(args, args->root, i))
+            return 0;
+    return 1;
+}
+
+const coll_op_ops_t coll_bcast_binomial_ops = {
+    .op = "bcast",
+    .alg = "binomial",
+    .doc = "baseline interleaved binomial tree, no fault tolerance",
+    .state_size = sizeof(bcast_binomial_t),
+    .buf_mult = 1,
+    .init = bcast_init,
+    .start = bcast_start,
+    .test = bcast_test,
+    .cleanup = bcast_cleanup,
+    .fill = bcast_fill,
+    .check = bcast_check,
+};

@@ -1,0 +1,25 @@
+/* The table of registered collective algorithms. */
+#include "coll_op.h"
+
+#include <string.h>
+
+extern const coll_op_ops_t coll_bcast_binomial_ops;
+extern const coll_op_ops_t coll_ring_exchange_ops;
+
+const coll_op_ops_t *const coll_op_table[] = {
+    &coll_bcast_binomial_ops,
+    &coll_ring_exchange_ops,
+    NULL,
+};
+
+const coll_op_ops_t *coll_op_find(const char *op, const char *alg)
+{
+    if (op == NULL)
+        return NULL;
+    for (size_t i = 0; coll_op_table[i] != NULL; i++) {
+        const coll_op_ops_t *o = coll_op_table[i];
+        if (strcmp(o->op, op) == 0 && (alg == NULL || strcmp(o->alg, alg) == 0))
+            return o;
+    }
+    return NULL;
+}

@@ -1,0 +1,97 @@
+/*
+ * The uniform interface of a collective algorithm, so that a driver (the
+ * runtime, ucft-sim, the sim tests) can run any of them the same way.
+ *
+ * An algorithm is one table of coll_op_ops_t: a per-rank state of fixed
+ * size that the driver allocates (for a million simulated ranks: one array),
+ * then init (allocates scratch if any; no messages), start (posts the first
+ * receives and sends), and completion through args->done_cb, called once
+ * from a transport callback. test() reads the outcome at any time; cleanup()
+ * cancels what is still pending. Algorithms talk to the network only
+ * through transport.h, so they run unchanged on the UCP and sim backends.
+ * Nothing is allocated per message on the failure-free path.
+ *
+ * Lifetime: init -> start -> (done_cb) -> cleanup. If start returns UCFT_OK
+ * the rank completed at once and done_cb will not run; UCFT_INPROGRESS means
+ * done_cb will run later; an error means nothing runs later. After cleanup
+ * the transport must be progressed until the cancelled requests have
+ * completed (their callbacks touch the state) before the state is freed;
+ * on sim: run the world until it is quiescent.
+ *
+ * Tags: class UCFT_TAG_CLASS_COLL, context args->ctx, the sender's job
+ * rank, payload = ucft_tag_coll_payload(args->seq, kind) with a kind from
+ * enum coll_kind. A new algorithm takes a new kind.
+ *
+ * Registering an algorithm: define its table in its own file and add it to
+ * the list in coll_op.c.
+ */
+#ifndef UCFT_COLL_OP_H
+#define UCFT_COLL_OP_H
+
+#include "transport/transport.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Message kinds (tag payload, low 8 bits). */
+enum coll_kind {
+    COLL_KIND_BCAST_BINOMIAL = 1,
+    COLL_KIND_RING_EXCHANGE = 2,
+};
+
+/* Called from a transport callback when `rank` has finished its part. */
+typedef void (*coll_done_cb_t)(void *arg, int rank, ucft_status_t status);
+
+/* Arguments shared by all ranks of one instance (the driver keeps them
+ * alive until every rank's cleanup). */
+typedef struct coll_args {
+    int root;               /* for rooted operations */
+    size_t len;             /* payload bytes */
+    unsigned ctx;           /* context id (communicator), 0 = world */
+    uint32_t seq;           /* instance number on this communicator */
+    coll_done_cb_t done_cb; /* may be NULL */
+    void *done_arg;
+} coll_args_t;
+
+typedef struct coll_op_ops {
+    const char *op;    /* "bcast", "ring", ... */
+    const char *alg;   /* "binomial", "exchange", ... */
+    const char *doc;   /* one line */
+    size_t state_size; /* per rank */
+    /* The per-rank buffer holds buf_mult * args->len bytes. */
+    unsigned buf_mult;
+    ucft_status_t (*init)(void *state, tp_t *tp, const coll_args_t *args,
+                          void *buf);
+    ucft_status_t (*start)(void *state);
+    /* UCFT_INPROGRESS until done, then the rank's final status. */
+    ucft_status_t (*test)(const void *state);
+    void (*cleanup)(void *state);
+    /* For drivers and tests: write rank's input into buf, and check rank's
+     * output (1 = correct). */
+    void (*fill)(void *buf, const coll_args_t *args, int rank, int size);
+    int (*check)(const void *buf, const coll_args_t *args, int rank, int size);
+} coll_op_ops_t;
+
+/* Every registered algorithm, NULL-terminated. */
+extern const coll_op_ops_t *const coll_op_table[];
+
+/* The algorithm `alg` of operation `op` (alg NULL: the first one listed for
+ * op), or NULL. */
+const coll_op_ops_t *coll_op_find(const char *op, const char *alg);
+
+/* The tag of a message of this instance sent by `src`. */
+static inline uint64_t coll_tag(const coll_args_t *args, int src, unsigned kind)
+{
+    return ucft_tag_make(UCFT_TAG_CLASS_COLL, args->ctx, (uint32_t)src,
+                         ucft_tag_coll_payload(args->seq, kind));
+}
+
+/* Deterministic test payload byte i for a given rank and instance. */
+static inline unsigned char coll_pattern(const coll_args_t *args, int rank,
+                                         size_t i)
+{
+    return (unsigned char)((unsigned)rank * 131u + args->seq * 7u +
+                           (unsigned)i * 31u + 1u);
+}
+
+#endif

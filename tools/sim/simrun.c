@@ -1,0 +1,164 @@
+#include "simrun.h"
+
+#include "runtime/base/clock.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+typedef struct simrun_ctx {
+    sim_world_t *world;
+    uint64_t start;
+    uint64_t last;
+} simrun_ctx_t;
+
+static void done_cb(void *arg, int rank, ucft_status_t status)
+{
+    simrun_ctx_t *c = arg;
+    uint64_t now = sim_world_now(c->world);
+    if (now > c->last)
+        c->last = now;
+}
+
+void simrun_params_default(simrun_params_t *p, const coll_op_ops_t *op,
+                           int nranks)
+{
+    memset(p, 0, sizeof(*p));
+    p->op = op;
+    sim_params_default(&p->sim, nranks);
+    p->len = 8;
+}
+
+double simrun_peak_rss_mb(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return 0;
+    return (double)ru.ru_maxrss / 1024.0; /* Linux: KiB */
+}
+
+static ucft_status_t inject(const simrun_params_t *p, sim_world_t *w,
+                            uint64_t optag, uint64_t opmask)
+{
+    ucft_status_t st = UCFT_OK;
+
+    for (size_t i = 0; i < p->nfails && st == UCFT_OK; i++) {
+        const simrun_fail_t *f = &p->fails[i];
+        switch (f->kind) {
+        case SIMRUN_FAIL_BEFORE_SEND:
+            st = sim_world_kill_before_send(w, f->rank, f->k, optag, opmask);
+            break;
+        case SIMRUN_FAIL_AT_TIME:
+            st = sim_world_kill_at(w, f->rank, f->time);
+            break;
+        case SIMRUN_FAIL_BEFORE_OP:
+            st = sim_world_kill_before_op(w, f->rank, optag, opmask);
+            break;
+        }
+    }
+    if (st == UCFT_OK && p->fail_random > 0)
+        st = sim_world_kill_random(w, p->fail_random, p->root, NULL);
+    return st;
+}
+
+ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
+                         uint8_t *rank_ok)
+{
+    const coll_op_ops_t *op = p->op;
+    int n = p->sim.nranks;
+    size_t ssize = (op->state_size + 15) & ~(size_t)15;
+    size_t bsize = p->len * op->buf_mult;
+    uint64_t t0 = ucft_clock_now_ns();
+    simrun_ctx_t ctx = {0};
+    coll_args_t args = {.root = p->root,
+                        .len = p->len,
+                        .ctx = 0,
+                        .seq = p->seq,
+                        .done_cb = done_cb,
+                        .done_arg = &ctx};
+    /* The op's messages: class COLL, context 0, this sequence (any kind,
+     * any source). */
+    uint64_t optag = coll_tag(&args, 0, 0);
+    uint64_t opmask = ~(UCFT_TAG_SRC_MASK | ((1u << UCFT_TAG_KIND_BITS) - 1));
+    unsigned char *states = NULL, *bufs = NULL;
+    ucft_status_t st;
+
+    memset(res, 0, sizeof(*res));
+    if (op == NULL || p->root < 0 || p->root >= n)
+        return UCFT_ERR_INVALID_PARAM;
+    st = sim_world_create(&p->sim, &ctx.world);
+    if (st != UCFT_OK)
+        return st;
+    states = calloc((size_t)n, ssize);
+    bufs = bsize ? malloc((size_t)n * bsize) : NULL;
+    if (states == NULL || (bsize && bufs == NULL)) {
+        st = UCFT_ERR_NO_MEMORY;
+        goto out;
+    }
+    st = inject(p, ctx.world, optag, opmask);
+    if (st != UCFT_OK)
+        goto out;
+
+    ctx.start = ctx.last = sim_world_now(ctx.world);
+    for (int r = 0; r < n; r++) {
+        void *buf = bufs ? bufs + (size_t)r * bsize : NULL;
+        if (op->fill != NULL && buf != NULL)
+            op->fill(buf, &args, r, n);
+        st = op->init(states + (size_t)r * ssize, sim_world_tp(ctx.world, r),
+                      &args, buf);
+        if (st != UCFT_OK)
+            goto out;
+    }
+    for (int r = 0; r < n; r++) {
+        if (sim_world_op_starting(ctx.world, r, optag))
+            continue;
+        st = op->start(states + (size_t)r * ssize);
+        if (st != UCFT_OK && st != UCFT_INPROGRESS)
+            ucft_debug(p->sim.log, "rank %d: start: %s", r,
+                       ucft_status_string(st));
+    }
+    uint64_t bound = p->max_events ? p->max_events : UINT64_MAX;
+    sim_world_run(ctx.world, UINT64_MAX, bound);
+    res->bounded = !sim_world_quiescent(ctx.world);
+    res->end_time_ns = sim_world_now(ctx.world) - ctx.start;
+
+    for (int r = 0; r < n; r++) {
+        void *s = states + (size_t)r * ssize;
+        ucft_status_t rs = op->test(s);
+        int dead = sim_world_is_dead(ctx.world, r);
+        int ok = rs == UCFT_OK && !dead;
+        if (!dead)
+            res->live++;
+        if (ok) {
+            res->completed++;
+            if (op->check != NULL && bufs != NULL &&
+                !op->check(bufs + (size_t)r * bsize, &args, r, n))
+                res->data_errors++;
+        } else if (rs != UCFT_INPROGRESS && !dead) {
+            res->failed_ops++;
+        }
+        if (rank_ok != NULL)
+            rank_ok[r] = (uint8_t)ok;
+    }
+    res->ranks = n;
+    res->sim_latency_ns = ctx.last - ctx.start;
+    sim_world_stats(ctx.world, &res->stats);
+    res->trace_hash = sim_world_trace_hash(ctx.world);
+
+    /* Cancel what is left (receives of ranks that were cut off) and let
+     * the cancellations complete before the states go away. After a bounded
+     * run the world is destroyed with work pending: no callback runs after
+     * sim_world_destroy(). */
+    for (int r = 0; r < n; r++)
+        op->cleanup(states + (size_t)r * ssize);
+    if (!res->bounded)
+        sim_world_run(ctx.world, UINT64_MAX, UINT64_MAX);
+    st = UCFT_OK;
+
+out:
+    sim_world_destroy(ctx.world);
+    free(states);
+    free(bufs);
+    res->wall_s = (double)(ucft_clock_now_ns() - t0) / 1e9;
+    return st;
+}

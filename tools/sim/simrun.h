@@ -1,0 +1,66 @@
+/*
+ * Runs one collective (coll_op.h) on a sim world: every rank's state in one
+ * array, failures injected as asked, the world run until quiescent, then
+ * every rank's outcome collected. Used by ucft-sim and the sim tests; it is
+ * a driver, not algorithm code.
+ */
+#ifndef UCFT_TOOLS_SIMRUN_H
+#define UCFT_TOOLS_SIMRUN_H
+
+#include "collectives/coll_op.h"
+#include "transport/sim/sim.h"
+
+#include <stdint.h>
+
+typedef enum simrun_fail_kind {
+    SIMRUN_FAIL_BEFORE_SEND, /* rank dies before its k-th send of the op */
+    SIMRUN_FAIL_AT_TIME,     /* rank dies at simulated time `time` (ns) */
+    SIMRUN_FAIL_BEFORE_OP,   /* rank dies before it starts the op */
+} simrun_fail_kind_t;
+
+typedef struct simrun_fail {
+    simrun_fail_kind_t kind;
+    int rank;
+    unsigned k;
+    uint64_t time;
+} simrun_fail_t;
+
+typedef struct simrun_params {
+    const coll_op_ops_t *op;
+    sim_params_t sim; /* nranks, LogGP, seed, notification */
+    size_t len;       /* payload bytes */
+    int root;
+    uint32_t seq;
+    int fail_random; /* ranks killed before the op, from sim.seed;
+                        never the root */
+    const simrun_fail_t *fails;
+    size_t nfails;
+    uint64_t max_events; /* bound on the run (0: none) */
+} simrun_params_t;
+
+typedef struct simrun_result {
+    int ranks;
+    int live;                /* ranks alive at the end */
+    int completed;           /* ranks whose op completed with UCFT_OK */
+    int failed_ops;          /* ranks whose op completed with an error */
+    int data_errors;         /* completed ranks whose output check failed */
+    uint64_t sim_latency_ns; /* last completion, from the start */
+    uint64_t end_time_ns;    /* simulated time when quiescent */
+    sim_stats_t stats;
+    uint64_t trace_hash;
+    int bounded; /* 1 if max_events stopped the run */
+    double wall_s;
+} simrun_result_t;
+
+void simrun_params_default(simrun_params_t *p, const coll_op_ops_t *op,
+                           int nranks);
+
+/* Runs the operation. `rank_ok` (NULL or nranks bytes) receives 1 for each
+ * rank whose operation completed with UCFT_OK. */
+ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
+                         uint8_t *rank_ok);
+
+/* Peak resident set of this process so far, in MiB (getrusage). */
+double simrun_peak_rss_mb(void);
+
+#endif
