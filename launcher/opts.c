@@ -1,0 +1,411 @@
+/*
+ * ucftrun option parsing: a table of options and one apply function per
+ * option. See opts.h for the grammar.
+ */
+#include "launcher/opts.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Sanity bounds: more ranks than this on one node is a typo. */
+#define OPTS_MAX_PROCS   4096
+#define OPTS_MAX_SECONDS 1e7
+
+typedef int (*opt_apply_fn)(ucftrun_opts_t *o, const char *arg, char *err,
+                            size_t errlen);
+
+typedef struct opt_def {
+    const char *lng;  /* long name without "--" */
+    const char *shrt; /* single-dash name without "-" ("n", "np"), or NULL */
+    int has_arg;
+    opt_apply_fn apply;
+} opt_def_t;
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (err == NULL || errlen == 0)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+int ucftrun_opts_parse_seconds(const char *text, uint64_t *ns)
+{
+    char *end;
+    double s;
+
+    /* Digits and one '.', nothing else: rejects "inf", "nan", "0x10",
+     * "-1", " 1" and "1e3" (the last one only for simplicity). */
+    if (text == NULL || text[0] == '\0' ||
+        strspn(text, "0123456789.") != strlen(text))
+        return -1;
+    errno = 0;
+    s = strtod(text, &end);
+    if (errno != 0 || *end != '\0' || end == text || !isfinite(s) || s < 0 ||
+        s > OPTS_MAX_SECONDS)
+        return -1;
+    *ns = (uint64_t)llround(s * 1e9);
+    return 0;
+}
+
+static int parse_int(const char *text, long min, long max, long *out)
+{
+    char *end;
+    long v;
+
+    if (text == NULL || text[0] < '0' || text[0] > '9')
+        return -1;
+    errno = 0;
+    v = strtol(text, &end, 10);
+    if (errno != 0 || *end != '\0' || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int ucftrun_opts_parse_at(const char *text, int *target, uint64_t *at_ns)
+{
+    const char *at;
+    char rank[32];
+    long r;
+    uint64_t ns;
+
+    if (text == NULL || (at = strchr(text, '@')) == NULL)
+        return -1;
+    if ((size_t)(at - text) >= sizeof(rank))
+        return -1;
+    memcpy(rank, text, (size_t)(at - text));
+    rank[at - text] = '\0';
+    if (parse_int(rank, 0, INT_MAX, &r) != 0 ||
+        ucftrun_opts_parse_seconds(at + 1, &ns) != 0)
+        return -1;
+    *target = (int)r;
+    *at_ns = ns;
+    return 0;
+}
+
+static int apply_np(ucftrun_opts_t *o, const char *arg, char *err,
+                    size_t errlen)
+{
+    long n;
+
+    if (parse_int(arg, 1, OPTS_MAX_PROCS, &n) != 0) {
+        set_err(err, errlen,
+                "bad number of ranks '%s' (expected an integer from 1 to %d)",
+                arg, OPTS_MAX_PROCS);
+        return -1;
+    }
+    o->nprocs = (int)n;
+    return 0;
+}
+
+static int apply_tag_output(ucftrun_opts_t *o, const char *arg, char *err,
+                            size_t errlen)
+{
+    o->tag_output = 1;
+    return 0;
+}
+
+static int apply_timeout(ucftrun_opts_t *o, const char *arg, char *err,
+                         size_t errlen)
+{
+    uint64_t ns;
+
+    if (ucftrun_opts_parse_seconds(arg, &ns) != 0 || ns == 0) {
+        set_err(err, errlen,
+                "bad --timeout value '%s' (expected seconds > 0, e.g. 30 or "
+                "2.5)",
+                arg);
+        return -1;
+    }
+    o->timeout_ns = ns;
+    return 0;
+}
+
+static int apply_bind_to(ucftrun_opts_t *o, const char *arg, char *err,
+                         size_t errlen)
+{
+    if (strcmp(arg, "core") == 0) {
+        o->bind = UCFTRUN_BIND_CORE;
+    } else if (strcmp(arg, "none") == 0) {
+        o->bind = UCFTRUN_BIND_NONE;
+    } else {
+        set_err(err, errlen, "bad --bind-to value '%s' (expected core or none)",
+                arg);
+        return -1;
+    }
+    return 0;
+}
+
+static int add_inject(ucftrun_opts_t *o, ucftrun_inject_kind_t kind,
+                      const char *name, const char *arg, char *err,
+                      size_t errlen)
+{
+    ucftrun_inject_t inj = {.kind = kind, .target_kind = UCFTRUN_TARGET_RANK};
+
+    if (ucftrun_opts_parse_at(arg, &inj.target, &inj.at_ns) != 0) {
+        set_err(err, errlen,
+                "bad --%s value '%s' (expected RANK@SECONDS, e.g. 3@0.5)", name,
+                arg);
+        return -1;
+    }
+    if (o->ninjects == o->injects_cap) {
+        size_t cap = o->injects_cap ? 2 * o->injects_cap : 8;
+        ucftrun_inject_t *p = realloc(o->injects, cap * sizeof(*p));
+
+        if (p == NULL) {
+            set_err(err, errlen, "out of memory");
+            return -1;
+        }
+        o->injects = p;
+        o->injects_cap = cap;
+    }
+    o->injects[o->ninjects++] = inj;
+    return 0;
+}
+
+static int apply_kill(ucftrun_opts_t *o, const char *arg, char *err,
+                      size_t errlen)
+{
+    return add_inject(o, UCFTRUN_INJECT_KILL, "kill", arg, err, errlen);
+}
+
+static int apply_stop(ucftrun_opts_t *o, const char *arg, char *err,
+                      size_t errlen)
+{
+    return add_inject(o, UCFTRUN_INJECT_STOP, "stop", arg, err, errlen);
+}
+
+static int apply_abort_on_failure(ucftrun_opts_t *o, const char *arg, char *err,
+                                  size_t errlen)
+{
+    o->abort_on_failure = 1;
+    return 0;
+}
+
+static int apply_verbose(ucftrun_opts_t *o, const char *arg, char *err,
+                         size_t errlen)
+{
+    o->verbose++;
+    return 0;
+}
+
+static const opt_def_t opt_table[] = {
+    {"np", "n", 1, apply_np},
+    {NULL, "np", 1, apply_np},
+    {"tag-output", NULL, 0, apply_tag_output},
+    {"timeout", NULL, 1, apply_timeout},
+    {"bind-to", NULL, 1, apply_bind_to},
+    {"kill", NULL, 1, apply_kill},
+    {"stop", NULL, 1, apply_stop},
+    {"abort-on-failure", NULL, 0, apply_abort_on_failure},
+    {"verbose", "v", 0, apply_verbose},
+    /* --help and --version are handled before the table lookup. */
+};
+
+#define OPT_TABLE_LEN (sizeof(opt_table) / sizeof(opt_table[0]))
+
+/* Finds the option for word `w` ("-n", "--timeout=3", "-n4"). Sets *inline_arg
+ * to the text after '=' or after a single-letter short option. */
+static const opt_def_t *opt_lookup(const char *w, const char **inline_arg)
+{
+    *inline_arg = NULL;
+    if (w[1] == '-') {
+        const char *name = w + 2;
+        size_t len = strcspn(name, "=");
+
+        for (size_t i = 0; i < OPT_TABLE_LEN; i++) {
+            const char *l = opt_table[i].lng;
+            if (l != NULL && strlen(l) == len && strncmp(l, name, len) == 0) {
+                if (name[len] == '=')
+                    *inline_arg = name + len + 1;
+                return &opt_table[i];
+            }
+        }
+        return NULL;
+    }
+    for (size_t i = 0; i < OPT_TABLE_LEN; i++) {
+        const char *s = opt_table[i].shrt;
+        if (s != NULL && strcmp(s, w + 1) == 0)
+            return &opt_table[i];
+    }
+    /* "-n4": a one-letter option with its value attached. */
+    for (size_t i = 0; i < OPT_TABLE_LEN; i++) {
+        const char *s = opt_table[i].shrt;
+        if (s != NULL && s[1] == '\0' && opt_table[i].has_arg && w[1] == s[0] &&
+            w[2] != '\0') {
+            *inline_arg = w + 2;
+            return &opt_table[i];
+        }
+    }
+    return NULL;
+}
+
+ucftrun_action_t ucftrun_opts_parse(int argc, char *const argv[],
+                                    ucftrun_opts_t *opts, char *err,
+                                    size_t errlen)
+{
+    int i;
+
+    memset(opts, 0, sizeof(*opts));
+    set_err(err, errlen, "%s", "");
+    for (i = 1; i < argc; i++) {
+        const char *w = argv[i];
+        const char *arg;
+        const opt_def_t *def;
+
+        if (strcmp(w, "--") == 0) {
+            i++;
+            break;
+        }
+        if (w[0] != '-' || w[1] == '\0')
+            break; /* the program */
+        if (strcmp(w, "-h") == 0 || strcmp(w, "--help") == 0)
+            return UCFTRUN_ACTION_HELP;
+        if (strcmp(w, "--version") == 0 || strcmp(w, "-V") == 0)
+            return UCFTRUN_ACTION_VERSION;
+        def = opt_lookup(w, &arg);
+        if (def == NULL) {
+            set_err(err, errlen, "unknown option '%s'", w);
+            return UCFTRUN_ACTION_ERROR;
+        }
+        if (!def->has_arg && arg != NULL) {
+            set_err(err, errlen, "option '--%s' takes no value", def->lng);
+            return UCFTRUN_ACTION_ERROR;
+        }
+        if (def->has_arg && arg == NULL) {
+            if (i + 1 >= argc) {
+                set_err(err, errlen, "option '%s' needs a value", w);
+                return UCFTRUN_ACTION_ERROR;
+            }
+            arg = argv[++i];
+        }
+        if (def->apply(opts, arg, err, errlen) != 0)
+            return UCFTRUN_ACTION_ERROR;
+    }
+
+    if (opts->nprocs == 0) {
+        set_err(err, errlen, "missing -n N (the number of ranks)");
+        return UCFTRUN_ACTION_ERROR;
+    }
+    if (i >= argc || argv[i][0] == '\0') {
+        set_err(err, errlen, "missing program to run");
+        return UCFTRUN_ACTION_ERROR;
+    }
+    for (size_t k = 0; k < opts->ninjects; k++) {
+        const ucftrun_inject_t *inj = &opts->injects[k];
+        if (inj->target >= opts->nprocs) {
+            set_err(err, errlen,
+                    "--%s rank %d is out of range (the job has %d rank%s)",
+                    inj->kind == UCFTRUN_INJECT_KILL ? "kill" : "stop",
+                    inj->target, opts->nprocs, opts->nprocs == 1 ? "" : "s");
+            return UCFTRUN_ACTION_ERROR;
+        }
+    }
+    opts->prog_argv = &argv[i];
+    opts->prog_argc = argc - i;
+    return UCFTRUN_ACTION_RUN;
+}
+
+void ucftrun_opts_free(ucftrun_opts_t *opts)
+{
+    free(opts->injects);
+    opts->injects = NULL;
+    opts->ninjects = opts->injects_cap = 0;
+}
+
+static int check_exec(const char *file, char *err, size_t errlen)
+{
+    struct stat st;
+
+    if (stat(file, &st) != 0) {
+        set_err(err, errlen, "program '%s' not found (%s)", file,
+                strerror(errno));
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        set_err(err, errlen, "program '%s' is not a regular file", file);
+        return -1;
+    }
+    if (access(file, X_OK) != 0) {
+        set_err(err, errlen, "program '%s' is not executable", file);
+        return -1;
+    }
+    return 0;
+}
+
+int ucftrun_opts_find_program(const char *prog, const char *path, char *out,
+                              size_t outlen, char *err, size_t errlen)
+{
+    const char *p;
+
+    if (strchr(prog, '/') != NULL) {
+        if (check_exec(prog, err, errlen) != 0)
+            return -1;
+        if ((size_t)snprintf(out, outlen, "%s", prog) >= outlen) {
+            set_err(err, errlen, "program path too long");
+            return -1;
+        }
+        return 0;
+    }
+    if (path == NULL)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    for (p = path;; p += strcspn(p, ":") + 1) {
+        size_t len = strcspn(p, ":");
+        int n;
+        struct stat st;
+
+        /* An empty PATH element means the current directory. */
+        if (len == 0)
+            n = snprintf(out, outlen, "./%s", prog);
+        else
+            n = snprintf(out, outlen, "%.*s/%s", (int)len, p, prog);
+        if (n > 0 && (size_t)n < outlen && stat(out, &st) == 0 &&
+            S_ISREG(st.st_mode) && access(out, X_OK) == 0)
+            return 0;
+        if (p[len] == '\0')
+            break;
+    }
+    set_err(err, errlen, "program '%s' not found in PATH", prog);
+    return -1;
+}
+
+const char *ucftrun_opts_usage(void)
+{
+    return "Usage: ucftrun -n N [options] program [args...]\n"
+           "Start N ranks of `program` on this node under a PMIx server.\n"
+           "\n"
+           "Options:\n"
+           "  -n, -np, --np N      number of ranks (required)\n"
+           "  --tag-output         prefix each output line with \"[R] \"\n"
+           "  --timeout S          kill the job after S seconds (exit 124)\n"
+           "  --bind-to core|none  bind rank i to core i mod ncores "
+           "(default none)\n"
+           "  --kill R@S           SIGKILL rank R S seconds after start "
+           "(repeatable)\n"
+           "  --stop R@S           SIGSTOP rank R S seconds after start "
+           "(repeatable)\n"
+           "  --abort-on-failure   kill the job at the first abnormal "
+           "death\n"
+           "  -v, --verbose        launcher debug messages on stderr\n"
+           "  -h, --help           show this help\n"
+           "  --version            show the version\n"
+           "\n"
+           "S may be fractional (0.25). Exit status: 0 if every rank not\n"
+           "killed on purpose exited 0; else the first failing rank's exit\n"
+           "code or 128+signal; 124 on timeout; 2 for a bad command line.\n"
+           "See docs/launcher.md.\n";
+}

@@ -1,0 +1,335 @@
+/*
+ * Unit tests of ucftrun's option parsing (launcher/opts.c) and injection
+ * schedule (launcher/inject.c): accepted command lines give the right
+ * struct, every bad one gives UCFTRUN_ACTION_ERROR (exit status 2) with a
+ * message naming the problem.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "launcher/inject.h"
+#include "launcher/opts.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define ARGV(...) ((char *const[]){"ucftrun", __VA_ARGS__, NULL})
+#define ARGC(...)                                                              \
+    ((int)(sizeof((char *[]){"ucftrun", __VA_ARGS__}) / sizeof(char *)))
+
+typedef struct parsed {
+    ucftrun_opts_t opts;
+    ucftrun_action_t action;
+    char err[256];
+} parsed_t;
+
+#define PARSE(p, ...)                                                          \
+    ((p)->action = ucftrun_opts_parse(ARGC(__VA_ARGS__), ARGV(__VA_ARGS__),    \
+                                      &(p)->opts, (p)->err, sizeof((p)->err)))
+
+/* A bad command line: error action, the message contains `needle`. */
+#define ASSERT_BAD(needle, ...)                                                \
+    do {                                                                       \
+        parsed_t p_;                                                           \
+        assert_int_equal(PARSE(&p_, __VA_ARGS__), UCFTRUN_ACTION_ERROR);       \
+        if (strstr(p_.err, needle) == NULL)                                    \
+            fail_msg("error '%s' does not mention '%s'", p_.err, needle);      \
+        assert_null(strchr(p_.err, '\n'));                                     \
+        ucftrun_opts_free(&p_.opts);                                           \
+    } while (0)
+
+static void test_launcher_opts_minimal(void **state)
+{
+    parsed_t p;
+
+    assert_int_equal(PARSE(&p, "-n", "4", "prog"), UCFTRUN_ACTION_RUN);
+    assert_int_equal(p.opts.nprocs, 4);
+    assert_int_equal(p.opts.prog_argc, 1);
+    assert_string_equal(p.opts.prog_argv[0], "prog");
+    assert_null(p.opts.prog_argv[1]);
+    assert_int_equal(p.opts.bind, UCFTRUN_BIND_NONE);
+    assert_int_equal(p.opts.tag_output, 0);
+    assert_int_equal(p.opts.timeout_ns, 0);
+    assert_int_equal(p.opts.ninjects, 0);
+    assert_int_equal(p.opts.abort_on_failure, 0);
+    ucftrun_opts_free(&p.opts);
+}
+
+static void test_launcher_opts_np_spellings(void **state)
+{
+    const char *forms[][2] = {{"-n", "3"}, {"-np", "3"}, {"--np", "3"}};
+    parsed_t p;
+
+    for (size_t i = 0; i < 3; i++) {
+        char *argv[] = {"ucftrun", (char *)forms[i][0], (char *)forms[i][1],
+                        "prog", NULL};
+        assert_int_equal(
+            ucftrun_opts_parse(4, argv, &p.opts, p.err, sizeof(p.err)),
+            UCFTRUN_ACTION_RUN);
+        assert_int_equal(p.opts.nprocs, 3);
+        ucftrun_opts_free(&p.opts);
+    }
+    assert_int_equal(PARSE(&p, "-n7", "prog"), UCFTRUN_ACTION_RUN);
+    assert_int_equal(p.opts.nprocs, 7);
+    ucftrun_opts_free(&p.opts);
+    assert_int_equal(PARSE(&p, "--np=5", "prog"), UCFTRUN_ACTION_RUN);
+    assert_int_equal(p.opts.nprocs, 5);
+    ucftrun_opts_free(&p.opts);
+}
+
+static void test_launcher_opts_all_options(void **state)
+{
+    parsed_t p;
+
+    assert_int_equal(PARSE(&p, "-n", "8", "--tag-output", "--timeout", "2.5",
+                           "--bind-to=core", "--kill", "3@0.25", "--stop",
+                           "1@2", "--kill=0@0", "--abort-on-failure", "-v",
+                           "--verbose", "prog", "-n", "1", "--kill", "x"),
+                     UCFTRUN_ACTION_RUN);
+    assert_int_equal(p.opts.nprocs, 8);
+    assert_int_equal(p.opts.tag_output, 1);
+    assert_int_equal(p.opts.timeout_ns, 2500000000ull);
+    assert_int_equal(p.opts.bind, UCFTRUN_BIND_CORE);
+    assert_int_equal(p.opts.abort_on_failure, 1);
+    assert_int_equal(p.opts.verbose, 2);
+    assert_int_equal(p.opts.ninjects, 3);
+    assert_int_equal(p.opts.injects[0].kind, UCFTRUN_INJECT_KILL);
+    assert_int_equal(p.opts.injects[0].target, 3);
+    assert_int_equal(p.opts.injects[0].at_ns, 250000000ull);
+    assert_int_equal(p.opts.injects[1].kind, UCFTRUN_INJECT_STOP);
+    assert_int_equal(p.opts.injects[1].target, 1);
+    assert_int_equal(p.opts.injects[1].at_ns, 2000000000ull);
+    assert_int_equal(p.opts.injects[2].target, 0);
+    assert_int_equal(p.opts.injects[2].at_ns, 0);
+    /* Everything after the program belongs to the program. */
+    assert_int_equal(p.opts.prog_argc, 5);
+    assert_string_equal(p.opts.prog_argv[1], "-n");
+    assert_string_equal(p.opts.prog_argv[4], "x");
+    ucftrun_opts_free(&p.opts);
+}
+
+static void test_launcher_opts_double_dash_ends_options(void **state)
+{
+    parsed_t p;
+
+    assert_int_equal(PARSE(&p, "-n", "2", "--", "-weird-prog", "a"),
+                     UCFTRUN_ACTION_RUN);
+    assert_string_equal(p.opts.prog_argv[0], "-weird-prog");
+    assert_int_equal(p.opts.prog_argc, 2);
+    ucftrun_opts_free(&p.opts);
+}
+
+static void test_launcher_opts_many_injections(void **state)
+{
+    char *argv[2 + 2 * 40 + 2];
+    char vals[40][16];
+    int argc = 0;
+    parsed_t p;
+
+    argv[argc++] = "ucftrun";
+    argv[argc++] = "-n64";
+    for (int i = 0; i < 40; i++) {
+        snprintf(vals[i], sizeof(vals[i]), "%d@%d", i, 40 - i);
+        argv[argc++] = i % 2 ? "--kill" : "--stop";
+        argv[argc++] = vals[i];
+    }
+    argv[argc++] = "prog";
+    argv[argc] = NULL;
+    assert_int_equal(
+        ucftrun_opts_parse(argc, argv, &p.opts, p.err, sizeof(p.err)),
+        UCFTRUN_ACTION_RUN);
+    assert_int_equal(p.opts.ninjects, 40);
+    assert_int_equal(p.opts.injects[39].target, 39);
+    ucftrun_opts_free(&p.opts);
+}
+
+static void test_launcher_opts_help_and_version(void **state)
+{
+    parsed_t p;
+
+    assert_int_equal(PARSE(&p, "--help"), UCFTRUN_ACTION_HELP);
+    ucftrun_opts_free(&p.opts);
+    assert_int_equal(PARSE(&p, "-h"), UCFTRUN_ACTION_HELP);
+    ucftrun_opts_free(&p.opts);
+    /* Options are read in order: an error before --help is reported. */
+    assert_int_equal(PARSE(&p, "-n", "0", "--help"), UCFTRUN_ACTION_ERROR);
+    ucftrun_opts_free(&p.opts);
+    assert_int_equal(PARSE(&p, "--version"), UCFTRUN_ACTION_VERSION);
+    ucftrun_opts_free(&p.opts);
+    assert_non_null(strstr(ucftrun_opts_usage(), "--tag-output"));
+}
+
+static void test_launcher_opts_bad_unknown_option(void **state)
+{
+    ASSERT_BAD("unknown option '--frobnicate'", "--frobnicate", "-n", "2",
+               "prog");
+    ASSERT_BAD("unknown option '-x'", "-n", "2", "-x", "prog");
+    ASSERT_BAD("takes no value", "-n", "2", "--tag-output=yes", "prog");
+}
+
+static void test_launcher_opts_bad_nprocs(void **state)
+{
+    ASSERT_BAD("missing -n", "prog");
+    ASSERT_BAD("bad number of ranks '0'", "-n", "0", "prog");
+    ASSERT_BAD("bad number of ranks '-3'", "-n", "-3", "prog");
+    ASSERT_BAD("bad number of ranks 'four'", "-n", "four", "prog");
+    ASSERT_BAD("bad number of ranks '2x'", "-n", "2x", "prog");
+    ASSERT_BAD("bad number of ranks '99999999999999999999'", "-n",
+               "99999999999999999999", "prog");
+    ASSERT_BAD("needs a value", "-n");
+}
+
+static void test_launcher_opts_bad_missing_program(void **state)
+{
+    ASSERT_BAD("missing program", "-n", "2");
+    ASSERT_BAD("missing program", "-n", "2", "--");
+    ASSERT_BAD("missing program", "-n", "2", "");
+}
+
+static void test_launcher_opts_bad_inject(void **state)
+{
+    ASSERT_BAD("bad --kill value '3'", "-n", "4", "--kill", "3", "prog");
+    ASSERT_BAD("bad --kill value '@1'", "-n", "4", "--kill", "@1", "prog");
+    ASSERT_BAD("bad --kill value '1@'", "-n", "4", "--kill", "1@", "prog");
+    ASSERT_BAD("bad --kill value '-1@1'", "-n", "4", "--kill=-1@1", "prog");
+    ASSERT_BAD("bad --stop value '1@-2'", "-n", "4", "--stop", "1@-2", "prog");
+    ASSERT_BAD("bad --stop value '1@nan'", "-n", "4", "--stop", "1@nan",
+               "prog");
+    ASSERT_BAD("bad --stop value '1@1s'", "-n", "4", "--stop", "1@1s", "prog");
+    ASSERT_BAD("--kill rank 4 is out of range (the job has 4 ranks)", "-n", "4",
+               "--kill", "4@1", "prog");
+    /* The range is checked after -n, wherever -n appears. */
+    ASSERT_BAD("--stop rank 2 is out of range (the job has 1 rank)", "--stop",
+               "2@0.5", "-n", "1", "prog");
+    ASSERT_BAD("needs a value", "-n", "4", "--kill");
+}
+
+static void test_launcher_opts_bad_timeout_and_bind(void **state)
+{
+    ASSERT_BAD("bad --timeout value 'soon'", "-n", "1", "--timeout", "soon",
+               "prog");
+    ASSERT_BAD("bad --timeout value '0'", "-n", "1", "--timeout", "0", "prog");
+    ASSERT_BAD("bad --timeout value 'inf'", "-n", "1", "--timeout=inf", "prog");
+    ASSERT_BAD("bad --bind-to value 'socket'", "-n", "1", "--bind-to", "socket",
+               "prog");
+}
+
+static void test_launcher_opts_parse_at(void **state)
+{
+    int r;
+    uint64_t ns;
+
+    assert_int_equal(ucftrun_opts_parse_at("12@0.125", &r, &ns), 0);
+    assert_int_equal(r, 12);
+    assert_int_equal(ns, 125000000ull);
+    assert_int_equal(ucftrun_opts_parse_at("0@3", &r, &ns), 0);
+    assert_int_equal(ns, 3000000000ull);
+    assert_int_equal(ucftrun_opts_parse_at("1@2@3", &r, &ns), -1);
+    assert_int_equal(ucftrun_opts_parse_at("x@1", &r, &ns), -1);
+    assert_int_equal(ucftrun_opts_parse_at("", &r, &ns), -1);
+    assert_int_equal(ucftrun_opts_parse_seconds("1e3", &ns), -1);
+}
+
+static void test_launcher_opts_find_program(void **state)
+{
+    char dir[] = "/tmp/ucftrun-opts-XXXXXX";
+    char exe[64], noexec[64], out[256], err[256], path[128];
+    FILE *f;
+
+    assert_non_null(mkdtemp(dir));
+    snprintf(exe, sizeof(exe), "%s/tool", dir);
+    snprintf(noexec, sizeof(noexec), "%s/data", dir);
+    f = fopen(exe, "w");
+    assert_non_null(f);
+    fclose(f);
+    assert_int_equal(chmod(exe, 0755), 0);
+    f = fopen(noexec, "w");
+    assert_non_null(f);
+    fclose(f);
+    snprintf(path, sizeof(path), "/nonexistent:%s", dir);
+
+    assert_int_equal(ucftrun_opts_find_program("tool", path, out, sizeof(out),
+                                               err, sizeof(err)),
+                     0);
+    assert_string_equal(out, exe);
+    assert_int_equal(ucftrun_opts_find_program(exe, NULL, out, sizeof(out), err,
+                                               sizeof(err)),
+                     0);
+    assert_int_equal(ucftrun_opts_find_program("data", path, out, sizeof(out),
+                                               err, sizeof(err)),
+                     -1);
+    assert_non_null(strstr(err, "not found in PATH"));
+    assert_int_equal(ucftrun_opts_find_program(noexec, path, out, sizeof(out),
+                                               err, sizeof(err)),
+                     -1);
+    assert_non_null(strstr(err, "not executable"));
+    assert_int_equal(ucftrun_opts_find_program(dir, path, out, sizeof(out), err,
+                                               sizeof(err)),
+                     -1);
+    assert_non_null(strstr(err, "not a regular file"));
+    assert_int_equal(ucftrun_opts_find_program("./no/such", path, out,
+                                               sizeof(out), err, sizeof(err)),
+                     -1);
+    assert_non_null(strstr(err, "not found"));
+
+    unlink(exe);
+    unlink(noexec);
+    rmdir(dir);
+}
+
+static void test_launcher_opts_inject_schedule(void **state)
+{
+    ucftrun_inject_t ev[] = {
+        {UCFTRUN_INJECT_STOP, UCFTRUN_TARGET_RANK, 1, 500},
+        {UCFTRUN_INJECT_KILL, UCFTRUN_TARGET_RANK, 2, 100},
+        {UCFTRUN_INJECT_KILL, UCFTRUN_TARGET_RANK, 3, 500},
+    };
+    ucftrun_inject_sched_t s;
+    const ucftrun_inject_t *e;
+
+    assert_int_equal(ucftrun_inject_sched_init(&s, ev, 3), 0);
+    assert_int_equal(ucftrun_inject_next_ns(&s), 100);
+    assert_null(ucftrun_inject_pop_due(&s, 99));
+    e = ucftrun_inject_pop_due(&s, 100);
+    assert_non_null(e);
+    assert_int_equal(e->target, 2);
+    assert_int_equal(ucftrun_inject_signal(e->kind), SIGKILL);
+    assert_null(ucftrun_inject_pop_due(&s, 499));
+    /* Same time: command-line order. */
+    e = ucftrun_inject_pop_due(&s, 1000);
+    assert_int_equal(e->target, 1);
+    assert_int_equal(ucftrun_inject_signal(e->kind), SIGSTOP);
+    e = ucftrun_inject_pop_due(&s, 1000);
+    assert_int_equal(e->target, 3);
+    assert_null(ucftrun_inject_pop_due(&s, 1000));
+    assert_int_equal(ucftrun_inject_next_ns(&s), UINT64_MAX);
+    ucftrun_inject_sched_free(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_launcher_opts_minimal),
+        cmocka_unit_test(test_launcher_opts_np_spellings),
+        cmocka_unit_test(test_launcher_opts_all_options),
+        cmocka_unit_test(test_launcher_opts_double_dash_ends_options),
+        cmocka_unit_test(test_launcher_opts_many_injections),
+        cmocka_unit_test(test_launcher_opts_help_and_version),
+        cmocka_unit_test(test_launcher_opts_bad_unknown_option),
+        cmocka_unit_test(test_launcher_opts_bad_nprocs),
+        cmocka_unit_test(test_launcher_opts_bad_missing_program),
+        cmocka_unit_test(test_launcher_opts_bad_inject),
+        cmocka_unit_test(test_launcher_opts_bad_timeout_and_bind),
+        cmocka_unit_test(test_launcher_opts_parse_at),
+        cmocka_unit_test(test_launcher_opts_find_program),
+        cmocka_unit_test(test_launcher_opts_inject_schedule),
+    };
+    return cmocka_run_group_tests_name("launcher_opts", tests, NULL, NULL);
+}
