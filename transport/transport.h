@@ -57,7 +57,15 @@ struct tp_req {
     ucft_status_t status; /* out: final status */
     uint64_t tag;         /* out (recv): the matched message's tag */
     size_t length;        /* out (recv): bytes written into the buffer */
-    void *priv;           /* backend-private */
+    /* Backend-private scratch, set at post time (never after: a backend may
+     * complete the operation before its post call returns to it). */
+    void *priv;
+    void *priv_owner;
+    void *priv_buf;
+    size_t priv_len;
+    uint64_t priv_tag;
+    uint64_t priv_mask;
+    int priv_peer;
 };
 
 typedef struct tp_probe_info {

@@ -7,8 +7,8 @@
  *   callback returns, with UCP_ERR_HANDLING_MODE_PEER; an endpoint error is
  *   queued and reported through peer_error_cb after ucp_worker_progress
  *   returns, never from inside UCX.
- * - Per-operation state lives inside the UCX request (request_size), so the
- *   failure-free path allocates nothing.
+ * - Per-operation state lives in the caller's tp_req_t (passed to UCX as
+ *   user_data at post time), so the failure-free path allocates nothing.
  * - Receives from a rank declared failed (peer_failed) are dropped and the
  *   receive is posted again: survivors never see messages of a fenced rank.
  * - Completions caused by tp_cancel() are deferred to the next progress
@@ -38,17 +38,6 @@ typedef struct tp_ucp_peer {
     uint8_t error_reported;
 } tp_ucp_peer_t;
 
-/* Lives inside every UCX request (ucp_params.request_size). */
-typedef struct tp_ucp_rq {
-    tp_req_t *req;
-    tp_ucp_t *tp;
-    void *buf;
-    size_t len;
-    uint64_t tag;
-    uint64_t mask;
-    int peer; /* send: destination; recv: -1 */
-} tp_ucp_rq_t;
-
 struct tp_ucp {
     tp_t super;
     ucp_context_h context;
@@ -62,6 +51,7 @@ struct tp_ucp {
     ucft_timerq_t timers;
     unsigned outstanding; /* live UCX requests */
     int deferring;        /* inside ucp_request_cancel */
+    int posting;          /* inside ucp_tag_recv_nbx */
     tp_req_t *deferred;   /* completions to run at next progress (via priv) */
     int *errors;          /* ranks with an endpoint error to report */
     size_t nerrors, errors_cap;
@@ -217,12 +207,10 @@ static void ep_close(tp_ucp_t *tp, ucp_ep_h ep)
 
 static void send_cb(void *request, ucs_status_t status, void *user_data)
 {
-    tp_ucp_rq_t *rq = request;
-    tp_ucp_t *tp = rq->tp;
-    tp_req_t *req = rq->req;
-    (void)user_data;
+    tp_req_t *req = user_data;
+    tp_ucp_t *tp = req->priv_owner;
     req->status = from_ucs(status);
-    if (req->status != UCFT_OK && tp->peers[rq->peer].state == PEER_FAILED)
+    if (req->status != UCFT_OK && tp->peers[req->priv_peer].state == PEER_FAILED)
         req->status = UCFT_ERR_PROC_FAILED;
     tp->outstanding--;
     ucp_request_free(request);
@@ -241,112 +229,108 @@ static ucft_status_t tp_ucp_send(tp_t *t, int dst, uint64_t tag,
     st = ep_get(tp, dst, &ep);
     if (st != UCFT_OK)
         return st;
-    ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK,
-                             .cb.send = send_cb};
+    ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
+                                             UCP_OP_ATTR_FIELD_USER_DATA,
+                             .cb.send = send_cb,
+                             .user_data = req};
+    req->priv_owner = tp;
+    req->priv_peer = dst;
+    req->priv = NULL;
+    tp->outstanding++;
     void *r = ucp_tag_send_nbx(ep, buf, len, tag, &p);
+    if (r == NULL || UCS_PTR_IS_ERR(r))
+        tp->outstanding--;
     if (r == NULL)
         return UCFT_OK;
     if (UCS_PTR_IS_ERR(r))
         return tp->peers[dst].state == PEER_FAILED
                    ? UCFT_ERR_PROC_FAILED
                    : from_ucs(UCS_PTR_STATUS(r));
-    tp_ucp_rq_t *rq = r;
-    rq->req = req;
-    rq->tp = tp;
-    rq->peer = dst;
     req->priv = r;
-    tp->outstanding++;
     return UCFT_INPROGRESS;
 }
 
-static void *post_recv(tp_ucp_t *tp, void *buf, size_t len, uint64_t tag,
-                       uint64_t mask, ucp_tag_recv_info_t *info);
+static void *post_recv(tp_ucp_t *tp, tp_req_t *req);
+
+/* Receives are posted with UCP_OP_ATTR_FLAG_NO_IMM_CMPL: UCX 1.13 does not
+ * fill recv_info when a receive completes inside ucp_tag_recv_nbx, so we
+ * let it run this callback there instead. A completion during the post is
+ * recorded and reported as "done at once" by tp_ucp_recv (T2, T3). */
+#define RECV_DONE_AT_POST ((void *)1)
 
 static void recv_cb(void *request, ucs_status_t status,
                     const ucp_tag_recv_info_t *info, void *user_data)
 {
-    tp_ucp_rq_t *rq = request;
-    tp_ucp_t *tp = rq->tp;
-    tp_req_t *req = rq->req;
-    (void)user_data;
+    tp_req_t *req = user_data;
+    tp_ucp_t *tp = req->priv_owner;
+    /* `info` lives inside the UCX request: read it before freeing that. */
+    uint64_t sender_tag = info->sender_tag;
+    size_t length = info->length;
 
-    if (status == UCS_OK && peer_is_failed(tp, info->sender_tag)) {
+    ucp_request_free(request);
+    if (status == UCS_OK && peer_is_failed(tp, sender_tag)) {
         /* A message of a fenced rank: drop it and keep waiting. */
-        ucp_tag_recv_info_t again;
-        void *r = post_recv(tp, rq->buf, rq->len, rq->tag, rq->mask, &again);
-        if (r != NULL && !UCS_PTR_IS_ERR(r)) {
-            tp_ucp_rq_t *nrq = r;
-            *nrq = *rq;
-            req->priv = r;
-            ucp_request_free(request);
+        void *r = post_recv(tp, req);
+        if (!UCS_PTR_IS_ERR(r)) {
+            if (req->priv != RECV_DONE_AT_POST) {
+                req->priv = r; /* still pending */
+            } else if (!tp->posting) {
+                req->priv = NULL; /* completed inside the repost */
+                complete(tp, req);
+            }
             return;
         }
-        status = r == NULL ? UCS_OK : UCS_PTR_STATUS(r);
-        if (r == NULL) {
-            req->tag = again.sender_tag;
-            req->length = again.length;
-        }
+        status = UCS_PTR_STATUS(r);
     } else {
-        req->tag = info->sender_tag;
-        req->length = status == UCS_OK ? info->length : 0;
+        req->tag = sender_tag;
+        /* On truncation: the size of the message that did not fit. */
+        req->length = length;
     }
-    if (status == UCS_ERR_MESSAGE_TRUNCATED)
-        req->length = info->length; /* the size that did not fit */
     req->status = from_ucs(status);
     tp->outstanding--;
-    ucp_request_free(request);
+    if (tp->posting) {
+        req->priv = RECV_DONE_AT_POST;
+        return;
+    }
     complete(tp, req);
 }
 
-static void *post_recv(tp_ucp_t *tp, void *buf, size_t len, uint64_t tag,
-                       uint64_t mask, ucp_tag_recv_info_t *info)
+static void *post_recv(tp_ucp_t *tp, tp_req_t *req)
 {
     ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
-                                             UCP_OP_ATTR_FIELD_RECV_INFO,
+                                             UCP_OP_ATTR_FIELD_USER_DATA |
+                                             UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
                              .cb.recv = recv_cb,
-                             .recv_info.tag_info = info};
-    for (;;) {
-        void *r = ucp_tag_recv_nbx(tp->worker, buf, len, tag, mask, &p);
-        if (r != NULL || !peer_is_failed(tp, info->sender_tag))
-            return r;
-        /* Completed at once with a fenced rank's message: drop it. */
-    }
+                             .user_data = req};
+    tp->posting++;
+    void *r = ucp_tag_recv_nbx(tp->worker, req->priv_buf, req->priv_len,
+                               req->priv_tag, req->priv_mask, &p);
+    tp->posting--;
+    return r;
 }
 
 static ucft_status_t tp_ucp_recv(tp_t *t, uint64_t tag, uint64_t mask,
                                  void *buf, size_t len, tp_req_t *req)
 {
     tp_ucp_t *tp = TP(t);
-    ucp_tag_recv_info_t info;
-    void *r = post_recv(tp, buf, len, tag, mask, &info);
-
-    if (r == NULL) {
-        req->tag = info.sender_tag;
-        req->length = info.length;
-        req->status = UCFT_OK;
+    req->priv_owner = tp;
+    req->priv_buf = buf;
+    req->priv_len = len;
+    req->priv_tag = tag;
+    req->priv_mask = mask;
+    req->priv_peer = -1;
+    req->priv = NULL;
+    tp->outstanding++;
+    void *r = post_recv(tp, req);
+    if (req->priv == RECV_DONE_AT_POST) {
+        req->priv = NULL; /* status, tag and length are set */
         return UCFT_OK;
     }
     if (UCS_PTR_IS_ERR(r)) {
-        ucft_status_t st = from_ucs(UCS_PTR_STATUS(r));
-        if (st == UCFT_ERR_TRUNCATED) {
-            /* Completed at once, but did not fit. */
-            req->tag = info.sender_tag;
-            req->length = info.length;
-            req->status = st;
-            return UCFT_OK;
-        }
-        return st;
+        tp->outstanding--;
+        return from_ucs(UCS_PTR_STATUS(r));
     }
-    tp_ucp_rq_t *rq = r;
-    rq->req = req;
-    rq->tp = tp;
-    rq->buf = buf;
-    rq->len = len;
-    rq->tag = tag;
-    rq->mask = mask;
-    rq->peer = -1;
     req->priv = r;
-    tp->outstanding++;
     return UCFT_INPROGRESS;
 }
 
@@ -615,11 +599,10 @@ ucft_status_t tp_ucp_create(const tp_ucp_params_t *params, tp_t **tp_p)
         ucp_config_modify(cfg, "KEEPALIVE_INTERVAL", v);
     }
     ucp_params_t pp = {
-        .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_REQUEST_SIZE |
+        .field_mask = UCP_PARAM_FIELD_FEATURES |
                       UCP_PARAM_FIELD_TAG_SENDER_MASK |
                       UCP_PARAM_FIELD_ESTIMATED_NUM_EPS,
         .features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP,
-        .request_size = sizeof(tp_ucp_rq_t),
         .tag_sender_mask = UCFT_TAG_SRC_MASK,
         .estimated_num_eps = (size_t)params->size,
     };

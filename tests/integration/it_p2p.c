@@ -1,0 +1,292 @@
+/*
+ * Point-to-point integration checks, run as a real job (ucftrun, mpirun).
+ * Usage: it_p2p MODE [args]. Every rank checks its own outcomes and exits
+ * non-zero on the first violation, naming it; the launcher's exit status
+ * is the test's verdict.
+ *
+ * Modes:
+ *   pairs     every rank sends a distinct payload to every rank (itself
+ *             included) with isend/irecv; contents and info checked
+ *   ring      a token goes around the ring twice; sum checked at rank 0
+ *   anysource rank 0 receives one message from every other rank with
+ *             ANY_SOURCE / ANY_TAG (after probing); senders, tags, lengths
+ *   truncate  a 64-byte message into a 16-byte buffer: UCFT_ERR_TRUNCATED,
+ *             nothing written past the buffer
+ *   cancel    a receive that never matches, cancelled: UCFT_ERR_CANCELED
+ *   misuse    invalid arguments: UCFT_ERR_INVALID_PARAM, no crash
+ *   killwait  every survivor waits for a message from the last rank, which
+ *             the launcher kills (--kill): UCFT_ERR_PROC_FAILED within the
+ *             bound given as argument (seconds); rank 0 also has a pending
+ *             ANY_SOURCE receive that must end with PROC_FAILED_PENDING
+ *   wait      every rank but the last waits for a message from the last
+ *             rank, forever (for --stop + --timeout)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <ucft.h>
+
+#define CHECK(cond, ...)                                                       \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            fprintf(stderr, "rank %d: CHECK FAILED %s:%d: %s: ", g_rank,       \
+                    __FILE__, __LINE__, #cond);                                \
+            fprintf(stderr, __VA_ARGS__);                                      \
+            fprintf(stderr, "\n");                                             \
+            exit(1);                                                           \
+        }                                                                      \
+    } while (0)
+
+#define CHECK_ST(st, want)                                                     \
+    CHECK((st) == (want), "got %s, expected %s", ucft_status_name(st),         \
+          ucft_status_name(want))
+
+static int g_rank = -1; /* for messages only */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void mode_pairs(ucft_comm_h w, int rank, int size)
+{
+    long *out = calloc((size_t)size, sizeof(long));
+    long *in = calloc((size_t)size, sizeof(long));
+    ucft_request_h *reqs = calloc(2 * (size_t)size, sizeof(*reqs));
+    ucft_info_t *infos = calloc(2 * (size_t)size, sizeof(*infos));
+    CHECK(out && in && reqs && infos, "out of memory");
+    for (int p = 0; p < size; p++) {
+        CHECK_ST(ucft_irecv(w, &in[p], sizeof(long), p, 100 + p, &reqs[p]),
+                 UCFT_OK);
+    }
+    for (int p = 0; p < size; p++) {
+        out[p] = (long)rank * 1000 + p;
+        CHECK_ST(ucft_isend(w, &out[p], sizeof(long), p, 100 + rank,
+                            &reqs[size + p]),
+                 UCFT_OK);
+    }
+    CHECK_ST(ucft_waitall(2 * (size_t)size, reqs, infos), UCFT_OK);
+    for (int p = 0; p < size; p++) {
+        CHECK(reqs[p] == NULL, "request not released");
+        CHECK(in[p] == (long)p * 1000 + rank, "from %d: got %ld", p, in[p]);
+        CHECK(infos[p].source == p && infos[p].tag == 100 + p &&
+                  infos[p].length == sizeof(long),
+              "info from %d: source %d tag %d length %zu", p, infos[p].source,
+              infos[p].tag, infos[p].length);
+    }
+    free(out);
+    free(in);
+    free(reqs);
+    free(infos);
+}
+
+static void mode_ring(ucft_comm_h w, int rank, int size)
+{
+    long token = 0;
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    for (int lap = 0; lap < 2; lap++) {
+        if (rank == 0) {
+            CHECK_ST(ucft_send(w, &token, sizeof(token), right, 1), UCFT_OK);
+            CHECK_ST(ucft_recv(w, &token, sizeof(token), left, 1, NULL),
+                     UCFT_OK);
+        } else {
+            CHECK_ST(ucft_recv(w, &token, sizeof(token), left, 1, NULL),
+                     UCFT_OK);
+            token += rank;
+            CHECK_ST(ucft_send(w, &token, sizeof(token), right, 1), UCFT_OK);
+        }
+    }
+    if (rank == 0) {
+        long want = (long)size * (size - 1); /* two laps */
+        CHECK(token == want, "token %ld, expected %ld", token, want);
+    }
+}
+
+static void mode_anysource(ucft_comm_h w, int rank, int size)
+{
+    if (rank != 0) {
+        char msg[32];
+        int len = snprintf(msg, sizeof(msg), "from %d", rank) + 1;
+        CHECK_ST(ucft_send(w, msg, (size_t)len, 0, 500 + rank), UCFT_OK);
+        return;
+    }
+    int *seen = calloc((size_t)size, sizeof(int));
+    for (int i = 1; i < size; i++) {
+        ucft_info_t pinfo, info;
+        char msg[32];
+        CHECK_ST(ucft_probe(w, UCFT_ANY_SOURCE, UCFT_ANY_TAG, &pinfo),
+                 UCFT_OK);
+        CHECK(pinfo.source > 0 && pinfo.source < size, "probe source %d",
+              pinfo.source);
+        CHECK_ST(ucft_recv(w, msg, sizeof(msg), UCFT_ANY_SOURCE, UCFT_ANY_TAG,
+                           &info),
+                 UCFT_OK);
+        CHECK(info.source > 0 && info.source < size && !seen[info.source],
+              "source %d", info.source);
+        seen[info.source] = 1;
+        CHECK(info.tag == 500 + info.source, "tag %d from %d", info.tag,
+              info.source);
+        char want[32];
+        int len = snprintf(want, sizeof(want), "from %d", info.source) + 1;
+        CHECK(info.length == (size_t)len && strcmp(msg, want) == 0,
+              "payload '%s' length %zu", msg, info.length);
+    }
+    int flag = 1;
+    CHECK_ST(ucft_iprobe(w, UCFT_ANY_SOURCE, UCFT_ANY_TAG, &flag, NULL),
+             UCFT_OK);
+    CHECK(flag == 0, "unexpected extra message");
+    free(seen);
+}
+
+static void mode_truncate(ucft_comm_h w, int rank, int size)
+{
+    CHECK(size >= 2, "needs 2 ranks");
+    if (rank == 0) {
+        char big[64];
+        memset(big, 'x', sizeof(big));
+        CHECK_ST(ucft_send(w, big, sizeof(big), 1, 9), UCFT_OK);
+    } else if (rank == 1) {
+        char buf[16 + 16];
+        ucft_info_t info, pinfo;
+        memset(buf, 'g', sizeof(buf));
+        CHECK_ST(ucft_probe(w, 0, 9, &pinfo), UCFT_OK);
+        CHECK(pinfo.length == 64, "probe length %zu", pinfo.length);
+        ucft_status_t st = ucft_recv(w, buf, 16, 0, 9, &info);
+        CHECK_ST(st, UCFT_ERR_TRUNCATED);
+        CHECK_ST(info.status, UCFT_ERR_TRUNCATED);
+        for (int i = 16; i < 32; i++)
+            CHECK(buf[i] == 'g', "byte %d past the buffer overwritten", i);
+    }
+}
+
+static void mode_cancel(ucft_comm_h w, int rank)
+{
+    long v;
+    ucft_request_h r;
+    ucft_info_t info;
+    CHECK_ST(ucft_irecv(w, &v, sizeof(v), UCFT_ANY_SOURCE, 4242, &r),
+             UCFT_OK);
+    CHECK_ST(ucft_cancel(r), UCFT_OK);
+    CHECK_ST(ucft_wait(&r, &info), UCFT_ERR_CANCELED);
+    CHECK(r == NULL, "request not released");
+    (void)rank;
+}
+
+static void mode_misuse(ucft_context_h ctx, ucft_comm_h w, int size)
+{
+    long v = 0;
+    ucft_request_h r = NULL;
+    CHECK_ST(ucft_isend(w, &v, sizeof(v), size, 0, &r), UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_isend(w, &v, sizeof(v), -1, 0, &r), UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_isend(w, &v, sizeof(v), 0, UCFT_ANY_TAG, &r),
+             UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_isend(w, &v, sizeof(v), 0, UCFT_TAG_UB + 1, &r),
+             UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_isend(w, NULL, 8, 0, 0, &r), UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_isend(NULL, &v, 8, 0, 0, &r), UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_isend(w, &v, 8, 0, 0, NULL), UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_irecv(w, &v, sizeof(v), size + 3, 0, &r),
+             UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_irecv(w, &v, sizeof(v), 0, -7, &r), UCFT_ERR_INVALID_PARAM);
+    CHECK(r == NULL, "request written on error");
+    CHECK_ST(ucft_wait(NULL, NULL), UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_cancel(NULL), UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_context_query(ctx, NULL), UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_context_query(NULL, NULL), UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_finalize(NULL), UCFT_OK);
+    /* A NULL request is complete. */
+    int done = 0;
+    CHECK_ST(ucft_test(&r, &done, NULL), UCFT_OK);
+    CHECK(done == 1, "NULL request not done");
+    /* Zero-length messages are fine. */
+    CHECK_ST(ucft_isend(w, NULL, 0, ucft_comm_rank(w), 3, &r), UCFT_OK);
+    CHECK_ST(ucft_recv(w, NULL, 0, ucft_comm_rank(w), 3, NULL), UCFT_OK);
+    CHECK_ST(ucft_wait(&r, NULL), UCFT_OK);
+}
+
+static void mode_killwait(ucft_comm_h w, int rank, int size, double bound)
+{
+    int victim = size - 1;
+    long v = 0, any = 0;
+    ucft_request_h any_req = NULL;
+    ucft_info_t info;
+    if (rank == victim) {
+        for (;;) /* the launcher kills us */
+            nanosleep(&(struct timespec){1, 0}, NULL);
+    }
+    if (rank == 0)
+        CHECK_ST(ucft_irecv(w, &any, sizeof(any), UCFT_ANY_SOURCE, 77,
+                            &any_req),
+                 UCFT_OK);
+    double t0 = now_s();
+    ucft_status_t st = ucft_recv(w, &v, sizeof(v), victim, 1, &info);
+    double dt = now_s() - t0;
+    CHECK_ST(st, UCFT_ERR_PROC_FAILED);
+    CHECK(dt <= bound, "took %.3f s, bound %.1f s", dt, bound);
+    size_t n = 0;
+    int failed[4];
+    CHECK_ST(ucft_failed_ranks(NULL, failed, 4, &n), UCFT_ERR_INVALID_PARAM);
+    if (rank == 0)
+        CHECK_ST(ucft_wait(&any_req, NULL), UCFT_ERR_PROC_FAILED_PENDING);
+    /* Later operations with the dead rank fail at once. */
+    ucft_request_h r;
+    CHECK_ST(ucft_isend(w, &v, sizeof(v), victim, 1, &r),
+             UCFT_ERR_PROC_FAILED);
+    CHECK_ST(ucft_irecv(w, &v, sizeof(v), victim, 1, &r),
+             UCFT_ERR_PROC_FAILED);
+    printf("rank %d: receive from the killed rank %d ended with %s after "
+           "%.3f s\n",
+           rank, victim, ucft_status_name(st), dt);
+}
+
+int main(int argc, char **argv)
+{
+    ucft_context_h ctx;
+    ucft_context_attr_t attr;
+    if (argc < 2) {
+        fprintf(stderr, "usage: it_p2p MODE [args]\n");
+        return 2;
+    }
+    ucft_status_t st = ucft_init(NULL, &ctx);
+    if (st != UCFT_OK) {
+        fprintf(stderr, "ucft_init: %s\n", ucft_status_string(st));
+        return 1;
+    }
+    ucft_context_query(ctx, &attr);
+    g_rank = attr.rank;
+    ucft_comm_h w = ucft_comm_world(ctx);
+    const char *mode = argv[1];
+    if (strcmp(mode, "pairs") == 0) {
+        mode_pairs(w, attr.rank, attr.size);
+    } else if (strcmp(mode, "ring") == 0) {
+        mode_ring(w, attr.rank, attr.size);
+    } else if (strcmp(mode, "anysource") == 0) {
+        mode_anysource(w, attr.rank, attr.size);
+    } else if (strcmp(mode, "truncate") == 0) {
+        mode_truncate(w, attr.rank, attr.size);
+    } else if (strcmp(mode, "cancel") == 0) {
+        mode_cancel(w, attr.rank);
+    } else if (strcmp(mode, "misuse") == 0) {
+        mode_misuse(ctx, w, attr.size);
+    } else if (strcmp(mode, "killwait") == 0) {
+        mode_killwait(w, attr.rank, attr.size, argc > 2 ? atof(argv[2]) : 5.0);
+        size_t n = 0;
+        int failed[4];
+        CHECK_ST(ucft_failed_ranks(ctx, failed, 4, &n), UCFT_OK);
+        CHECK(n == 1 && failed[0] == attr.size - 1, "failed set: n=%zu", n);
+    } else if (strcmp(mode, "wait") == 0) {
+        long v;
+        if (attr.rank != attr.size - 1)
+            ucft_recv(w, &v, sizeof(v), attr.size - 1, 1, NULL);
+    } else {
+        fprintf(stderr, "it_p2p: unknown mode '%s'\n", mode);
+        ucft_finalize(ctx);
+        return 2;
+    }
+    st = ucft_finalize(ctx);
+    CHECK_ST(st, UCFT_OK);
+    return 0;
+}
