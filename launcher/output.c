@@ -10,6 +10,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#define OUTPUT_READS_PER_CALL 8
+
 void ucftrun_output_init(ucftrun_output_t *out, int fd, int dest_fd, int rank,
                          int tag)
 {
@@ -85,7 +87,9 @@ int ucftrun_output_progress(ucftrun_output_t *out)
 {
     if (out->fd < 0)
         return 0;
-    for (;;) {
+    /* A bounded number of reads, so that one chatty rank cannot starve
+     * the others (or the main loop). */
+    for (int i = 0; i < OUTPUT_READS_PER_CALL; i++) {
         ssize_t n =
             read(out->fd, out->buf + out->len, sizeof(out->buf) - out->len);
 
@@ -102,6 +106,7 @@ int ucftrun_output_progress(ucftrun_output_t *out)
         ucftrun_output_close(out);
         return 0;
     }
+    return 1;
 }
 
 void ucftrun_output_close(ucftrun_output_t *out)

@@ -30,9 +30,9 @@ void ucftrun_output_init(ucftrun_output_t *out, int fd, int dest_fd, int rank,
                          int tag);
 
 /*
- * Reads what is available and forwards complete lines. Returns 1 while the
- * pipe is open, 0 when it reached end of file (the stream is then flushed
- * and closed).
+ * Reads what is available (a bounded amount per call, for fairness between
+ * ranks) and forwards complete lines. Returns 1 while the pipe is open, 0
+ * when it reached end of file (the stream is then flushed and closed).
  */
 int ucftrun_output_progress(ucftrun_output_t *out);
 

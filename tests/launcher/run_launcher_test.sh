@@ -329,6 +329,11 @@ fence_1) case_fence 1 ;;
 fence_2) case_fence 2 ;;
 fence_4) case_fence 4 ;;
 fence_8) case_fence 8 ;;
+fence_upcall)
+    # Make the PMIx library hand local fences to the fence_nb upcall.
+    export PMIX_MCA_pmix_server_fence_localonly_opt=0
+    case_fence 4
+    ;;
 bind_core) case_bind_core ;;
 death_kill) case_death kill 137 "PROC-ABORTED-BY-SIG" 137 "killed by signal 9 \(SIGKILL\)" ;;
 death_exit) case_death exit3 3 "PROC-EXIT-NONZERO-TERM" 3 "exited with status 3" ;;
