@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds with -Werror, and runs every test: unit,
+# simulator, launcher, integration (real jobs over shared memory and TCP,
+# under ucftrun and mpirun) and the installed-package check; then the same
+# tests again in an ASan+UBSan build, and the unit and simulator tests in a
+# TSan build.
+# Usage: scripts/test.sh [--quick]   (--quick: the default build only)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+"$root/scripts/bootstrap.sh"
+jobs=$(nproc)
+
+run_suite() { # dir label-regex
+  local dir=$1 labels=${2:-}
+  local args=(--test-dir "$dir" --output-on-failure --timeout 300 -j"$jobs")
+  [ -n "$labels" ] && args+=(-L "$labels")
+  ctest "${args[@]}"
+}
+
+echo "== build (RelWithDebInfo, -Werror)"
+"$root/scripts/build.sh" "$root/build" >/dev/null
+echo "== tests"
+run_suite "$root/build"
+
+if [ $quick -eq 0 ]; then
+  # UCX's allocator hooks do not mix with sanitizer interceptors.
+  export UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none
+  echo "== build (ASan+UBSan)"
+  "$root/scripts/build.sh" "$root/build-asan" -DUCFT_SANITIZE=address -DCMAKE_BUILD_TYPE=Debug >/dev/null
+  echo "== tests (ASan+UBSan)"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+  LSAN_OPTIONS=suppressions=$root/scripts/lsan.supp \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    run_suite "$root/build-asan" 'unit|sim|integration'
+  echo "== build (TSan)"
+  "$root/scripts/build.sh" "$root/build-tsan" -DUCFT_SANITIZE=thread -DCMAKE_BUILD_TYPE=Debug >/dev/null
+  echo "== tests (TSan)"
+  TSAN_OPTIONS=halt_on_error=1:suppressions=$root/scripts/tsan.supp \
+    run_suite "$root/build-tsan" 'unit|sim'
+fi
+echo "== all tests passed"
