@@ -15,8 +15,10 @@
  *      request's callback will NOT run; for recv, status/tag/length are
  *      filled), UCFT_INPROGRESS when req->cb will run later from progress,
  *      or an error (nothing runs later). A receive whose message is longer
- *      than the buffer completes with UCFT_ERR_TRUNCATED and writes nothing
- *      past the buffer.
+ *      than the buffer completes with UCFT_ERR_TRUNCATED (as the request's
+ *      status: for a receive done at once, the call returns UCFT_OK) and
+ *      writes nothing past the buffer; length is then at most the buffer
+ *      size. Cancelling a send may have no effect (it completes normally).
  *  T3. Callbacks (request completion, timers, peer errors) run only from the
  *      backend's progress (for sim: from the event loop), never from the
  *      call that posted the operation.
@@ -26,9 +28,14 @@
  *      peer_error_cb once per peer. The owner decides what that means and
  *      calls peer_failed() when the peer is declared dead: pending sends to
  *      it complete with UCFT_ERR_PROC_FAILED, later sends return that at
- *      once, and messages from it that arrive afterwards are dropped.
+ *      once, and messages from it that arrive afterwards are dropped: they
+ *      never complete a receive (the receive stays pending; as in MPI, its
+ *      buffer's contents are undefined until it completes, and the UCP
+ *      backend may already have written the dropped bytes there).
  *      Receives are never completed by a peer failure: the owner cancels
- *      them (receives are not tied to a peer).
+ *      them (receives are not tied to a peer). Only peers the backend is
+ *      watching (see watch) are noticed by the UCP backend; telling every
+ *      survivor about every failure is the failure detector's job.
  *  T6. Time: now() is a monotonic clock in nanoseconds (simulated time in
  *      sim). Timers fire from progress at or after their deadline.
  */
@@ -149,6 +156,11 @@ static inline void tp_watch(tp_t *tp, int rank)
 {
     if (tp->ops->watch != NULL)
         tp->ops->watch(tp, rank);
+}
+
+static inline uint64_t tp_timer_next(tp_t *tp)
+{
+    return tp->ops->timer_next(tp);
 }
 
 static inline unsigned tp_progress(tp_t *tp)

@@ -398,6 +398,10 @@ static void test_conformance_peer_failure(void **state)
         f->tp[i]->peer_error_arg = &args[i];
     }
     post_recv(f->tp[0], p2p(3, 1), UCFT_TAG_FULL_MASK, &got, sizeof(got), &r);
+    /* A backend reports the peers it watches (T5); the runtime watches the
+     * sources of its receives, here every observer watches rank 3. */
+    for (int o = 0; o < 3; o++)
+        tp_watch(f->tp[o], 3);
     harness_kill(f->h, 3);
     assert_true(harness_wait(f->h, all_notified, &w, HARNESS_WAIT_FAILURE));
     assert_int_equal(notes.why, UCFT_ERR_PROC_FAILED);
@@ -451,8 +455,9 @@ static void test_conformance_drop_from_failed(void **state)
     wait_done(f, &r2);
     assert_int_equal(got2, 10);
     harness_settle(f->h);
+    /* The fenced message never completes the receive (T5); the buffer's
+     * contents are undefined until completion, so `got` is not checked. */
     assert_int_equal(r.done, 0);
-    assert_int_equal(got, -1);
     tp_cancel(f->tp[0], &r.req);
     wait_done(f, &r);
     assert_int_equal(r.req.status, UCFT_ERR_CANCELED);

@@ -283,8 +283,7 @@ static void recv_cb(void *request, ucs_status_t status,
         status = UCS_PTR_STATUS(r);
     } else {
         req->tag = sender_tag;
-        /* On truncation: the size of the message that did not fit. */
-        req->length = length;
+        req->length = status == UCS_OK ? length : 0; /* T2 */
     }
     req->status = from_ucs(status);
     tp->outstanding--;
