@@ -15,7 +15,8 @@
 #include <time.h>
 
 #define EMPTY_WAKEUPS_BEFORE_BACKOFF 8
-#define BACKOFF_NS                   (200 * UCFT_NSEC_PER_USEC)
+#define BACKOFF_MIN_NS               (100 * UCFT_NSEC_PER_USEC)
+#define BACKOFF_MAX_NS               (5 * UCFT_NSEC_PER_MSEC)
 
 static int poll_ms(const struct ucft_context *ctx, uint64_t now,
                    uint64_t deadline)
@@ -80,7 +81,12 @@ ucft_status_t rt_wait_until(struct ucft_context *ctx, int (*cond)(void *),
         int rc = poll(&pfd, 1, ms);
         if (rc > 0 && ucft_progress(ctx) == 0 && !cond(arg)) {
             if (++empty >= EMPTY_WAKEUPS_BEFORE_BACKOFF) {
-                struct timespec ts = {0, BACKOFF_NS};
+                unsigned shift = empty - EMPTY_WAKEUPS_BEFORE_BACKOFF;
+                uint64_t ns = shift >= 6 ? BACKOFF_MAX_NS
+                                         : BACKOFF_MIN_NS << shift;
+                if (ns > BACKOFF_MAX_NS)
+                    ns = BACKOFF_MAX_NS;
+                struct timespec ts = {0, (long)ns};
                 nanosleep(&ts, NULL);
             }
         } else {

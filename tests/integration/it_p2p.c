@@ -20,10 +20,15 @@
  *             ANY_SOURCE receive that must end with PROC_FAILED_PENDING
  *   wait      every rank but the last waits for a message from the last
  *             rank, forever (for --stop + --timeout)
+ *   idle S F  every rank but 0 blocks in a receive from rank 0, which
+ *             sleeps S seconds first: each waiting rank must use less than
+ *             a fraction F of one core meanwhile (ranks sleep on the event
+ *             fd; 8 ranks on 2 cores must not saturate them)
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <ucft.h>
 
@@ -242,6 +247,34 @@ static void mode_killwait(ucft_comm_h w, int rank, int size, double bound)
            rank, victim, ucft_status_name(st), dt);
 }
 
+static double cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
+
+static void mode_idle(ucft_comm_h w, int rank, int size, double secs,
+                      double max_frac)
+{
+    long v = 0;
+    if (rank == 0) {
+        struct timespec ts = {(time_t)secs,
+                              (long)((secs - (double)(time_t)secs) * 1e9)};
+        nanosleep(&ts, NULL);
+        for (int p = 1; p < size; p++)
+            CHECK_ST(ucft_send(w, &v, sizeof(v), p, 11), UCFT_OK);
+        return;
+    }
+    double c0 = cpu_s(), t0 = now_s();
+    CHECK_ST(ucft_recv(w, &v, sizeof(v), 0, 11, NULL), UCFT_OK);
+    double cpu = cpu_s() - c0, wall = now_s() - t0;
+    printf("rank %d: waited %.2f s using %.3f s of CPU (%.1f%% of a core)\n",
+           rank, wall, cpu, 100.0 * cpu / wall);
+    CHECK(cpu <= max_frac * wall, "used %.3f s of CPU in %.2f s", cpu, wall);
+}
+
 int main(int argc, char **argv)
 {
     ucft_context_h ctx;
@@ -277,6 +310,9 @@ int main(int argc, char **argv)
         int failed[4];
         CHECK_ST(ucft_failed_ranks(ctx, failed, 4, &n), UCFT_OK);
         CHECK(n == 1 && failed[0] == attr.size - 1, "failed set: n=%zu", n);
+    } else if (strcmp(mode, "idle") == 0) {
+        mode_idle(w, attr.rank, attr.size, argc > 2 ? atof(argv[2]) : 3.0,
+                  argc > 3 ? atof(argv[3]) : 0.1);
     } else if (strcmp(mode, "wait") == 0) {
         long v;
         if (attr.rank != attr.size - 1)
