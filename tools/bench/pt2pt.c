@@ -164,13 +164,70 @@ static int measure(run_t *run, int which, pt2pt_result_t *res, int round)
     return 0;
 }
 
+/* Scales a count down so that `reps` repetitions of `each_ns`, done
+ * 2 * rounds times (warm-up included), fit in `budget_ns`. */
+static int fit(int count, double each_ns, int rounds, double budget_ns,
+               int floor)
+{
+    double per = each_ns * 1.1 * 2 * rounds;
+    if (per <= 0 || budget_ns <= 0 || per * count <= budget_ns)
+        return count;
+    int n = (int)(budget_ns / per);
+    return n < floor ? (count < floor ? count : floor) : n;
+}
+
+/* Without --iters, rank 0 times a few ucft repetitions, shrinks the counts
+ * of this size to the time budget (60% latency, 40% bandwidth) and sends
+ * them to rank 1, so that both ranks run the same number. */
+static int calibrate(run_t *run, pt2pt_result_t *res)
+{
+    const pt2pt_opts_t *o = run->o;
+    const pt2pt_path_t *p = &run->path[PT2PT_UCFT];
+    ucft_path_t *up = p->obj;
+    int n = res->iters < 32 ? res->iters : 32, nw = 2;
+    int32_t counts[2] = {res->iters, res->windows};
+    double *s = run->samples;
+
+    if (o->iters_set || o->budget <= 0)
+        return 0;
+    if (p->pingpong(p->obj, run->sbuf, run->rbuf, res->size, 0, n, s) != 0 ||
+        (o->bw && p->stream(p->obj, run->sbuf, run->rbuf, res->size, o->window,
+                            0, nw, s + n) != 0))
+        return -1;
+    if (run->rank == 0) {
+        double lat = 0, win = 0, b = o->budget * 1e9;
+        for (int i = 0; i < n; i++)
+            lat += s[i] / n;
+        for (int i = 0; o->bw && i < nw; i++)
+            win += s[n + i] / nw;
+        counts[0] = fit(res->iters, lat, o->rounds, o->bw ? 0.6 * b : b, 20);
+        if (o->bw)
+            counts[1] = fit(res->windows, win, o->rounds, 0.4 * b, 4);
+        if (ucft_check(
+                up,
+                ucft_send(up->comm, counts, sizeof(counts), 1, PT2PT_TAG_ACK),
+                "send counts"))
+            return -1;
+    } else if (ucft_check(up,
+                          ucft_recv(up->comm, counts, sizeof(counts), 0,
+                                    PT2PT_TAG_ACK, NULL),
+                          "recv counts")) {
+        return -1;
+    }
+    res->iters = counts[0];
+    res->windows = counts[1];
+    return 0;
+}
+
 static int run_size(run_t *run, size_t size, pt2pt_result_t *res)
 {
     memset(res, 0, sizeof(*res));
     res->size = size;
     res->iters = pt2pt_iters(run->o, size);
-    res->warmup = pt2pt_warmup(res->iters);
     res->windows = pt2pt_windows(run->o, size);
+    if (calibrate(run, res) != 0)
+        return -1;
+    res->warmup = pt2pt_warmup(res->iters);
     for (int r = 0; r < run->o->rounds; r++) {
         int first = (r % 2 == 0) ? PT2PT_UCFT : PT2PT_UCP;
         if (measure(run, first, res, r) != 0 ||
@@ -182,7 +239,7 @@ static int run_size(run_t *run, size_t size, pt2pt_result_t *res)
 
 static int alloc_buffers(run_t *run)
 {
-    size_t max = PT2PT_ACK_LEN, n = 0;
+    size_t max = PT2PT_ACK_LEN, n = 64; /* 64: calibration */
     for (int i = 0; i < run->o->nsizes; i++) {
         if (run->o->sizes[i] > max)
             max = run->o->sizes[i];

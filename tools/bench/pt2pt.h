@@ -33,6 +33,8 @@ typedef struct pt2pt_opts {
     size_t sizes[PT2PT_MAX_SIZES];
     int nsizes;
     int iters;        /* ping-pong iterations for sizes up to 8 KiB */
+    int iters_set;    /* --iters given: exact counts, no time budget */
+    double budget;    /* seconds per size without --iters (0: no cap) */
     int rounds;       /* alternations ucft/raw per size */
     int window;       /* sends per stream window */
     int json;         /* JSON lines instead of the table */

@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #define DEFAULT_ITERS  10000
+#define DEFAULT_BUDGET 2.0
 #define DEFAULT_ROUNDS 3
 #define DEFAULT_WINDOW 64
 #define MAX_SIZE       ((size_t)64 << 20)
@@ -33,7 +34,12 @@ void pt2pt_usage(FILE *f)
         "                 8,64,1024,65536,1048576; at most %d, each <= 64m)\n"
         "  --iters K      ping-pong iterations per round for sizes <= 8k "
         "(default %d;\n"
-        "                 larger sizes get K*8k/size, at least min(K,50))\n"
+        "                 larger sizes get K*8k/size, at least min(K,50));\n"
+        "                 given: exact counts; not given: counts shrink to "
+        "fit --budget\n"
+        "  --budget S     seconds per size when --iters is not given "
+        "(default %.0f;\n"
+        "                 0 = no limit)\n"
         "  --rounds R     ucft/raw alternations per size (default %d, max "
         "%d)\n"
         "  --window W     sends per bandwidth window (default %d)\n"
@@ -44,8 +50,8 @@ void pt2pt_usage(FILE *f)
         "  Environment: UCFT_WAIT, UCFT_SPIN_TIME, UCFT_POLL_TIMEOUT, "
         "UCFT_UCX_KEEPALIVE\n"
         "  and UCX_* apply to both paths.\n",
-        PT2PT_MAX_SIZES, DEFAULT_ITERS, DEFAULT_ROUNDS, PT2PT_MAX_ROUNDS,
-        DEFAULT_WINDOW);
+        PT2PT_MAX_SIZES, DEFAULT_ITERS, DEFAULT_BUDGET, DEFAULT_ROUNDS,
+        PT2PT_MAX_ROUNDS, DEFAULT_WINDOW);
 }
 
 static int parse_sizes(const char *arg, pt2pt_opts_t *o)
@@ -80,10 +86,20 @@ static int fail(int quiet, const char *fmt, const char *what)
 
 int pt2pt_opts_parse(int argc, char **argv, pt2pt_opts_t *o, int quiet)
 {
-    enum { O_SIZES = 256, O_ITERS, O_ROUNDS, O_WINDOW, O_NOBW, O_WAIT, O_JSON };
+    enum {
+        O_SIZES = 256,
+        O_ITERS,
+        O_BUDGET,
+        O_ROUNDS,
+        O_WINDOW,
+        O_NOBW,
+        O_WAIT,
+        O_JSON
+    };
     static const struct option longs[] = {
         {"sizes", required_argument, NULL, O_SIZES},
         {"iters", required_argument, NULL, O_ITERS},
+        {"budget", required_argument, NULL, O_BUDGET},
         {"rounds", required_argument, NULL, O_ROUNDS},
         {"window", required_argument, NULL, O_WINDOW},
         {"no-bw", no_argument, NULL, O_NOBW},
@@ -98,6 +114,7 @@ int pt2pt_opts_parse(int argc, char **argv, pt2pt_opts_t *o, int quiet)
     o->nsizes = (int)(sizeof(default_sizes) / sizeof(default_sizes[0]));
     memcpy(o->sizes, default_sizes, sizeof(default_sizes));
     o->iters = DEFAULT_ITERS;
+    o->budget = DEFAULT_BUDGET;
     o->rounds = DEFAULT_ROUNDS;
     o->window = DEFAULT_WINDOW;
     o->bw = 1;
@@ -117,7 +134,17 @@ int pt2pt_opts_parse(int argc, char **argv, pt2pt_opts_t *o, int quiet)
             if (bench_parse_int(optarg, 1, 100000000, &o->iters) != 0)
                 return fail(quiet, "--iters '%s': expected an integer >= 1",
                             optarg);
+            o->iters_set = 1;
             break;
+        case O_BUDGET: {
+            char *end;
+            o->budget = strtod(optarg, &end);
+            if (end == optarg || *end != '\0' || !(o->budget >= 0) ||
+                o->budget > 3600)
+                return fail(quiet, "--budget '%s': expected seconds, 0..3600",
+                            optarg);
+            break;
+        }
         case O_ROUNDS:
             if (bench_parse_int(optarg, 1, PT2PT_MAX_ROUNDS, &o->rounds) != 0)
                 return fail(quiet, "--rounds '%s': expected 1..15", optarg);
