@@ -2,8 +2,8 @@
 # Installs what is missing, builds with -Werror, and runs every test: unit,
 # simulator, launcher, integration (real jobs over shared memory and TCP,
 # under ucftrun and mpirun) and the installed-package check; then the same
-# tests again in an ASan+UBSan build, and the unit and simulator tests in a
-# TSan build.
+# tests again in an ASan+UBSan build, and the unit and simulator tests plus
+# the jobs with real deaths in a TSan build.
 # Usage: scripts/test.sh [--quick]   (--quick: the default build only)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -37,7 +37,11 @@ if [ $quick -eq 0 ]; then
   echo "== build (TSan)"
   "$root/scripts/build.sh" "$root/build-tsan" -DUCFT_SANITIZE=thread -DCMAKE_BUILD_TYPE=Debug >/dev/null
   echo "== tests (TSan)"
-  TSAN_OPTIONS=halt_on_error=1:suppressions=$root/scripts/tsan.supp \
-    run_suite "$root/build-tsan" 'unit|sim'
+  export TSAN_OPTIONS=halt_on_error=1:suppressions=$root/scripts/tsan.supp
+  run_suite "$root/build-tsan" 'unit|sim'
+  # The one cross-thread path of the runtime: PMIx death events handed to
+  # the owner of the context. Real jobs in which ranks die.
+  ctest --test-dir "$root/build-tsan" --output-on-failure --timeout 300 \
+    -j"$jobs" -R 'killwait|failure_example'
 fi
 echo "== all tests passed"
