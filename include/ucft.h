@@ -170,8 +170,8 @@ typedef struct ucft_info {
  * UCFT_ERR_TRUNCATED and writes nothing past the buffer. */
 ucft_status_t ucft_isend(ucft_comm_h comm, const void *buf, size_t length,
                          int dest, int tag, ucft_request_h *req);
-ucft_status_t ucft_irecv(ucft_comm_h comm, void *buf, size_t length,
-                         int source, int tag, ucft_request_h *req);
+ucft_status_t ucft_irecv(ucft_comm_h comm, void *buf, size_t length, int source,
+                         int tag, ucft_request_h *req);
 
 /* Tests a request. If it is complete, *done is set to 1, `info` (may be
  * NULL) receives its completion information, the request is released and
@@ -208,8 +208,8 @@ ucft_status_t ucft_probe(ucft_comm_h comm, int source, int tag,
 /* Blocking forms (post + wait). */
 ucft_status_t ucft_send(ucft_comm_h comm, const void *buf, size_t length,
                         int dest, int tag);
-ucft_status_t ucft_recv(ucft_comm_h comm, void *buf, size_t length,
-                        int source, int tag, ucft_info_t *info);
+ucft_status_t ucft_recv(ucft_comm_h comm, void *buf, size_t length, int source,
+                        int tag, ucft_info_t *info);
 
 /* Failure knowledge. ucft_failed_ranks copies up to `max` job ranks known
  * to have failed, in the order they were learnt, into `ranks` and sets

@@ -94,8 +94,9 @@ ucft_status_t rt_boot_init(rt_boot_t *b, const ucft_log_t *log)
     }
     rc = PMIx_Init(&me, NULL, 0);
     if (rc != PMIX_SUCCESS) {
-        ucft_error(log, "PMIx_Init failed: %s (PMIX_NAMESPACE is set, so a "
-                        "server was expected)",
+        ucft_error(log,
+                   "PMIx_Init failed: %s (PMIX_NAMESPACE is set, so a "
+                   "server was expected)",
                    PMIx_Error_string(rc));
         return UCFT_ERR_BOOTSTRAP;
     }
@@ -119,8 +120,9 @@ ucft_status_t rt_boot_init(rt_boot_t *b, const ucft_log_t *log)
             snprintf(b->hostname, sizeof(b->hostname), "%s", hv->data.string);
         PMIX_VALUE_RELEASE(hv);
     }
-    ucft_debug(log, "PMIx: nspace %s rank %d of %d, local rank %d of %d, "
-                    "node %d (%s)",
+    ucft_debug(log,
+               "PMIx: nspace %s rank %d of %d, local rank %d of %d, "
+               "node %d (%s)",
                b->nspace, b->rank, b->size, b->local_rank, b->local_size,
                b->node_id, b->hostname);
     return UCFT_OK;
@@ -184,8 +186,9 @@ ucft_status_t rt_boot_lookup(void *arg, int rank, void **addr, size_t *len)
         return UCFT_ERR_BOOTSTRAP;
     }
     if (v->type != PMIX_BYTE_OBJECT || v->data.bo.size == 0) {
-        ucft_error(b->log, "PMIx: address of rank %d has type %d, expected a "
-                           "byte object",
+        ucft_error(b->log,
+                   "PMIx: address of rank %d has type %d, expected a "
+                   "byte object",
                    rank, (int)v->type);
         PMIX_VALUE_RELEASE(v);
         return UCFT_ERR_BOOTSTRAP;
@@ -273,9 +276,12 @@ ucft_status_t rt_boot_watch_deaths(rt_boot_t *b, rt_boot_death_cb_t cb,
                                    void *arg)
 {
     pmix_status_t codes[] = {
-        PMIX_ERR_PROC_ABORTED_BY_SIG, PMIX_ERR_EXIT_NONZERO_TERM,
-        PMIX_ERR_PROC_TERM_WO_SYNC,   PMIX_EVENT_PROC_TERMINATED,
-        PMIX_ERR_PROC_KILLED_BY_CMD,  PMIX_ERR_PROC_REQUESTED_ABORT,
+        PMIX_ERR_PROC_ABORTED_BY_SIG,
+        PMIX_ERR_EXIT_NONZERO_TERM,
+        PMIX_ERR_PROC_TERM_WO_SYNC,
+        PMIX_EVENT_PROC_TERMINATED,
+        PMIX_ERR_PROC_KILLED_BY_CMD,
+        PMIX_ERR_PROC_REQUESTED_ABORT,
         -7 /* PMIX_ERR_PROC_ABORTED, deprecated but still sent by some */,
     };
     pmix_info_t info[2];

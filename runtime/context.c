@@ -12,7 +12,8 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-/* ---- wire-up --------------------------------------------------------------- */
+/* ---- wire-up ---------------------------------------------------------------
+ */
 
 typedef struct wireup {
     struct ucft_context *ctx;
@@ -51,15 +52,15 @@ static ucft_status_t wireup(struct ucft_context *ctx)
         return UCFT_OK;
     w.sreq = (tp_req_t){.cb = wireup_send_done, .arg = &w};
     w.rreq = (tp_req_t){.cb = wireup_recv_done, .arg = &w};
-    uint64_t rtag = ucft_tag_make(UCFT_TAG_CLASS_CTRL, 0, (uint32_t)w.left,
-                                  RT_CTRL_WIREUP);
+    uint64_t rtag =
+        ucft_tag_make(UCFT_TAG_CLASS_CTRL, 0, (uint32_t)w.left, RT_CTRL_WIREUP);
     st = tp_recv(ctx->tp, rtag, UCFT_TAG_FULL_MASK, &in, sizeof(in), &w.rreq);
     if (st == UCFT_OK)
         w.rdone = 1;
     else if (st != UCFT_INPROGRESS)
         return st;
-    uint64_t stag = ucft_tag_make(UCFT_TAG_CLASS_CTRL, 0, (uint32_t)rank,
-                                  RT_CTRL_WIREUP);
+    uint64_t stag =
+        ucft_tag_make(UCFT_TAG_CLASS_CTRL, 0, (uint32_t)rank, RT_CTRL_WIREUP);
     st = tp_send(ctx->tp, (rank + 1) % size, stag, &out, sizeof(out), &w.sreq);
     if (st == UCFT_OK) {
         w.sdone = 1;
@@ -81,7 +82,8 @@ static ucft_status_t wireup(struct ucft_context *ctx)
     return st;
 }
 
-/* ---- init / finalize ------------------------------------------------------ */
+/* ---- init / finalize ------------------------------------------------------
+ */
 
 static ucft_status_t setup_fd(struct ucft_context *ctx)
 {
@@ -270,7 +272,8 @@ ucft_status_t ucft_finalize(ucft_context_h ctx)
     return ret;
 }
 
-/* ---- queries, progress, fd ------------------------------------------------- */
+/* ---- queries, progress, fd -------------------------------------------------
+ */
 
 ucft_status_t ucft_context_query(ucft_context_h ctx, ucft_context_attr_t *attr)
 {
@@ -342,10 +345,10 @@ ucft_status_t ucft_context_arm(ucft_context_h ctx, int *timeout_ms)
         uint64_t limit = now + ctx->cfg.poll_ns;
         if (next < limit)
             limit = next;
-        *timeout_ms = limit <= now ? 0
-                                   : (int)((limit - now + UCFT_NSEC_PER_MSEC -
-                                            1) /
-                                           UCFT_NSEC_PER_MSEC);
+        *timeout_ms = limit <= now
+                          ? 0
+                          : (int)((limit - now + UCFT_NSEC_PER_MSEC - 1) /
+                                  UCFT_NSEC_PER_MSEC);
     }
     return UCFT_OK;
 }

@@ -29,7 +29,7 @@ struct ucft_request {
     int peer_world; /* job rank, or -1 for ANY_SOURCE */
     uint8_t kind;
     uint8_t done;
-    uint8_t released; /* the user let go; recycle on completion */
+    uint8_t released;            /* the user let go; recycle on completion */
     ucft_status_t cancel_status; /* reported instead of CANCELED */
 };
 
@@ -51,9 +51,9 @@ typedef struct rt_inbox {
     int *ranks;
     ucft_status_t *why;
     size_t count, cap;
-    atomic_int pending;     /* deaths waiting in ranks[] */
-    atomic_int fence_done;  /* finalize fence: 0 running, 1 ok, -1 error */
-    int evfd;               /* written to wake the owner */
+    atomic_int pending;    /* deaths waiting in ranks[] */
+    atomic_int fence_done; /* finalize fence: 0 running, 1 ok, -1 error */
+    int evfd;              /* written to wake the owner */
 } rt_inbox_t;
 
 struct ucft_context {

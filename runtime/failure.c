@@ -50,8 +50,9 @@ void rt_failure_declare(struct ucft_context *ctx, int rank, ucft_status_t why)
     if (rank < 0 || rank >= ctx->boot.size || ctx->failed_map[rank])
         return;
     if (rank == ctx->boot.rank) {
-        ucft_warn(&ctx->log, "told that this rank itself failed (%s); "
-                             "ignoring",
+        ucft_warn(&ctx->log,
+                  "told that this rank itself failed (%s); "
+                  "ignoring",
                   ucft_status_string(why));
         return;
     }

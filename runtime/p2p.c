@@ -131,8 +131,8 @@ static ucft_status_t check_peer_tag(ucft_comm_h comm, int peer, int tag,
 {
     int peer_ok = (peer >= 0 && peer < comm->size) ||
                   (wildcards && peer == UCFT_ANY_SOURCE);
-    int tag_ok = (tag >= 0 && tag <= UCFT_TAG_UB) ||
-                 (wildcards && tag == UCFT_ANY_TAG);
+    int tag_ok =
+        (tag >= 0 && tag <= UCFT_TAG_UB) || (wildcards && tag == UCFT_ANY_TAG);
     if (!peer_ok) {
         ucft_error(&comm->ctx->log, "%s: rank %d out of range [0, %d)%s", what,
                    peer, comm->size, wildcards ? " or UCFT_ANY_SOURCE" : "");
@@ -147,6 +147,18 @@ static ucft_status_t check_peer_tag(ucft_comm_h comm, int peer, int tag,
 }
 
 /* ---- operations ---------------------------------------------------------- */
+
+/* The tag and mask that select messages of `comm` from `source` with `tag`
+ * (either may be a wildcard). */
+static void p2p_match(ucft_comm_h comm, int source, int tag, uint64_t *t,
+                      uint64_t *mask)
+{
+    int any_src = source == UCFT_ANY_SOURCE, any_tag = tag == UCFT_ANY_TAG;
+    *t = ucft_tag_make(UCFT_TAG_CLASS_P2P, comm->ctx_id,
+                       any_src ? 0 : (uint32_t)source,
+                       any_tag ? 0 : (uint32_t)tag);
+    *mask = ucft_tag_mask(any_src, any_tag);
+}
 
 ucft_status_t ucft_isend(ucft_comm_h comm, const void *buf, size_t length,
                          int dest, int tag, ucft_request_h *req)
@@ -183,8 +195,8 @@ ucft_status_t ucft_isend(ucft_comm_h comm, const void *buf, size_t length,
     return UCFT_OK;
 }
 
-ucft_status_t ucft_irecv(ucft_comm_h comm, void *buf, size_t length,
-                         int source, int tag, ucft_request_h *req)
+ucft_status_t ucft_irecv(ucft_comm_h comm, void *buf, size_t length, int source,
+                         int tag, ucft_request_h *req)
 {
     ucft_status_t st = check_common(comm, buf, length, req);
     if (st == UCFT_OK)
@@ -204,12 +216,8 @@ ucft_status_t ucft_irecv(ucft_comm_h comm, void *buf, size_t length,
     r->peer = source;
     r->peer_world = source;
     r->tp.cb = req_tp_done;
-    uint64_t t = ucft_tag_make(
-        UCFT_TAG_CLASS_P2P, comm->ctx_id,
-        source == UCFT_ANY_SOURCE ? 0 : (uint32_t)source,
-        tag == UCFT_ANY_TAG ? 0 : (uint32_t)tag);
-    uint64_t mask =
-        ucft_tag_mask(source == UCFT_ANY_SOURCE, tag == UCFT_ANY_TAG);
+    uint64_t t, mask;
+    p2p_match(comm, source, tag, &t, &mask);
     st = tp_recv(ctx->tp, t, mask, buf, length, &r->tp);
     if (st == UCFT_OK) {
         r->info.status = r->tp.status;
@@ -316,12 +324,8 @@ ucft_status_t ucft_iprobe(ucft_comm_h comm, int source, int tag, int *flag,
     if (st != UCFT_OK)
         return st;
     struct ucft_context *ctx = comm->ctx;
-    uint64_t t = ucft_tag_make(
-        UCFT_TAG_CLASS_P2P, comm->ctx_id,
-        source == UCFT_ANY_SOURCE ? 0 : (uint32_t)source,
-        tag == UCFT_ANY_TAG ? 0 : (uint32_t)tag);
-    uint64_t mask =
-        ucft_tag_mask(source == UCFT_ANY_SOURCE, tag == UCFT_ANY_TAG);
+    uint64_t t, mask;
+    p2p_match(comm, source, tag, &t, &mask);
     tp_probe_info_t pi;
     st = tp_probe(ctx->tp, t, mask, &pi);
     if (st == UCFT_ERR_NO_MESSAGE) {
@@ -379,8 +383,8 @@ ucft_status_t ucft_send(ucft_comm_h comm, const void *buf, size_t length,
     return st == UCFT_OK ? ucft_wait(&r, NULL) : st;
 }
 
-ucft_status_t ucft_recv(ucft_comm_h comm, void *buf, size_t length,
-                        int source, int tag, ucft_info_t *info)
+ucft_status_t ucft_recv(ucft_comm_h comm, void *buf, size_t length, int source,
+                        int tag, ucft_info_t *info)
 {
     ucft_request_h r;
     ucft_status_t st = ucft_irecv(comm, buf, length, source, tag, &r);

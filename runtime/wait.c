@@ -48,8 +48,8 @@ ucft_status_t rt_wait_until(struct ucft_context *ctx, int (*cond)(void *),
     unsigned empty = 0;
 
     if (mode != RT_WAIT_SLEEP) {
-        uint64_t spin_end = mode == RT_WAIT_SPIN ? UINT64_MAX
-                                                 : deadline_of(ctx->cfg.spin_ns);
+        uint64_t spin_end =
+            mode == RT_WAIT_SPIN ? UINT64_MAX : deadline_of(ctx->cfg.spin_ns);
         if (spin_end > deadline)
             spin_end = deadline;
         for (unsigned i = 1;; i++) {
@@ -82,8 +82,8 @@ ucft_status_t rt_wait_until(struct ucft_context *ctx, int (*cond)(void *),
         if (rc > 0 && ucft_progress(ctx) == 0 && !cond(arg)) {
             if (++empty >= EMPTY_WAKEUPS_BEFORE_BACKOFF) {
                 unsigned shift = empty - EMPTY_WAKEUPS_BEFORE_BACKOFF;
-                uint64_t ns = shift >= 6 ? BACKOFF_MAX_NS
-                                         : BACKOFF_MIN_NS << shift;
+                uint64_t ns =
+                    shift >= 6 ? BACKOFF_MAX_NS : BACKOFF_MIN_NS << shift;
                 if (ns > BACKOFF_MAX_NS)
                     ns = BACKOFF_MAX_NS;
                 struct timespec ts = {0, (long)ns};

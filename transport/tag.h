@@ -38,18 +38,18 @@ enum ucft_tag_class {
     UCFT_TAG_CLASS_CTRL = 2,
 };
 
-#define UCFT_TAG_CLASS_SHIFT   62
-#define UCFT_TAG_CTX_SHIFT     48
-#define UCFT_TAG_SRC_SHIFT     24
-#define UCFT_TAG_CTX_BITS      14
-#define UCFT_TAG_SRC_BITS      24
-#define UCFT_TAG_PAYLOAD_BITS  24
-#define UCFT_TAG_SEQ_BITS      16
-#define UCFT_TAG_KIND_BITS     8
+#define UCFT_TAG_CLASS_SHIFT  62
+#define UCFT_TAG_CTX_SHIFT    48
+#define UCFT_TAG_SRC_SHIFT    24
+#define UCFT_TAG_CTX_BITS     14
+#define UCFT_TAG_SRC_BITS     24
+#define UCFT_TAG_PAYLOAD_BITS 24
+#define UCFT_TAG_SEQ_BITS     16
+#define UCFT_TAG_KIND_BITS    8
 
-#define UCFT_TAG_MAX_CTX       ((1u << UCFT_TAG_CTX_BITS) - 1)
-#define UCFT_TAG_MAX_RANKS     (1u << UCFT_TAG_SRC_BITS)
-#define UCFT_TAG_MAX_PAYLOAD   ((1u << UCFT_TAG_PAYLOAD_BITS) - 1)
+#define UCFT_TAG_MAX_CTX     ((1u << UCFT_TAG_CTX_BITS) - 1)
+#define UCFT_TAG_MAX_RANKS   (1u << UCFT_TAG_SRC_BITS)
+#define UCFT_TAG_MAX_PAYLOAD ((1u << UCFT_TAG_PAYLOAD_BITS) - 1)
 
 #define UCFT_TAG_SRC_MASK                                                      \
     (((uint64_t)UCFT_TAG_MAX_RANKS - 1) << UCFT_TAG_SRC_SHIFT)

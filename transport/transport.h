@@ -59,8 +59,8 @@ typedef void (*tp_req_cb_t)(tp_req_t *req);
 /* A transport request, allocated by the caller (usually embedded in its own
  * operation object) and untouched by it until completion. */
 struct tp_req {
-    tp_req_cb_t cb; /* in: completion callback */
-    void *arg;      /* in: for the caller */
+    tp_req_cb_t cb;       /* in: completion callback */
+    void *arg;            /* in: for the caller */
     ucft_status_t status; /* out: final status */
     uint64_t tag;         /* out (recv): the matched message's tag */
     size_t length;        /* out (recv): bytes written into the buffer */

@@ -40,8 +40,7 @@ int ucft_config_parse_int(const ucft_config_field_t *f, const char *t, void *d)
     return 0;
 }
 
-int ucft_config_parse_uint(const ucft_config_field_t *f, const char *t,
-                           void *d)
+int ucft_config_parse_uint(const ucft_config_field_t *f, const char *t, void *d)
 {
     (void)f;
     uint64_t v;
@@ -52,8 +51,7 @@ int ucft_config_parse_uint(const ucft_config_field_t *f, const char *t,
     return 0;
 }
 
-int ucft_config_parse_bool(const ucft_config_field_t *f, const char *t,
-                           void *d)
+int ucft_config_parse_bool(const ucft_config_field_t *f, const char *t, void *d)
 {
     static const char *const yes[] = {"y", "yes", "1", "on", "true"};
     static const char *const no[] = {"n", "no", "0", "off", "false"};
@@ -73,14 +71,16 @@ int ucft_config_parse_bool(const ucft_config_field_t *f, const char *t,
     return -1;
 }
 
-int ucft_config_parse_time(const ucft_config_field_t *f, const char *t,
-                           void *d)
+int ucft_config_parse_time(const ucft_config_field_t *f, const char *t, void *d)
 {
     static const struct {
         const char *unit;
         uint64_t ns;
-    } units[] = {{"ns", 1}, {"us", 1000}, {"ms", 1000000},
-                 {"s", 1000000000}, {"", 1000000}};
+    } units[] = {{"ns", 1},
+                 {"us", 1000},
+                 {"ms", 1000000},
+                 {"s", 1000000000},
+                 {"", 1000000}};
     uint64_t v;
     char *end;
     (void)f;
@@ -97,8 +97,7 @@ int ucft_config_parse_time(const ucft_config_field_t *f, const char *t,
     return -1;
 }
 
-int ucft_config_parse_size(const ucft_config_field_t *f, const char *t,
-                           void *d)
+int ucft_config_parse_size(const ucft_config_field_t *f, const char *t, void *d)
 {
     uint64_t v, mul = 1;
     char *end;
@@ -119,8 +118,7 @@ int ucft_config_parse_size(const ucft_config_field_t *f, const char *t,
     return 0;
 }
 
-int ucft_config_parse_enum(const ucft_config_field_t *f, const char *t,
-                           void *d)
+int ucft_config_parse_enum(const ucft_config_field_t *f, const char *t, void *d)
 {
     if (t == NULL || f->choices == NULL)
         return -1;

@@ -20,11 +20,11 @@ typedef int (*ucft_config_parse_fn)(const ucft_config_field_t *field,
                                     const char *text, void *dst);
 
 struct ucft_config_field {
-    const char *name;  /* without the UCFT_ prefix, e.g. "LOG_LEVEL" */
-    const char *dflt;  /* default, in the same syntax as the variable */
-    const char *doc;   /* one sentence */
+    const char *name; /* without the UCFT_ prefix, e.g. "LOG_LEVEL" */
+    const char *dflt; /* default, in the same syntax as the variable */
+    const char *doc;  /* one sentence */
     ucft_config_parse_fn parse;
-    size_t offset;     /* of the destination inside the module struct */
+    size_t offset; /* of the destination inside the module struct */
     const char *const *choices; /* for ucft_config_parse_enum: NULL-ended */
 };
 

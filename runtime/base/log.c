@@ -7,8 +7,7 @@
 static const char *const level_names[] = {"none", "error", "warn",
                                           "info", "debug", "trace"};
 
-void ucft_log_init(ucft_log_t *log, ucft_log_level_t level,
-                   const char *prefix)
+void ucft_log_init(ucft_log_t *log, ucft_log_level_t level, const char *prefix)
 {
     log->level = level;
     log->stream = NULL;

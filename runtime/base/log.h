@@ -24,8 +24,7 @@ typedef struct ucft_log {
     FILE *stream;    /* NULL means stderr */
 } ucft_log_t;
 
-void ucft_log_init(ucft_log_t *log, ucft_log_level_t level,
-                   const char *prefix);
+void ucft_log_init(ucft_log_t *log, ucft_log_level_t level, const char *prefix);
 void ucft_log_set_prefix(ucft_log_t *log, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void ucft_log_emit(const ucft_log_t *log, ucft_log_level_t level,

@@ -122,8 +122,7 @@ static void mode_anysource(ucft_comm_h w, int rank, int size)
     for (int i = 1; i < size; i++) {
         ucft_info_t pinfo, info;
         char msg[32];
-        CHECK_ST(ucft_probe(w, UCFT_ANY_SOURCE, UCFT_ANY_TAG, &pinfo),
-                 UCFT_OK);
+        CHECK_ST(ucft_probe(w, UCFT_ANY_SOURCE, UCFT_ANY_TAG, &pinfo), UCFT_OK);
         CHECK(pinfo.source > 0 && pinfo.source < size, "probe source %d",
               pinfo.source);
         CHECK_ST(ucft_recv(w, msg, sizeof(msg), UCFT_ANY_SOURCE, UCFT_ANY_TAG,
@@ -172,8 +171,7 @@ static void mode_cancel(ucft_comm_h w, int rank)
     long v;
     ucft_request_h r;
     ucft_info_t info;
-    CHECK_ST(ucft_irecv(w, &v, sizeof(v), UCFT_ANY_SOURCE, 4242, &r),
-             UCFT_OK);
+    CHECK_ST(ucft_irecv(w, &v, sizeof(v), UCFT_ANY_SOURCE, 4242, &r), UCFT_OK);
     CHECK_ST(ucft_cancel(r), UCFT_OK);
     CHECK_ST(ucft_wait(&r, &info), UCFT_ERR_CANCELED);
     CHECK(r == NULL, "request not released");
@@ -223,9 +221,9 @@ static void mode_killwait(ucft_comm_h w, int rank, int size, double bound)
             nanosleep(&(struct timespec){1, 0}, NULL);
     }
     if (rank == 0)
-        CHECK_ST(ucft_irecv(w, &any, sizeof(any), UCFT_ANY_SOURCE, 77,
-                            &any_req),
-                 UCFT_OK);
+        CHECK_ST(
+            ucft_irecv(w, &any, sizeof(any), UCFT_ANY_SOURCE, 77, &any_req),
+            UCFT_OK);
     double t0 = now_s();
     ucft_status_t st = ucft_recv(w, &v, sizeof(v), victim, 1, &info);
     double dt = now_s() - t0;
@@ -238,10 +236,8 @@ static void mode_killwait(ucft_comm_h w, int rank, int size, double bound)
         CHECK_ST(ucft_wait(&any_req, NULL), UCFT_ERR_PROC_FAILED_PENDING);
     /* Later operations with the dead rank fail at once. */
     ucft_request_h r;
-    CHECK_ST(ucft_isend(w, &v, sizeof(v), victim, 1, &r),
-             UCFT_ERR_PROC_FAILED);
-    CHECK_ST(ucft_irecv(w, &v, sizeof(v), victim, 1, &r),
-             UCFT_ERR_PROC_FAILED);
+    CHECK_ST(ucft_isend(w, &v, sizeof(v), victim, 1, &r), UCFT_ERR_PROC_FAILED);
+    CHECK_ST(ucft_irecv(w, &v, sizeof(v), victim, 1, &r), UCFT_ERR_PROC_FAILED);
     printf("rank %d: receive from the killed rank %d ended with %s after "
            "%.3f s\n",
            rank, victim, ucft_status_name(st), dt);

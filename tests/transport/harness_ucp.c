@@ -89,9 +89,9 @@ unsigned harness_progress(tp_harness_t *h)
 int harness_wait(tp_harness_t *h, harness_pred_t pred, void *arg,
                  harness_wait_t kind)
 {
-    uint64_t end = ucft_clock_now_ns() + (kind == HARNESS_WAIT_MSG
-                                              ? UCP_HARNESS_MSG_NS
-                                              : UCP_HARNESS_FAIL_NS);
+    uint64_t end =
+        ucft_clock_now_ns() +
+        (kind == HARNESS_WAIT_MSG ? UCP_HARNESS_MSG_NS : UCP_HARNESS_FAIL_NS);
     while (!pred(arg)) {
         if (ucft_clock_now_ns() > end)
             return 0;

@@ -37,8 +37,8 @@ static const ucft_config_field_t demo_fields[] = {
     {"S", "4k", "a size", ucft_config_parse_size, offsetof(demo_t, s), NULL},
     {"E", "green", "an enum", ucft_config_parse_enum, offsetof(demo_t, e),
      colours},
-    {"STR", "abc", "a string", ucft_config_parse_string,
-     offsetof(demo_t, str), NULL},
+    {"STR", "abc", "a string", ucft_config_parse_string, offsetof(demo_t, str),
+     NULL},
     {NULL, NULL, NULL, NULL, 0, NULL},
 };
 static const ucft_config_table_t demo_table = {"demo", demo_fields};
@@ -49,8 +49,8 @@ static void test_config_defaults_apply(void **state)
     const char *env[] = {NULL};
     demo_t d;
     char err[128] = "";
-    assert_int_equal(ucft_config_read(&demo_table, &d, fake_getenv,
-                                      (void *)env, err, sizeof(err)),
+    assert_int_equal(ucft_config_read(&demo_table, &d, fake_getenv, (void *)env,
+                                      err, sizeof(err)),
                      UCFT_OK);
     assert_int_equal(d.i, -5);
     assert_int_equal(d.u, 7);
@@ -64,13 +64,13 @@ static void test_config_defaults_apply(void **state)
 static void test_config_environment_overrides(void **state)
 {
     (void)state;
-    const char *env[] = {"UCFT_I=42",   "UCFT_B=off",  "UCFT_T=3us",
-                         "UCFT_S=2M",   "UCFT_E=BLUE", "UCFT_STR=xyz",
-                         "UCFT_U=0",    NULL};
+    const char *env[] = {"UCFT_I=42", "UCFT_B=off",  "UCFT_T=3us",
+                         "UCFT_S=2M", "UCFT_E=BLUE", "UCFT_STR=xyz",
+                         "UCFT_U=0",  NULL};
     demo_t d;
-    assert_int_equal(ucft_config_read(&demo_table, &d, fake_getenv,
-                                      (void *)env, NULL, 0),
-                     UCFT_OK);
+    assert_int_equal(
+        ucft_config_read(&demo_table, &d, fake_getenv, (void *)env, NULL, 0),
+        UCFT_OK);
     assert_int_equal(d.i, 42);
     assert_int_equal(d.u, 0);
     assert_int_equal(d.b, 0);
@@ -85,8 +85,8 @@ static void expect_bad(const char *setting, const char *needle)
     const char *env[] = {setting, NULL};
     demo_t d;
     char err[256] = "";
-    assert_int_equal(ucft_config_read(&demo_table, &d, fake_getenv,
-                                      (void *)env, err, sizeof(err)),
+    assert_int_equal(ucft_config_read(&demo_table, &d, fake_getenv, (void *)env,
+                                      err, sizeof(err)),
                      UCFT_ERR_INVALID_PARAM);
     assert_non_null(strstr(err, needle));
 }

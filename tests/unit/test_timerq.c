@@ -64,8 +64,8 @@ static void test_timerq_remove_and_rearm(void **state)
         ucft_timerq_add(&q, &t[i], (uint64_t)(i + 1) * 10);
     }
     ucft_timerq_remove(&q, &t[0]);
-    ucft_timerq_remove(&q, &t[0]); /* harmless twice */
-    ucft_timerq_add(&q, &t[4], 5); /* re-arm earlier */
+    ucft_timerq_remove(&q, &t[0]);   /* harmless twice */
+    ucft_timerq_add(&q, &t[4], 5);   /* re-arm earlier */
     ucft_timerq_add(&q, &t[1], 100); /* re-arm later */
     assert_int_equal(ucft_timerq_next(&q), 5);
     ucft_timerq_expire(&q, UINT64_MAX - 1, 100);

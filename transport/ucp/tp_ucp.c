@@ -146,8 +146,8 @@ static ucft_status_t ep_get(tp_ucp_t *tp, int rank, ucp_ep_h *ep_p)
     } else {
         st = tp->lookup(tp->lookup_arg, rank, &addr, &len);
         if (st != UCFT_OK) {
-            ucft_error(tp->super.log, "no worker address for rank %d: %s",
-                       rank, ucft_status_string(st));
+            ucft_error(tp->super.log, "no worker address for rank %d: %s", rank,
+                       ucft_status_string(st));
             return st;
         }
     }
@@ -203,14 +203,16 @@ static void ep_close(tp_ucp_t *tp, ucp_ep_h ep)
     ucp_request_free(r);
 }
 
-/* ---- send / recv ---------------------------------------------------------- */
+/* ---- send / recv ----------------------------------------------------------
+ */
 
 static void send_cb(void *request, ucs_status_t status, void *user_data)
 {
     tp_req_t *req = user_data;
     tp_ucp_t *tp = req->priv_owner;
     req->status = from_ucs(status);
-    if (req->status != UCFT_OK && tp->peers[req->priv_peer].state == PEER_FAILED)
+    if (req->status != UCFT_OK &&
+        tp->peers[req->priv_peer].state == PEER_FAILED)
         req->status = UCFT_ERR_PROC_FAILED;
     tp->outstanding--;
     ucp_request_free(request);
@@ -373,7 +375,8 @@ static void tp_ucp_peer_failed(tp_t *t, int rank)
     }
 }
 
-/* ---- progress, wakeup, timers --------------------------------------------- */
+/* ---- progress, wakeup, timers ---------------------------------------------
+ */
 
 static unsigned tp_ucp_progress(tp_t *t)
 {
@@ -500,7 +503,8 @@ void tp_ucp_peer_transport(tp_t *t, int rank, char *buf, size_t len)
     free(text);
 }
 
-/* ---- create / destroy ----------------------------------------------------- */
+/* ---- create / destroy -----------------------------------------------------
+ */
 
 static int shm_enabled(void)
 {
@@ -592,9 +596,9 @@ ucft_status_t tp_ucp_create(const tp_ucp_params_t *params, tp_t **tp_p)
         ucp_config_modify(cfg, "MM_ERROR_HANDLING", "y");
     if (params->keepalive_ns != 0 && getenv("UCX_KEEPALIVE_INTERVAL") == NULL) {
         char v[32];
-        snprintf(v, sizeof(v), "%llums",
-                 (unsigned long long)(params->keepalive_ns /
-                                      UCFT_NSEC_PER_MSEC));
+        snprintf(
+            v, sizeof(v), "%llums",
+            (unsigned long long)(params->keepalive_ns / UCFT_NSEC_PER_MSEC));
         ucp_config_modify(cfg, "KEEPALIVE_INTERVAL", v);
     }
     ucp_params_t pp = {
