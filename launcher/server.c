@@ -118,15 +118,6 @@ static pmix_status_t srv_notify_event(pmix_status_t code,
     return PMIX_OPERATION_SUCCEEDED;
 }
 
-static pmix_server_module_t server_module = {
-    .client_connected = srv_client_connected,
-    .client_finalized = srv_client_finalized,
-    .abort = srv_abort,
-    .fence_nb = srv_fence_nb,
-    .direct_modex = srv_direct_modex,
-    .notify_event = srv_notify_event,
-};
-
 /* --- Main thread ------------------------------------------------------- */
 
 int ucftrun_server_init(ucftrun_server_t *srv, const char *tmpdir,
@@ -157,7 +148,16 @@ int ucftrun_server_init(ucftrun_server_t *srv, const char *tmpdir,
     PMIX_INFO_LOAD(&info[1], PMIX_SYSTEM_TMPDIR, tmpdir, PMIX_STRING);
     PMIX_INFO_LOAD(&info[2], PMIX_SERVER_NSPACE, srv_ns, PMIX_STRING);
     PMIX_INFO_LOAD(&info[3], PMIX_SERVER_RANK, &zero, PMIX_PROC_RANK);
-    rc = PMIx_server_init(&server_module, info, 4);
+    /* The upcalls this server implements; NULL entries are "not
+     * supported". The library keeps the pointer, so it lives in `srv`. */
+    memset(&srv->module, 0, sizeof(srv->module));
+    srv->module.client_connected = srv_client_connected;
+    srv->module.client_finalized = srv_client_finalized;
+    srv->module.abort = srv_abort;
+    srv->module.fence_nb = srv_fence_nb;
+    srv->module.direct_modex = srv_direct_modex;
+    srv->module.notify_event = srv_notify_event;
+    rc = PMIx_server_init(&srv->module, info, 4);
     PMIX_INFO_FREE(info, 4);
     if (rc != PMIX_SUCCESS) {
         snprintf(err, errlen, "PMIx_server_init failed: %s",

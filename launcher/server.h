@@ -30,7 +30,8 @@ typedef struct ucftrun_abort {
 } ucftrun_abort_t;
 
 typedef struct ucftrun_server {
-    pmix_nspace_t nspace; /* the job's namespace */
+    pmix_server_module_t module; /* our upcalls, kept alive for the library */
+    pmix_nspace_t nspace;        /* the job's namespace */
     int initialized;
     int wake_fd; /* eventfd (owned): readable after an abort upcall */
     ucft_log_t *log;
