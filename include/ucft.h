@@ -11,7 +11,8 @@
  *   1. A context is used by one thread at a time. Nothing in ucft is global:
  *      two contexts in one process are independent.
  *   2. Requests are allocated by the library. A request completes exactly
- *      once. ucft_test() and ucft_wait() return its final status and release
+ *      once. A NULL request is a complete one (status UCFT_OK): a send
+ *      that completes in place (short messages) returns *req == NULL. ucft_test() and ucft_wait() return its final status and release
  *      it, setting the caller's handle to NULL; ucft_request_free() releases
  *      a request the caller no longer wants to observe (the operation still
  *      runs to completion).
@@ -191,7 +192,7 @@ ucft_status_t ucft_waitall(size_t count, ucft_request_h reqs[],
 
 /* Asks for cancellation. The request still completes (with
  * UCFT_ERR_CANCELED, or normally if it already matched) and must be
- * waited for or freed. */
+ * waited for or freed. A NULL request is complete: UCFT_OK, no effect. */
 ucft_status_t ucft_cancel(ucft_request_h req);
 
 /* Releases a request the caller will not wait for; *req becomes NULL. */

@@ -68,6 +68,7 @@ struct ucft_context {
 
     /* Membership: the monotonic set of failed job ranks. */
     uint8_t *failed_map;
+    uint8_t *watched; /* receives from this rank were posted: tp_watch done */
     int *failed_list;
     size_t nfailed, failed_cap;
     size_t nfailed_reported; /* failure callbacks delivered so far */

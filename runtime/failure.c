@@ -11,8 +11,12 @@
 ucft_status_t rt_failure_init(struct ucft_context *ctx)
 {
     ctx->failed_map = calloc((size_t)ctx->boot.size, 1);
-    if (ctx->failed_map == NULL)
+    ctx->watched = calloc((size_t)ctx->boot.size, 1);
+    if (ctx->failed_map == NULL || ctx->watched == NULL) {
+        free(ctx->failed_map);
+        free(ctx->watched);
         return UCFT_ERR_NO_MEMORY;
+    }
     ctx->failed_list = NULL;
     ctx->nfailed = ctx->failed_cap = ctx->nfailed_reported = 0;
     return UCFT_OK;
@@ -22,6 +26,8 @@ void rt_failure_cleanup(struct ucft_context *ctx)
 {
     free(ctx->failed_map);
     free(ctx->failed_list);
+    free(ctx->watched);
+    ctx->watched = NULL;
     ctx->failed_map = NULL;
     ctx->failed_list = NULL;
 }
