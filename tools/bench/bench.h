@@ -33,8 +33,6 @@ uint64_t bench_now_ns(void);
 
 /* "8", "64k", "1m", "1M" (k = 1024). */
 int bench_parse_size(const char *s, size_t *out);
-/* "50us", "100ms", "1s", "250ns", plain number = seconds. */
-int bench_parse_time(const char *s, uint64_t *ns);
 /* A positive int. */
 int bench_parse_int(const char *s, int min, int max, int *out);
 
@@ -50,10 +48,12 @@ typedef struct bench_wait_cfg {
     bench_wait_mode_t mode; /* UCFT_WAIT, default hybrid */
     uint64_t spin_ns;       /* UCFT_SPIN_TIME, default 50us */
     uint64_t poll_ns;       /* UCFT_POLL_TIMEOUT, default 100ms */
+    uint64_t keepalive_ns;  /* UCFT_UCX_KEEPALIVE, default 1s */
 } bench_wait_cfg_t;
 
-/* Reads UCFT_WAIT, UCFT_SPIN_TIME and UCFT_POLL_TIMEOUT with the runtime's
- * defaults. Returns 0, or -1 with a message in err. */
+/* Reads UCFT_WAIT, UCFT_SPIN_TIME, UCFT_POLL_TIMEOUT and UCFT_UCX_KEEPALIVE
+ * through the runtime's own configuration table. Returns 0, or -1 with a
+ * message in err. */
 int bench_wait_cfg_read(bench_wait_cfg_t *cfg, char *err, size_t errlen);
 const char *bench_wait_name(bench_wait_mode_t mode);
 

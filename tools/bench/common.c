@@ -5,6 +5,8 @@
  * UCP baseline waits exactly the way ucft does.
  */
 #include "tools/bench/bench.h"
+#include "runtime/base/config.h"
+#include "runtime/rt_config.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -21,71 +23,18 @@ uint64_t bench_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int parse_u64(const char *s, uint64_t *v, char **end)
+int bench_parse_int(const char *s, int min, int max, int *out)
 {
-    if (s == NULL || *s < '0' || *s > '9')
+    int v;
+    if (ucft_config_parse_int(NULL, s, &v) != 0 || v < min || v > max)
         return -1;
-    errno = 0;
-    unsigned long long x = strtoull(s, end, 10);
-    if (errno != 0 || *end == s)
-        return -1;
-    *v = x;
+    *out = v;
     return 0;
 }
 
 int bench_parse_size(const char *s, size_t *out)
 {
-    uint64_t v, mul = 1;
-    char *end;
-    if (parse_u64(s, &v, &end) != 0)
-        return -1;
-    if (strcasecmp(end, "k") == 0)
-        mul = 1ull << 10;
-    else if (strcasecmp(end, "m") == 0)
-        mul = 1ull << 20;
-    else if (*end != '\0')
-        return -1;
-    if (v > SIZE_MAX / mul)
-        return -1;
-    *out = (size_t)(v * mul);
-    return 0;
-}
-
-int bench_parse_time(const char *s, uint64_t *ns)
-{
-    /* As the runtime: a plain number is milliseconds. */
-    static const struct {
-        const char *unit;
-        uint64_t ns;
-    } units[] = {{"ns", 1},
-                 {"us", 1000},
-                 {"ms", 1000000},
-                 {"s", 1000000000},
-                 {"", 1000000}};
-    uint64_t v;
-    char *end;
-    if (parse_u64(s, &v, &end) != 0)
-        return -1;
-    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-        if (strcmp(end, units[i].unit) == 0) {
-            if (v > UINT64_MAX / units[i].ns)
-                return -1;
-            *ns = v * units[i].ns;
-            return 0;
-        }
-    }
-    return -1;
-}
-
-int bench_parse_int(const char *s, int min, int max, int *out)
-{
-    uint64_t v;
-    char *end;
-    if (parse_u64(s, &v, &end) != 0 || *end != '\0' || v < (uint64_t)min ||
-        v > (uint64_t)max)
-        return -1;
-    *out = (int)v;
-    return 0;
+    return ucft_config_parse_size(NULL, s, out);
 }
 
 static const char *const wait_names[] = {"spin", "sleep", "hybrid"};
@@ -97,35 +46,15 @@ const char *bench_wait_name(bench_wait_mode_t mode)
 
 int bench_wait_cfg_read(bench_wait_cfg_t *cfg, char *err, size_t errlen)
 {
-    const char *w = getenv("UCFT_WAIT");
-    const char *spin = getenv("UCFT_SPIN_TIME");
-    const char *poll = getenv("UCFT_POLL_TIMEOUT");
-
-    cfg->mode = BENCH_WAIT_HYBRID;
-    cfg->spin_ns = 50 * 1000ull;
-    cfg->poll_ns = 100 * 1000000ull;
-    if (w != NULL) {
-        int found = 0;
-        for (int i = 0; i < 3; i++) {
-            if (strcasecmp(w, wait_names[i]) == 0) {
-                cfg->mode = (bench_wait_mode_t)i;
-                found = 1;
-            }
-        }
-        if (!found) {
-            snprintf(err, errlen, "UCFT_WAIT=%s: expected spin|sleep|hybrid",
-                     w);
-            return -1;
-        }
-    }
-    if (spin != NULL && bench_parse_time(spin, &cfg->spin_ns) != 0) {
-        snprintf(err, errlen, "UCFT_SPIN_TIME=%s: not a time", spin);
+    /* The runtime's own table: same variables, defaults and checks. */
+    rt_config_t rc;
+    if (ucft_config_read(&rt_config_table, &rc, NULL, NULL, err, errlen) !=
+        UCFT_OK)
         return -1;
-    }
-    if (poll != NULL && bench_parse_time(poll, &cfg->poll_ns) != 0) {
-        snprintf(err, errlen, "UCFT_POLL_TIMEOUT=%s: not a time", poll);
-        return -1;
-    }
+    cfg->mode = (bench_wait_mode_t)rc.wait_mode;
+    cfg->spin_ns = rc.spin_ns;
+    cfg->poll_ns = rc.poll_ns;
+    cfg->keepalive_ns = rc.keepalive_ns;
     return 0;
 }
 

@@ -21,6 +21,7 @@
  */
 #include "tools/bench/raw_ucp.h"
 #include "transport/tag.h"
+#include "transport/ucp/tp_ucp.h"
 
 #include <poll.h>
 #include <pmix.h>
@@ -245,33 +246,14 @@ void raw_ucp_path(raw_ucp_t *u, pt2pt_path_t *path)
 
 /* ---- set-up and tear-down ------------------------------------------------ */
 
-/* As transport/ucp/tp_ucp.c decides whether to turn MM_ERROR_HANDLING on. */
-static int shm_enabled(void)
-{
-    const char *tls = getenv("UCX_TLS");
-    if (tls == NULL || *tls == '\0' || strstr(tls, "all") != NULL)
-        return 1;
-    return strstr(tls, "shm") || strstr(tls, "sm") || strstr(tls, "posix") ||
-           strstr(tls, "sysv") || strstr(tls, "mm");
-}
-
 static int ucp_setup(raw_ucp_t *u)
 {
     ucp_config_t *cfg;
     ucs_status_t st = ucp_config_read(NULL, NULL, &cfg);
     if (check(u, st, "ucp_config_read"))
         return -1;
-    if (shm_enabled() && getenv("UCX_MM_ERROR_HANDLING") == NULL)
-        ucp_config_modify(cfg, "MM_ERROR_HANDLING", "y");
-    uint64_t ka = 1000000000ull; /* UCFT_UCX_KEEPALIVE default */
-    const char *kas = getenv("UCFT_UCX_KEEPALIVE");
-    if (kas != NULL && bench_parse_time(kas, &ka) != 0)
-        ka = 1000000000ull;
-    if (ka != 0 && getenv("UCX_KEEPALIVE_INTERVAL") == NULL) {
-        char v[32];
-        snprintf(v, sizeof(v), "%llums", (unsigned long long)(ka / 1000000));
-        ucp_config_modify(cfg, "KEEPALIVE_INTERVAL", v);
-    }
+    /* Exactly the UCX settings ucft's transport applies. */
+    tp_ucp_config_apply(cfg, u->wait.keepalive_ns);
     ucp_params_t pp = {
         .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_REQUEST_SIZE |
                       UCP_PARAM_FIELD_TAG_SENDER_MASK |

@@ -515,6 +515,20 @@ static int shm_enabled(void)
            strstr(tls, "sysv") || strstr(tls, "mm");
 }
 
+void tp_ucp_config_apply(ucp_config_t *cfg, uint64_t keepalive_ns)
+{
+    /* Peer error handling rules shared memory out unless MM_ERROR_HANDLING
+     * is on (UCX 1.13): without it every local peer would go over tcp. */
+    if (shm_enabled() && getenv("UCX_MM_ERROR_HANDLING") == NULL)
+        ucp_config_modify(cfg, "MM_ERROR_HANDLING", "y");
+    if (keepalive_ns != 0 && getenv("UCX_KEEPALIVE_INTERVAL") == NULL) {
+        char v[32];
+        snprintf(v, sizeof(v), "%llums",
+                 (unsigned long long)(keepalive_ns / UCFT_NSEC_PER_MSEC));
+        ucp_config_modify(cfg, "KEEPALIVE_INTERVAL", v);
+    }
+}
+
 static void tp_ucp_destroy(tp_t *t)
 {
     tp_ucp_t *tp = TP(t);
@@ -590,17 +604,7 @@ ucft_status_t tp_ucp_create(const tp_ucp_params_t *params, tp_t **tp_p)
         ucft_error(log, "ucp_config_read: %s", ucs_status_string(us));
         goto err_free;
     }
-    /* Peer error handling rules shared memory out unless MM_ERROR_HANDLING
-     * is on (UCX 1.13): without it every local peer would go over tcp. */
-    if (shm_enabled() && getenv("UCX_MM_ERROR_HANDLING") == NULL)
-        ucp_config_modify(cfg, "MM_ERROR_HANDLING", "y");
-    if (params->keepalive_ns != 0 && getenv("UCX_KEEPALIVE_INTERVAL") == NULL) {
-        char v[32];
-        snprintf(
-            v, sizeof(v), "%llums",
-            (unsigned long long)(params->keepalive_ns / UCFT_NSEC_PER_MSEC));
-        ucp_config_modify(cfg, "KEEPALIVE_INTERVAL", v);
-    }
+    tp_ucp_config_apply(cfg, params->keepalive_ns);
     ucp_params_t pp = {
         .field_mask = UCP_PARAM_FIELD_FEATURES |
                       UCP_PARAM_FIELD_TAG_SENDER_MASK |

@@ -8,6 +8,8 @@
 
 #include "transport/transport.h"
 
+#include <ucp/api/ucp.h>
+
 /* Looks up the worker address of `rank`; on success *addr is a malloc'ed
  * copy that the backend frees. Called from the first send to `rank`. */
 typedef ucft_status_t (*tp_ucp_lookup_cb_t)(void *arg, int rank, void **addr,
@@ -25,6 +27,12 @@ typedef struct tp_ucp_params {
 } tp_ucp_params_t;
 
 ucft_status_t tp_ucp_create(const tp_ucp_params_t *params, tp_t **tp_p);
+
+/* Applies ucft's UCX settings to `cfg` (MM_ERROR_HANDLING when shared
+ * memory is enabled, the keepalive interval), unless the user set them in
+ * the environment. Also used by baselines that must run UCX exactly as
+ * ucft does. */
+void tp_ucp_config_apply(ucp_config_t *cfg, uint64_t keepalive_ns);
 
 /* The local worker address (owned by the backend, valid until destroy). */
 void tp_ucp_address(tp_t *tp, const void **addr, size_t *len);
