@@ -133,7 +133,7 @@ err:
     return UCFT_ERR_BOOTSTRAP;
 }
 
-ucft_status_t rt_boot_exchange(rt_boot_t *b, const void *addr, size_t len)
+ucft_status_t rt_boot_publish(rt_boot_t *b, const void *addr, size_t len)
 {
     pmix_value_t val;
     pmix_status_t rc;
@@ -152,18 +152,6 @@ ucft_status_t rt_boot_exchange(rt_boot_t *b, const void *addr, size_t len)
     rc = PMIx_Commit();
     if (rc != PMIX_SUCCESS) {
         ucft_error(b->log, "PMIx_Commit: %s", PMIx_Error_string(rc));
-        return UCFT_ERR_BOOTSTRAP;
-    }
-    pmix_proc_t all;
-    pmix_info_t info;
-    bool collect = true;
-    load_proc(b, &all, PMIX_RANK_WILDCARD);
-    PMIX_INFO_CONSTRUCT(&info);
-    PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
-    rc = PMIx_Fence(&all, 1, &info, 1);
-    PMIX_INFO_DESTRUCT(&info);
-    if (rc != PMIX_SUCCESS) {
-        ucft_error(b->log, "PMIx_Fence: %s", PMIx_Error_string(rc));
         return UCFT_ERR_BOOTSTRAP;
     }
     return UCFT_OK;
@@ -316,9 +304,12 @@ static void fence_done(pmix_status_t status, void *cbdata)
                 status == PMIX_SUCCESS ? UCFT_OK : UCFT_ERR_BOOTSTRAP);
 }
 
-ucft_status_t rt_boot_fence_nb(rt_boot_t *b, rt_boot_done_cb_t cb, void *arg)
+ucft_status_t rt_boot_fence_nb(rt_boot_t *b, int collect, rt_boot_done_cb_t cb,
+                               void *arg)
 {
     pmix_proc_t all;
+    pmix_info_t info;
+    bool yes = true;
     pmix_status_t rc;
 
     if (b->singleton) {
@@ -328,7 +319,11 @@ ucft_status_t rt_boot_fence_nb(rt_boot_t *b, rt_boot_done_cb_t cb, void *arg)
     b->fence_cb = cb;
     b->fence_arg = arg;
     load_proc(b, &all, PMIX_RANK_WILDCARD);
-    rc = PMIx_Fence_nb(&all, 1, NULL, 0, fence_done, b);
+    PMIX_INFO_CONSTRUCT(&info);
+    PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+    rc = PMIx_Fence_nb(&all, 1, collect ? &info : NULL, collect ? 1 : 0,
+                       fence_done, b);
+    PMIX_INFO_DESTRUCT(&info);
     if (rc == PMIX_OPERATION_SUCCEEDED) {
         cb(arg, UCFT_OK);
         return UCFT_OK;

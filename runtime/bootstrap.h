@@ -37,14 +37,17 @@ typedef struct rt_boot {
 } rt_boot_t;
 
 ucft_status_t rt_boot_init(rt_boot_t *b, const ucft_log_t *log);
-/* Publishes this rank's worker address and fences with data collection. */
-ucft_status_t rt_boot_exchange(rt_boot_t *b, const void *addr, size_t len);
+/* Publishes this rank's worker address (Put + Commit); the fence that
+ * makes it visible is rt_boot_fence_nb with collect = 1. */
+ucft_status_t rt_boot_publish(rt_boot_t *b, const void *addr, size_t len);
 /* tp_ucp_lookup_cb_t: fetches the address of `rank`. */
 ucft_status_t rt_boot_lookup(void *arg, int rank, void **addr, size_t *len);
 ucft_status_t rt_boot_watch_deaths(rt_boot_t *b, rt_boot_death_cb_t cb,
                                    void *arg);
-/* Starts a fence over the job; `cb` runs on the PMIx thread when done. */
-ucft_status_t rt_boot_fence_nb(rt_boot_t *b, rt_boot_done_cb_t cb, void *arg);
+/* Starts a fence over the job (collect: with data collection); `cb` runs
+ * on the PMIx thread when done (or at once for a singleton). */
+ucft_status_t rt_boot_fence_nb(rt_boot_t *b, int collect, rt_boot_done_cb_t cb,
+                               void *arg);
 void rt_boot_finalize(rt_boot_t *b);
 
 #endif

@@ -85,6 +85,57 @@ static ucft_status_t wireup(struct ucft_context *ctx)
 /* ---- init / finalize ------------------------------------------------------
  */
 
+static void fence_done(void *arg, ucft_status_t status)
+{
+    rt_inbox_t *in = arg;
+    atomic_store(&in->fence_done, status == UCFT_OK ? 1 : -1);
+    rt_inbox_wake(in);
+}
+
+static int fence_finished(void *arg)
+{
+    return atomic_load(&((rt_inbox_t *)arg)->fence_done) != 0;
+}
+
+static int fence_or_death(void *arg)
+{
+    struct ucft_context *ctx = arg;
+    return fence_finished(&ctx->inbox) || atomic_load(&ctx->inbox.pending) ||
+           ctx->nfailed > 0;
+}
+
+/* The start-up fence that makes every worker address visible. A rank that
+ * dies before it reaches the fence blocks it forever on some servers, so
+ * wait for the fence, a death event, or UCFT_INIT_TIMEOUT, whichever comes
+ * first: ucft_init ends with an error rather than hanging. */
+static ucft_status_t exchange(struct ucft_context *ctx)
+{
+    rt_inbox_t *in = &ctx->inbox;
+    ucft_status_t st = rt_boot_fence_nb(&ctx->boot, 1, fence_done, in);
+    if (st != UCFT_OK)
+        return st;
+    st = rt_wait_until(ctx, fence_or_death, ctx, ctx->cfg.init_timeout_ns);
+    if (atomic_load(&in->fence_done) == 1) {
+        atomic_store(&in->fence_done, 0);
+        return UCFT_OK;
+    }
+    ucft_progress(ctx); /* hand over death news still in the inbox */
+    if (ctx->nfailed > 0) {
+        ucft_error(&ctx->log,
+                   "rank %d died during start-up: the address "
+                   "exchange cannot complete",
+                   ctx->failed_list[0]);
+        return UCFT_ERR_PROC_FAILED;
+    }
+    if (st == UCFT_ERR_TIMED_OUT)
+        ucft_error(&ctx->log, "start-up address exchange (PMIx fence) did "
+                              "not complete within UCFT_INIT_TIMEOUT");
+    else
+        ucft_error(&ctx->log, "start-up address exchange (PMIx fence) "
+                              "failed");
+    return st == UCFT_ERR_TIMED_OUT ? st : UCFT_ERR_BOOTSTRAP;
+}
+
 static ucft_status_t setup_fd(struct ucft_context *ctx)
 {
     struct epoll_event ev = {.events = EPOLLIN};
@@ -157,10 +208,11 @@ ucft_status_t ucft_init(const ucft_params_t *params, ucft_context_h *ctx_p)
     const void *addr;
     size_t addr_len;
     tp_ucp_address(ctx->tp, &addr, &addr_len);
-    st = rt_boot_exchange(&ctx->boot, addr, addr_len);
-    if (st != UCFT_OK)
-        goto err_tp;
     st = rt_boot_watch_deaths(&ctx->boot, rt_inbox_death_cb, &ctx->inbox);
+    if (st == UCFT_OK)
+        st = rt_boot_publish(&ctx->boot, addr, addr_len);
+    if (st == UCFT_OK)
+        st = exchange(ctx);
     if (st != UCFT_OK)
         goto err_tp;
 
@@ -172,6 +224,7 @@ ucft_status_t ucft_init(const ucft_params_t *params, ucft_context_h *ctx_p)
     st = wireup(ctx);
     if (st != UCFT_OK)
         goto err_tp;
+    ctx->ready = 1;
     ucft_debug(&ctx->log, "initialised: %d ranks, worker address %zu bytes",
                ctx->boot.size, addr_len);
     *ctx_p = ctx;
@@ -190,18 +243,6 @@ err_inbox:
 err_free:
     free(ctx);
     return st;
-}
-
-static void fence_done(void *arg, ucft_status_t status)
-{
-    rt_inbox_t *in = arg;
-    atomic_store(&in->fence_done, status == UCFT_OK ? 1 : -1);
-    rt_inbox_wake(in);
-}
-
-static int fence_finished(void *arg)
-{
-    return atomic_load(&((rt_inbox_t *)arg)->fence_done) != 0;
 }
 
 static int no_pending(void *arg)
@@ -227,7 +268,7 @@ ucft_status_t ucft_finalize(ucft_context_h ctx)
         ucft_debug(&ctx->log, "flush at finalize: %s", ucft_status_string(st));
     /* Everyone must keep progressing until everyone is done sending: fence
      * through PMIx without blocking the transport. */
-    st = rt_boot_fence_nb(&ctx->boot, fence_done, &ctx->inbox);
+    st = rt_boot_fence_nb(&ctx->boot, 0, fence_done, &ctx->inbox);
     if (st == UCFT_OK) {
         /* Some PMIx servers (Open MPI 4.1's mpirun) never complete a fence
          * that includes a dead rank: once failures are known, bound the

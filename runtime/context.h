@@ -64,6 +64,7 @@ struct ucft_context {
     int epfd;
     struct ucft_comm world;
     rt_inbox_t inbox;
+    int ready; /* ucft_init has succeeded: callbacks may run */
     int finalizing;
 
     /* Membership: the monotonic set of failed job ranks. */

@@ -121,8 +121,9 @@ unsigned rt_failure_progress(struct ucft_context *ctx)
             n += (unsigned)k;
         } while (k == 64);
     }
-    /* Callbacks last, after the state they report is consistent. */
-    while (ctx->nfailed_reported < ctx->nfailed) {
+    /* Callbacks last, after the state they report is consistent; none
+     * before ucft_init has handed the context to the user. */
+    while (ctx->ready && ctx->nfailed_reported < ctx->nfailed) {
         int rank = ctx->failed_list[ctx->nfailed_reported++];
         if (ctx->failure_cb != NULL && !ctx->finalizing)
             ctx->failure_cb(ctx, rank, UCFT_ERR_PROC_FAILED, ctx->failure_arg);

@@ -1,0 +1,49 @@
+/*
+ * Every control-class message kind, in one place. A control message has
+ * tag class UCFT_TAG_CLASS_CTRL, context id 0 (the job), source = the
+ * sender's job rank and payload = one of the kinds below (transport/tag.h).
+ *
+ * Kind 1 is RT_CTRL_WIREUP, still defined in runtime/context.h (enum
+ * rt_ctrl_kind); it must move here when the detector is integrated into the
+ * runtime, so that this enum is the only list of control kinds.
+ */
+#ifndef UCFT_RT_CTRL_KINDS_H
+#define UCFT_RT_CTRL_KINDS_H
+
+#include "transport/tag.h"
+
+#include <stdint.h>
+
+enum ucft_ctrl_kind {
+    /* 0 is never used: a zero payload marks a bug, not a message. */
+    /* 1: RT_CTRL_WIREUP (runtime/context.h), endpoint wire-up. */
+
+    /* Heartbeat, observed rank -> its observer, every eta. Body: 8 bytes,
+     * the sender's heartbeat sequence number (debugging only). */
+    UCFT_CTRL_HB = 2,
+    /* Observer -> a new observed rank: "send your heartbeats to me". Sent
+     * when the observer re-targets after declaring its predecessor failed.
+     * Body: 8 bytes, the sender's failure epoch. */
+    UCFT_CTRL_HB_REQUEST = 3,
+    /* Observed rank -> its observer on a clean stop: "stop watching me",
+     * so a finalizing rank is never reported as failed. Body: 8 bytes, 0. */
+    UCFT_CTRL_HB_STOP = 4,
+    /* Failure news of the reliable broadcast: "rank r failed". Body: two
+     * little-endian-in-memory uint32: the failed rank and the sender's
+     * epoch once it knew the fact. */
+    UCFT_CTRL_FAILED = 5,
+};
+
+/* The tag of a control message of `kind` sent by job rank `src`. */
+static inline uint64_t ucft_ctrl_tag(uint32_t src, unsigned kind)
+{
+    return ucft_tag_make(UCFT_TAG_CLASS_CTRL, 0, src, kind);
+}
+
+/* The mask for a control receive of one kind from any source. */
+static inline uint64_t ucft_ctrl_mask_any_source(void)
+{
+    return ucft_tag_mask(1, 0);
+}
+
+#endif

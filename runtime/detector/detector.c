@@ -1,0 +1,153 @@
+/* One rank's failure detector: see detector.h. */
+#include "runtime/detector/detector.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void det_params_default(det_params_t *params)
+{
+    memset(params, 0, sizeof(*params));
+    params->hb.eta_ns = DET_DEFAULT_ETA_NS;
+    params->hb.delta_ns = DET_DEFAULT_DELTA_NS;
+    params->prop_window = PROP_DEFAULT_WINDOW;
+}
+
+/* We were declared failed: go quiet at once and tell the owner. */
+static void det_self_declared(det_t *det)
+{
+    if (det->self_declared)
+        return;
+    det->self_declared = 1;
+    hb_stop(&det->hb, 0);
+    prop_stop(&det->prop);
+    det->running = 0;
+    det->ops.self_cb(det->ops.arg);
+}
+
+void det_declare(det_t *det, int rank, det_why_t why)
+{
+    if (det->self_declared)
+        return;
+    if (rank == det->me) {
+        det_self_declared(det);
+        return;
+    }
+    if (mb_add(&det->mb, rank) != 1)
+        return; /* known, invalid or out of memory (see mb_add) */
+    if (det->ops.failed_cb != NULL)
+        det->ops.failed_cb(det->ops.arg, rank, mb_epoch(&det->mb), why);
+    if (det->self_declared || !det->running)
+        return; /* the owner stopped us from the callback */
+    /* News first, then the heartbeat request: per-pair FIFO then makes a
+     * neighbour learn the fact before it sees our request. */
+    if (why != DET_WHY_NEWS)
+        prop_notify(&det->prop, rank);
+    prop_pump(&det->prop);
+    hb_membership_changed(&det->hb);
+}
+
+static void det_suspect_cb(void *arg, int rank)
+{
+    det_declare(arg, rank, DET_WHY_HEARTBEAT);
+}
+
+static void det_warn_cb(void *arg, uint64_t gap)
+{
+    det_t *det = arg;
+    if (det->ops.warn_late_cb != NULL)
+        det->ops.warn_late_cb(det->ops.arg, gap);
+}
+
+/* A failed rank still talks to us: it may not know; tell it. */
+static void det_fenced_cb(void *arg, int rank)
+{
+    det_t *det = arg;
+    prop_notify(&det->prop, rank);
+}
+
+static void det_news_cb(void *arg, int rank, int from)
+{
+    det_declare(arg, rank, DET_WHY_NEWS);
+}
+
+static void det_self_cb(void *arg, int from)
+{
+    det_self_declared(arg);
+}
+
+ucft_status_t det_create(tp_t *tp, const det_params_t *params,
+                         const det_ops_t *ops, det_t **det_p)
+{
+    ucft_status_t st;
+
+    if (params->hb.eta_ns < 10 || params->hb.delta_ns <= params->hb.eta_ns ||
+        ops->self_cb == NULL)
+        return UCFT_ERR_INVALID_PARAM;
+    det_t *det = calloc(1, sizeof(*det));
+    if (det == NULL)
+        return UCFT_ERR_NO_MEMORY;
+    det->tp = tp;
+    det->me = tp->rank;
+    det->ops = *ops;
+    mb_init(&det->mb, tp->size);
+    hb_init(&det->hb, tp, &det->mb, &params->hb,
+            &(hb_ops_t){.suspect_cb = det_suspect_cb,
+                        .warn_late_cb = det_warn_cb,
+                        .fenced_cb = det_fenced_cb,
+                        .arg = det});
+    st = prop_init(&det->prop, tp, &det->mb, params->prop_window,
+                   &(prop_ops_t){.news_cb = det_news_cb,
+                                 .self_cb = det_self_cb,
+                                 .arg = det});
+    if (st != UCFT_OK)
+        goto err_free;
+    *det_p = det;
+    return UCFT_OK;
+
+err_free:
+    free(det);
+    return st;
+}
+
+ucft_status_t det_start(det_t *det)
+{
+    ucft_status_t st;
+
+    det->running = 1;
+    st = prop_start(&det->prop);
+    if (st != UCFT_OK)
+        goto err;
+    st = hb_start(&det->hb);
+    if (st != UCFT_OK)
+        goto err_prop;
+    return UCFT_OK;
+
+err_prop:
+    prop_stop(&det->prop);
+err:
+    det->running = 0;
+    return st;
+}
+
+void det_stop(det_t *det)
+{
+    if (!det->running)
+        return;
+    det->running = 0;
+    hb_stop(&det->hb, 1);
+    prop_stop(&det->prop);
+}
+
+int det_idle(const det_t *det)
+{
+    return hb_idle(&det->hb) && prop_idle(&det->prop);
+}
+
+void det_destroy(det_t *det)
+{
+    if (det == NULL)
+        return;
+    prop_cleanup(&det->prop);
+    mb_cleanup(&det->mb);
+    free(det);
+}

@@ -1,0 +1,264 @@
+/* The heartbeat ring detector: see heartbeat.h. */
+#include "runtime/detector/heartbeat.h"
+#include "runtime/ctrl_kinds.h"
+
+#include <limits.h>
+#include <string.h>
+
+static const unsigned hb_recv_kind[HB_NRECV] = {
+    UCFT_CTRL_HB, UCFT_CTRL_HB_REQUEST, UCFT_CTRL_HB_STOP};
+
+static void hb_send_cb(tp_req_t *req)
+{
+    hb_send_t *s = (hb_send_t *)req;
+    s->busy = 0;
+}
+
+/* Posts one control message from the pool; a full pool or a failed post
+ * skips it (heartbeats are periodic; requests are repeated by
+ * hb_membership_changed's callers and the stale rule tolerates a miss). */
+static int hb_post(hb_t *hb, int dst, unsigned kind, uint64_t body)
+{
+    for (int i = 0; i < HB_NSEND; i++) {
+        hb_send_t *s = &hb->sends[i];
+        if (s->busy)
+            continue;
+        s->body = body;
+        s->req.cb = hb_send_cb;
+        s->req.arg = hb;
+        ucft_status_t st =
+            tp_send(hb->tp, dst, ucft_ctrl_tag((uint32_t)hb->me, kind),
+                    &s->body, sizeof(s->body), &s->req);
+        if (st == UCFT_INPROGRESS)
+            s->busy = 1;
+        return st == UCFT_OK || st == UCFT_INPROGRESS;
+    }
+    hb->stats.skipped++;
+    return 0;
+}
+
+static void hb_send_heartbeat(hb_t *hb, uint64_t now)
+{
+    hb->last_send = now;
+    hb->sent_once = 1;
+    if (hb_post(hb, hb->observer, UCFT_CTRL_HB, ++hb->seq))
+        hb->stats.sent++;
+}
+
+void hb_init(hb_t *hb, tp_t *tp, const mb_t *mb, const hb_params_t *params,
+             const hb_ops_t *ops)
+{
+    memset(hb, 0, sizeof(*hb));
+    hb->tp = tp;
+    hb->mb = mb;
+    hb->me = tp->rank;
+    hb->params = *params;
+    hb->ops = *ops;
+    hb->suspected = -1;
+    hb->observed = mb_live_pred(mb, hb->me);
+    hb->observer = mb_live_succ(mb, hb->me);
+    for (int i = 0; i < HB_NSEND; i++)
+        hb->sends[i].hb = hb;
+}
+
+/* The observed rank failed (or we start): watch the next live predecessor
+ * and ask it for heartbeats. It gets delta from now to answer. */
+static void hb_retarget(hb_t *hb, uint64_t now)
+{
+    int target = mb_live_pred(hb->mb, hb->me);
+    hb->observed = target;
+    hb->last_heard = now;
+    if (target < 0)
+        return;
+    if (hb_post(hb, target, UCFT_CTRL_HB_REQUEST, mb_epoch(hb->mb)))
+        hb->stats.requests++;
+}
+
+void hb_membership_changed(hb_t *hb)
+{
+    if (!hb->running)
+        return;
+    uint64_t now = tp_now(hb->tp);
+    if (hb->observed >= 0 && mb_is_failed(hb->mb, hb->observed))
+        hb_retarget(hb, now);
+    if (hb->observer >= 0 && mb_is_failed(hb->mb, hb->observer)) {
+        hb->observer = mb_live_succ(hb->mb, hb->me);
+        if (hb->observer >= 0)
+            hb_send_heartbeat(hb, now);
+    }
+}
+
+void hb_tick_at(hb_t *hb, uint64_t now, uint64_t deadline)
+{
+    const uint64_t eta = hb->params.eta_ns;
+    uint64_t late = now > deadline ? now - deadline : 0;
+    uint64_t prev_tick = hb->prev_tick;
+
+    hb->stats.ticks++;
+    hb->prev_tick = now;
+    if (hb->observer >= 0 &&
+        (!hb->sent_once || now - hb->last_send >= eta * 9 / 10)) {
+        uint64_t gap = now - hb->last_send;
+        if (hb->sent_once && gap >= 2 * eta) {
+            hb->stats.warnings++;
+            if (hb->ops.warn_late_cb != NULL)
+                hb->ops.warn_late_cb(hb->ops.arg, gap);
+        }
+        hb_send_heartbeat(hb, now);
+    }
+    if (hb->observed < 0 || hb->observed == hb->suspected)
+        return;
+    uint64_t limit = hb->last_heard + hb->params.delta_ns;
+    if (now <= limit)
+        return;
+    /* Jitter guard: we fired more than eta late and were still within the
+     * deadline at the previous tick, so the silence may be ours. */
+    if (late > eta && prev_tick <= limit) {
+        hb->stats.guarded++;
+        return;
+    }
+    hb->suspected = hb->observed;
+    hb->stats.suspicions++;
+    hb->ops.suspect_cb(hb->ops.arg, hb->observed); /* may re-target */
+}
+
+static void hb_tick_cb(ucft_timer_t *t)
+{
+    hb_t *hb = t->arg;
+    uint64_t now = tp_now(hb->tp);
+    hb_tick_at(hb, now, hb->tick_deadline);
+    if (!hb->running)
+        return;
+    hb->tick_deadline = now + hb->params.eta_ns / 10;
+    tp_timer_start(hb->tp, &hb->tick, hb->tick_deadline);
+}
+
+static void hb_on_msg(hb_t *hb, unsigned kind, int src)
+{
+    uint64_t now = tp_now(hb->tp);
+
+    if (mb_is_failed(hb->mb, src)) {
+        hb->stats.fenced++;
+        if (hb->ops.fenced_cb != NULL)
+            hb->ops.fenced_cb(hb->ops.arg, src);
+        return;
+    }
+    switch (kind) {
+    case UCFT_CTRL_HB:
+        if (src == hb->observed) {
+            hb->last_heard = now;
+            hb->stats.received++;
+        }
+        break;
+    case UCFT_CTRL_HB_REQUEST: {
+        int cur = INT_MAX;
+        if (hb->observer >= 0 && !mb_is_failed(hb->mb, hb->observer))
+            cur = mb_ring_dist(hb->mb, hb->me, hb->observer);
+        if (mb_ring_dist(hb->mb, hb->me, src) > cur) {
+            hb->stats.stale++;
+            break;
+        }
+        hb->observer = src;
+        hb_send_heartbeat(hb, now);
+        break;
+    }
+    case UCFT_CTRL_HB_STOP:
+        /* A clean exit: stop watching it, never suspect it. */
+        if (src == hb->observed)
+            hb->observed = -1;
+        break;
+    default:
+        break;
+    }
+}
+
+static ucft_status_t hb_post_recv(hb_t *hb, int i);
+
+static void hb_recv_cb(tp_req_t *req)
+{
+    hb_t *hb = req->arg;
+    int i = (int)(req - hb->recvs);
+
+    hb->recv_posted[i] = 0;
+    if (req->status == UCFT_ERR_CANCELED || !hb->running)
+        return;
+    hb_on_msg(hb, hb_recv_kind[i], (int)ucft_tag_src(req->tag));
+    if (hb->running && !hb->recv_posted[i])
+        hb_post_recv(hb, i);
+}
+
+static ucft_status_t hb_post_recv(hb_t *hb, int i)
+{
+    tp_req_t *r = &hb->recvs[i];
+    for (;;) {
+        r->cb = hb_recv_cb;
+        r->arg = hb;
+        ucft_status_t st = tp_recv(hb->tp, ucft_ctrl_tag(0, hb_recv_kind[i]),
+                                   ucft_ctrl_mask_any_source(), &hb->rbufs[i],
+                                   sizeof(hb->rbufs[i]), r);
+        if (st == UCFT_INPROGRESS) {
+            hb->recv_posted[i] = 1;
+            return UCFT_OK;
+        }
+        if (st != UCFT_OK)
+            return st;
+        /* Completed at once (allowed by T2): handle it and post again. */
+        hb_on_msg(hb, hb_recv_kind[i], (int)ucft_tag_src(r->tag));
+        if (!hb->running)
+            return UCFT_OK;
+    }
+}
+
+ucft_status_t hb_start(hb_t *hb)
+{
+    uint64_t now = tp_now(hb->tp);
+    ucft_status_t st;
+
+    hb->running = 1;
+    hb->observed = mb_live_pred(hb->mb, hb->me);
+    hb->observer = mb_live_succ(hb->mb, hb->me);
+    for (int i = 0; i < HB_NRECV; i++) {
+        st = hb_post_recv(hb, i);
+        if (st != UCFT_OK)
+            goto err_recv;
+    }
+    hb->last_heard = now;
+    hb->prev_tick = now;
+    if (hb->observer >= 0)
+        hb_send_heartbeat(hb, now);
+    hb->tick.cb = hb_tick_cb;
+    hb->tick.arg = hb;
+    hb->tick_deadline = now + hb->params.eta_ns / 10;
+    st = tp_timer_start(hb->tp, &hb->tick, hb->tick_deadline);
+    if (st != UCFT_OK)
+        goto err_recv;
+    return UCFT_OK;
+
+err_recv:
+    hb_stop(hb, 0);
+    return st;
+}
+
+void hb_stop(hb_t *hb, int notify)
+{
+    if (!hb->running)
+        return;
+    hb->running = 0;
+    tp_timer_stop(hb->tp, &hb->tick);
+    if (notify && hb->observer >= 0)
+        hb_post(hb, hb->observer, UCFT_CTRL_HB_STOP, 0);
+    for (int i = 0; i < HB_NRECV; i++)
+        if (hb->recv_posted[i])
+            tp_cancel(hb->tp, &hb->recvs[i]);
+}
+
+int hb_idle(const hb_t *hb)
+{
+    for (int i = 0; i < HB_NSEND; i++)
+        if (hb->sends[i].busy)
+            return 0;
+    for (int i = 0; i < HB_NRECV; i++)
+        if (hb->recv_posted[i])
+            return 0;
+    return 1;
+}

@@ -1,0 +1,141 @@
+/*
+ * The heartbeat ring detector of one rank (ALGORITHMS.md §4), as a state
+ * machine over one tp_t.
+ *
+ * Roles. Each rank is *observed* by its observer (the next live rank after
+ * it, initially rank+1) and *observes* its observed rank (the next live
+ * rank before it, initially rank-1). The observed rank sends a heartbeat
+ * (UCFT_CTRL_HB) to its observer about every eta; the observer suspects the
+ * observed rank when nothing came for more than delta.
+ *
+ * Tick (every eta/10, a timer of the transport):
+ *  1. send a heartbeat when >= 0.9 eta passed since the last one; if the gap
+ *     was >= 2 eta, call warn_late_cb first (this rank was descheduled and
+ *     may be falsely suspected);
+ *  2. suspect the observed rank when now > last_heard + delta, unless the
+ *     tick itself fired more than eta late and the previous tick was still
+ *     within the deadline (jitter guard: the silence may be our own
+ *     descheduling, and the heartbeats may be waiting in the network; the
+ *     next tick decides). A target is suspected at most once.
+ *
+ * Re-targeting is driven by the owner's membership (a const mb_t shared
+ * with the owner): after the owner declares the observed rank failed it
+ * calls hb_membership_changed(), which walks to the next live predecessor
+ * and sends it a UCFT_CTRL_HB_REQUEST ("send your heartbeats to me"), and
+ * moves our own heartbeats to the next live successor if our observer
+ * failed.
+ *
+ * Stale-request rule: a request from a rank farther away (forward ring
+ * distance) than our current observer is ignored while that observer is
+ * not known to have failed; if it fails later, hb_membership_changed()
+ * moves the heartbeats to the next live successor anyway, so ignoring a
+ * request never loses a watcher.
+ *
+ * Clean stop: hb_stop(notify=1) sends UCFT_CTRL_HB_STOP to the observer,
+ * which then stops watching us (its observed rank becomes -1) and never
+ * suspects us.
+ *
+ * Messages from a rank in the failed set are dropped (fencing); the
+ * optional fenced_cb lets the owner tell such a rank that it was declared.
+ *
+ * Cost: one heartbeat per rank per 0.9-1 eta, whatever N is; nothing is
+ * allocated after hb_init (a small pool of send requests; a heartbeat is
+ * skipped and counted if the pool is exhausted).
+ *
+ * Threads: one thread (the one driving tp's progress) calls everything;
+ * callbacks run from tp's progress.
+ */
+#ifndef UCFT_DETECTOR_HEARTBEAT_H
+#define UCFT_DETECTOR_HEARTBEAT_H
+
+#include "runtime/detector/membership.h"
+#include "transport/transport.h"
+
+#include <stdint.h>
+
+#define HB_NSEND 3 /* heartbeat, request and stop sends in flight */
+#define HB_NRECV 3 /* one receive per kind: HB, HB_REQUEST, HB_STOP */
+
+typedef struct hb_params {
+    uint64_t eta_ns;   /* heartbeat period */
+    uint64_t delta_ns; /* suspicion timeout, > eta */
+} hb_params_t;
+
+typedef struct hb_ops {
+    /* The observed rank was silent for more than delta. Required. */
+    void (*suspect_cb)(void *arg, int rank);
+    /* Our own heartbeat went out gap_ns after the previous one (>= 2 eta).
+     * Optional. */
+    void (*warn_late_cb)(void *arg, uint64_t gap_ns);
+    /* A message came from a rank in the failed set. Optional. */
+    void (*fenced_cb)(void *arg, int rank);
+    void *arg;
+} hb_ops_t;
+
+typedef struct hb_stats {
+    uint64_t sent;       /* heartbeats sent */
+    uint64_t received;   /* heartbeats from the observed rank */
+    uint64_t requests;   /* requests sent */
+    uint64_t suspicions; /* suspect_cb calls */
+    uint64_t guarded;    /* suspicions held back by the jitter guard */
+    uint64_t stale;      /* stale requests ignored */
+    uint64_t fenced;     /* messages dropped from failed ranks */
+    uint64_t skipped;    /* sends skipped: request pool exhausted */
+    uint64_t warnings;   /* warn_late_cb calls */
+    uint64_t ticks;
+} hb_stats_t;
+
+typedef struct hb hb_t;
+
+typedef struct hb_send {
+    tp_req_t req; /* first */
+    hb_t *hb;
+    uint64_t body;
+    int busy;
+} hb_send_t;
+
+struct hb {
+    tp_t *tp;
+    const mb_t *mb;
+    int me;
+    hb_params_t params;
+    hb_ops_t ops;
+    int observed;  /* the rank we watch, -1 none */
+    int observer;  /* the rank that watches us, -1 none */
+    int suspected; /* the last rank we suspected, -1 none */
+    int running;   /* timer armed, receives posted */
+    int sent_once;
+    uint64_t last_heard; /* last heartbeat from observed (or retarget) */
+    uint64_t last_send;  /* our last heartbeat */
+    uint64_t prev_tick;
+    uint64_t tick_deadline;
+    uint64_t seq;
+    ucft_timer_t tick;
+    hb_send_t sends[HB_NSEND];
+    tp_req_t recvs[HB_NRECV];
+    uint64_t rbufs[HB_NRECV];
+    int recv_posted[HB_NRECV];
+    hb_stats_t stats;
+};
+
+/* Sets up `hb` (caller-allocated) for tp->rank; `mb` is the owner's
+ * membership, read at every decision. Nothing is sent yet. */
+void hb_init(hb_t *hb, tp_t *tp, const mb_t *mb, const hb_params_t *params,
+             const hb_ops_t *ops);
+/* Posts the receives, sends a first heartbeat and arms the tick. */
+ucft_status_t hb_start(hb_t *hb);
+/* The membership grew: re-target the observed rank and/or the observer if
+ * they are now failed. */
+void hb_membership_changed(hb_t *hb);
+/* Stops the tick and cancels the receives (their callbacks still run, from
+ * progress). notify = 1: tell the observer to stop watching (clean
+ * finalize); 0: just go quiet (this rank was declared failed). */
+void hb_stop(hb_t *hb, int notify);
+/* 1 when no request of hb is pending (safe to free after hb_stop). */
+int hb_idle(const hb_t *hb);
+
+/* The tick's logic at time `now` for a tick that was due at `deadline`:
+ * exposed so that tests can drive it with a fake clock. */
+void hb_tick_at(hb_t *hb, uint64_t now, uint64_t deadline);
+
+#endif

@@ -1,0 +1,206 @@
+/* Failure news over the binomial graph: see propagate.h. */
+#include "runtime/detector/propagate.h"
+#include "runtime/ctrl_kinds.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int prop_levels(int n)
+{
+    int levels = 0;
+    for (long d = 1; d <= n / 2; d *= 2)
+        levels++;
+    return levels;
+}
+
+ucft_status_t prop_init(prop_t *p, tp_t *tp, mb_t *mb, int window,
+                        const prop_ops_t *ops)
+{
+    memset(p, 0, sizeof(*p));
+    p->tp = tp;
+    p->mb = mb;
+    p->me = tp->rank;
+    p->ops = *ops;
+    p->nlinks = 2 * prop_levels(mb->size);
+    p->window = window > 0 ? window : PROP_DEFAULT_WINDOW;
+    p->sends = calloc((size_t)p->window + 1, sizeof(*p->sends));
+    if (p->sends == NULL)
+        return UCFT_ERR_NO_MEMORY;
+    for (int i = 0; i <= p->window; i++)
+        p->sends[i].p = p;
+    return UCFT_OK;
+}
+
+void prop_cleanup(prop_t *p)
+{
+    free(p->sends);
+    p->sends = NULL;
+}
+
+int prop_link_target(prop_t *p, int link)
+{
+    const int n = p->mb->size;
+    long dist = 1L << (link / 2);
+    int dir = (link & 1) ? -1 : +1;
+
+    if (dist == 1) {
+        int t = mb_live_step(p->mb, p->me, dir);
+        if (t >= 0 && t != (p->me + dir + n) % n)
+            p->stats.walked++;
+        /* For N = 2, +1 and -1 are the same rank: send once. */
+        if (dir < 0 && n == 2)
+            return -1;
+        return t == p->me ? -1 : t;
+    }
+    /* me - N/2 == me + N/2 when N = 2^(i+1): send once. */
+    if (dir < 0 && 2 * dist == n)
+        return -1;
+    int t = (int)(((long)p->me + dir * dist % n + n) % n);
+    if (t == p->me || mb_is_failed(p->mb, t))
+        return -1;
+    return t;
+}
+
+static void prop_send_cb(tp_req_t *req)
+{
+    prop_send_t *s = (prop_send_t *)req;
+    s->busy = 0;
+    if (s != &s->p->sends[s->p->window])
+        prop_pump(s->p);
+}
+
+/* 1 when posted (or finished at once), 0 when the slot stays busy. */
+static void prop_post(prop_t *p, prop_send_t *s, int dst, int fact)
+{
+    s->body[0] = (uint32_t)fact;
+    s->body[1] = (uint32_t)mb_epoch(p->mb);
+    s->req.cb = prop_send_cb;
+    s->req.arg = p;
+    ucft_status_t st =
+        tp_send(p->tp, dst, ucft_ctrl_tag((uint32_t)p->me, UCFT_CTRL_FAILED),
+                s->body, sizeof(s->body), &s->req);
+    if (st == UCFT_INPROGRESS)
+        s->busy = 1;
+    if (st == UCFT_OK || st == UCFT_INPROGRESS)
+        p->stats.sent++;
+}
+
+static prop_send_t *prop_free_slot(prop_t *p)
+{
+    for (int i = 0; i < p->window; i++)
+        if (!p->sends[i].busy)
+            return &p->sends[i];
+    return NULL;
+}
+
+void prop_pump(prop_t *p)
+{
+    while (p->running && p->cursor < mb_count(p->mb)) {
+        if (p->link >= p->nlinks) {
+            p->cursor++;
+            p->link = 0;
+            continue;
+        }
+        prop_send_t *s = prop_free_slot(p);
+        if (s == NULL)
+            return; /* resumed by a send completion */
+        int t = prop_link_target(p, p->link);
+        p->link++;
+        if (t >= 0)
+            prop_post(p, s, t, mb_nth(p->mb, p->cursor));
+    }
+}
+
+void prop_notify(prop_t *p, int rank)
+{
+    prop_send_t *s = &p->sends[p->window];
+    if (!p->running || rank == p->me)
+        return;
+    if (s->busy) {
+        p->stats.notices_skipped++;
+        return;
+    }
+    prop_post(p, s, rank, rank);
+}
+
+static ucft_status_t prop_post_recv(prop_t *p);
+
+static void prop_on_msg(prop_t *p, int src, int fact)
+{
+    p->stats.received++;
+    if (mb_is_failed(p->mb, src)) {
+        p->stats.fenced++;
+        return;
+    }
+    if (fact == p->me) {
+        p->ops.self_cb(p->ops.arg, src);
+        return;
+    }
+    if (fact < 0 || fact >= p->mb->size)
+        return;
+    if (mb_is_failed(p->mb, fact)) {
+        p->stats.dups++;
+        return;
+    }
+    p->ops.news_cb(p->ops.arg, fact, src);
+}
+
+static void prop_recv_cb(tp_req_t *req)
+{
+    prop_t *p = req->arg;
+
+    p->recv_posted = 0;
+    if (req->status == UCFT_ERR_CANCELED || !p->running)
+        return;
+    prop_on_msg(p, (int)ucft_tag_src(req->tag), (int)p->rbuf[0]);
+    if (p->running && !p->recv_posted)
+        prop_post_recv(p);
+}
+
+static ucft_status_t prop_post_recv(prop_t *p)
+{
+    for (;;) {
+        p->recv.cb = prop_recv_cb;
+        p->recv.arg = p;
+        ucft_status_t st = tp_recv(p->tp, ucft_ctrl_tag(0, UCFT_CTRL_FAILED),
+                                   ucft_ctrl_mask_any_source(), p->rbuf,
+                                   sizeof(p->rbuf), &p->recv);
+        if (st == UCFT_INPROGRESS) {
+            p->recv_posted = 1;
+            return UCFT_OK;
+        }
+        if (st != UCFT_OK)
+            return st;
+        prop_on_msg(p, (int)ucft_tag_src(p->recv.tag), (int)p->rbuf[0]);
+        if (!p->running)
+            return UCFT_OK;
+    }
+}
+
+ucft_status_t prop_start(prop_t *p)
+{
+    p->running = 1;
+    ucft_status_t st = prop_post_recv(p);
+    if (st != UCFT_OK)
+        p->running = 0;
+    return st;
+}
+
+void prop_stop(prop_t *p)
+{
+    if (!p->running)
+        return;
+    p->running = 0;
+    if (p->recv_posted)
+        tp_cancel(p->tp, &p->recv);
+}
+
+int prop_idle(const prop_t *p)
+{
+    if (p->recv_posted)
+        return 0;
+    for (int i = 0; i <= p->window; i++)
+        if (p->sends[i].busy)
+            return 0;
+    return 1;
+}
