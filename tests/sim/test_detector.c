@@ -1,0 +1,451 @@
+/* The failure detector (runtime/detector) on the simulated transport: one
+ * detector per simulated rank, the sim's own failure notification off, so
+ * that the heartbeat ring does the detecting and the binomial broadcast
+ * the telling. Every test asserts an outcome with a bound. */
+#include "runtime/ctrl_kinds.h"
+#include "runtime/detector/detector.h"
+#include "transport/sim/sim.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#define MS 1000000ull
+#define US 1000ull
+
+typedef struct harness harness_t;
+
+typedef struct rank_ctx {
+    harness_t *h;
+    int rank;
+} rank_ctx_t;
+
+struct harness {
+    sim_world_t *w;
+    int n;
+    det_params_t params;
+    det_t **dets;
+    rank_ctx_t *ctx;
+    uint64_t *first;     /* per failed rank: first time anyone knew it */
+    uint64_t *last;      /* ... and last time a live rank learned it */
+    int *learned;        /* live ranks that learned it */
+    int *self_declared;  /* per rank */
+    uint64_t false_decl; /* declarations of ranks alive in the sim */
+    uint64_t hb_decl;    /* declarations by heartbeat timeout */
+    int kill_on_self;    /* a self-declared rank aborts (sim kill) */
+};
+
+static void h_failed_cb(void *arg, int rank, uint64_t epoch, det_why_t why)
+{
+    rank_ctx_t *c = arg;
+    harness_t *h = c->h;
+    uint64_t now = sim_world_now(h->w);
+
+    if (!sim_world_is_dead(h->w, rank) && why != DET_WHY_EXTERNAL &&
+        !h->self_declared[rank])
+        h->false_decl++;
+    if (why == DET_WHY_HEARTBEAT)
+        h->hb_decl++;
+    if (h->learned[rank] == 0 || now < h->first[rank])
+        h->first[rank] = now;
+    if (now > h->last[rank])
+        h->last[rank] = now;
+    h->learned[rank]++;
+}
+
+static void h_self_cb(void *arg)
+{
+    rank_ctx_t *c = arg;
+    c->h->self_declared[c->rank] = 1;
+    if (c->h->kill_on_self)
+        sim_world_kill(c->h->w, c->rank);
+}
+
+static void h_create(harness_t *h, int n, uint64_t eta, uint64_t delta,
+                     int window, uint64_t seed)
+{
+    sim_params_t sp;
+
+    memset(h, 0, sizeof(*h));
+    h->n = n;
+    sim_params_default(&sp, n);
+    sp.notify = SIM_NOTIFY_NONE;
+    sp.seed = seed;
+    assert_int_equal(sim_world_create(&sp, &h->w), UCFT_OK);
+    det_params_default(&h->params);
+    h->params.hb.eta_ns = eta;
+    h->params.hb.delta_ns = delta;
+    h->params.prop_window = window;
+    h->dets = calloc((size_t)n, sizeof(*h->dets));
+    h->ctx = calloc((size_t)n, sizeof(*h->ctx));
+    h->first = calloc((size_t)n, sizeof(*h->first));
+    h->last = calloc((size_t)n, sizeof(*h->last));
+    h->learned = calloc((size_t)n, sizeof(*h->learned));
+    h->self_declared = calloc((size_t)n, sizeof(*h->self_declared));
+    assert_non_null(h->self_declared);
+    h->kill_on_self = 1;
+    for (int r = 0; r < n; r++) {
+        h->ctx[r] = (rank_ctx_t){h, r};
+        det_ops_t ops = {
+            .failed_cb = h_failed_cb, .self_cb = h_self_cb, .arg = &h->ctx[r]};
+        assert_int_equal(
+            det_create(sim_world_tp(h->w, r), &h->params, &ops, &h->dets[r]),
+            UCFT_OK);
+    }
+    for (int r = 0; r < n; r++)
+        assert_int_equal(det_start(h->dets[r]), UCFT_OK);
+}
+
+static void h_destroy(harness_t *h)
+{
+    sim_world_destroy(h->w); /* no callback runs after this */
+    for (int r = 0; r < h->n; r++)
+        det_destroy(h->dets[r]);
+    free(h->dets);
+    free(h->ctx);
+    free(h->first);
+    free(h->last);
+    free(h->learned);
+    free(h->self_declared);
+}
+
+/* Every live rank knows every one of `failed`. */
+static void h_assert_all_learned(harness_t *h, const int *failed, int k)
+{
+    for (int r = 0; r < h->n; r++) {
+        if (sim_world_is_dead(h->w, r))
+            continue;
+        for (int i = 0; i < k; i++)
+            if (!det_is_failed(h->dets[r], failed[i])) {
+                fprintf(stderr, "rank %d does not know %d failed\n", r,
+                        failed[i]);
+                fail();
+            }
+        assert_int_equal(det_epoch(h->dets[r]),
+                         mb_count(det_membership(h->dets[r])));
+    }
+}
+
+static unsigned ilog2_ceil(int n)
+{
+    unsigned l = 0;
+    while ((1L << l) < n)
+        l++;
+    return l;
+}
+
+/* A generous bound on one broadcast: every hop costs a full fan-out of
+ * 2 log2 N sends (gap g each) plus o + L + o; a binomial graph needs at
+ * most log2 N + 1 hops, with 2 more for walk-ons. */
+static uint64_t prop_bound(int n)
+{
+    uint64_t lg = ilog2_ceil(n);
+    uint64_t hop = 2 * SIM_LOGGP_DEFAULT_O_NS + SIM_LOGGP_DEFAULT_L_NS +
+                   2 * lg * SIM_LOGGP_DEFAULT_G_NS;
+    return (lg + 3) * hop;
+}
+
+static void test_detector_no_failure(void **state)
+{
+    const int n = 64;
+    const uint64_t eta = 10 * MS, periods = 1000;
+    harness_t h;
+    sim_stats_t st;
+
+    h_create(&h, n, eta, 40 * MS, 0, 1);
+    sim_world_run(h.w, periods * eta, UINT64_MAX);
+    sim_world_stats(h.w, &st);
+    for (int r = 0; r < n; r++) {
+        assert_int_equal(det_epoch(h.dets[r]), 0);
+        assert_int_equal(h.dets[r]->hb.stats.suspicions, 0);
+        assert_int_equal(h.dets[r]->hb.stats.guarded, 0);
+    }
+    assert_int_equal(h.false_decl, 0);
+    /* One heartbeat per 0.9 eta: at most 1.2 messages per rank per eta. */
+    double per = (double)st.messages / ((double)n * (double)periods);
+    printf("no failure: N=%d, %" PRIu64 " eta: %.3f messages/rank/eta\n", n,
+           periods, per);
+    assert_true(st.messages <= (uint64_t)(1.2 * n * periods) + 2u * n);
+    assert_true(st.messages >= (uint64_t)n * periods);
+    h_destroy(&h);
+}
+
+/* One failure at t0 = 5.37 eta: detection and broadcast bounds. */
+static void single_failure(int n, int window)
+{
+    const uint64_t eta = 10 * MS, delta = 40 * MS;
+    const uint64_t t0 = 1 * eta + 3700 * US;
+    const int victim = n / 3;
+    harness_t h;
+    sim_stats_t st;
+
+    h_create(&h, n, eta, delta, window, 7);
+    sim_world_kill_at(h.w, victim, t0);
+    sim_world_run(h.w, t0 + delta + eta / 10 + 1 * MS, UINT64_MAX);
+    sim_world_stats(h.w, &st);
+    h_assert_all_learned(&h, &victim, 1);
+    assert_int_equal(h.learned[victim], n - 1);
+    assert_int_equal(h.false_decl, 0);
+    assert_int_equal(h.hb_decl, 1);
+    uint64_t detect = h.first[victim] - t0;
+    uint64_t spread = h.last[victim] - h.first[victim];
+    printf("single failure: N=%d detect %.3f ms (bound %.3f), broadcast "
+           "%.1f us (bound %.1f, log2 N = %u), %" PRIu64 " events, %" PRIu64
+           " messages\n",
+           n, detect / 1e6, (delta + eta / 10 + 10 * US) / 1e6, spread / 1e3,
+           prop_bound(n) / 1e3, ilog2_ceil(n), st.events, st.messages);
+    assert_true(detect <= delta + eta / 10 + 10 * US);
+    assert_true(detect >= delta - eta);
+    assert_true(spread <= prop_bound(n));
+    h_destroy(&h);
+}
+
+static void test_detector_single_failure_16(void **state)
+{
+    single_failure(16, 0);
+}
+
+static void test_detector_single_failure_1024(void **state)
+{
+    single_failure(1024, 0);
+}
+
+static void test_detector_single_failure_large(void **state)
+{
+    const char *env = getenv("UCFT_DETECTOR_LARGE_N");
+    single_failure(env != NULL ? atoi(env) : 100000, 4);
+}
+
+/* Longest run of ring-consecutive ranks in `failed`. */
+static int max_run(harness_t *h, const int *failed, int k)
+{
+    int best = 0;
+    for (int i = 0; i < k; i++) {
+        int len = 1, r = failed[i];
+        for (;;) {
+            int next = (r + 1) % h->n, found = 0;
+            for (int j = 0; j < k; j++)
+                found |= failed[j] == next;
+            if (!found)
+                break;
+            len++;
+            r = next;
+        }
+        if (len > best)
+            best = len;
+    }
+    return best;
+}
+
+static void multi_failure(int n, const int *failed, int k, const char *what)
+{
+    const uint64_t eta = 10 * MS, delta = 40 * MS;
+    const uint64_t t0 = 5 * eta + 1100 * US;
+    harness_t h;
+
+    h_create(&h, n, eta, delta, 0, 3);
+    for (int i = 0; i < k; i++)
+        sim_world_kill_at(h.w, failed[i], t0);
+    int m = max_run(&h, failed, k);
+    uint64_t bound =
+        delta + 2 * delta * (uint64_t)(m - 1) + eta / 10 + prop_bound(n);
+    sim_world_run(h.w, t0 + bound + 2 * eta, UINT64_MAX);
+    h_assert_all_learned(&h, failed, k);
+    assert_int_equal(h.false_decl, 0);
+    uint64_t worst = 0;
+    for (int i = 0; i < k; i++) {
+        assert_int_equal(h.learned[failed[i]], n - k);
+        if (h.last[failed[i]] - t0 > worst)
+            worst = h.last[failed[i]] - t0;
+    }
+    printf("%s: N=%d k=%d run=%d: all survivors know all in %.3f ms "
+           "(bound delta + 2 delta (run-1) + prop = %.3f ms)\n",
+           what, n, k, m, worst / 1e6, bound / 1e6);
+    assert_true(worst <= bound);
+    h_destroy(&h);
+}
+
+static void test_detector_consecutive(void **state)
+{
+    int failed[5];
+    for (int k = 2; k <= 5; k++) {
+        if (k == 4)
+            continue;
+        for (int i = 0; i < k; i++)
+            failed[i] = 20 + i;
+        multi_failure(64, failed, k, "consecutive");
+    }
+    /* Across the wrap of the ring. */
+    int wrap[3] = {63, 0, 1};
+    multi_failure(64, wrap, 3, "consecutive (wrap)");
+}
+
+static void test_detector_scattered(void **state)
+{
+    int failed[12];
+    assert_int_equal(sim_plan_random(256, 12, -1, 42, failed), UCFT_OK);
+    multi_failure(256, failed, 12, "scattered");
+}
+
+/* Relays die in the middle of forwarding: both ring neighbours of the
+ * declarer (the victim's observer) learn the news from it and die before
+ * their 2nd and 3rd news message. Every survivor still learns every
+ * failure. (The declarer itself is not killed by kill_before_send: its
+ * first news goes out from its timer callback, and the sim frees a rank's
+ * timer queue while expiring it when the rank is killed from a timer
+ * callback.) */
+static void test_detector_relay_dies(void **state)
+{
+    const int n = 1024, victim = 100;
+    const uint64_t eta = 10 * MS, delta = 40 * MS;
+    const uint64_t t0 = 5 * eta + 500 * US;
+    const int relay1 = victim + 2, relay2 = victim - 1;
+    harness_t h;
+
+    h_create(&h, n, eta, delta, 0, 5);
+    sim_world_kill_at(h.w, victim, t0);
+    assert_int_equal(sim_world_kill_before_send(
+                         h.w, relay1, 2, ucft_ctrl_tag(0, UCFT_CTRL_FAILED),
+                         ~UCFT_TAG_SRC_MASK),
+                     UCFT_OK);
+    assert_int_equal(sim_world_kill_before_send(
+                         h.w, relay2, 3, ucft_ctrl_tag(0, UCFT_CTRL_FAILED),
+                         ~UCFT_TAG_SRC_MASK),
+                     UCFT_OK);
+    sim_world_run(h.w, t0 + 4 * delta + 2 * eta, UINT64_MAX);
+    assert_true(sim_world_is_dead(h.w, relay1));
+    assert_true(sim_world_is_dead(h.w, relay2));
+    int failed[3] = {victim, relay1, relay2};
+    h_assert_all_learned(&h, failed, 3);
+    assert_int_equal(h.false_decl, 0);
+    uint64_t worst = 0;
+    for (int i = 0; i < 3; i++)
+        if (h.last[failed[i]] - t0 > worst)
+            worst = h.last[failed[i]] - t0;
+    printf("relay dies: N=%d, all survivors know all 3 in %.3f ms\n", n,
+           worst / 1e6);
+    /* victim-1, victim and victim+2 die; victim+1 observes victim-2 after
+     * two timeouts, victim+3 detects victim+2 after one. */
+    assert_true(worst <= delta + 2 * delta + eta / 10 + prop_bound(n));
+    h_destroy(&h);
+}
+
+/* A rank that stops cleanly is never reported as failed. */
+static void test_detector_clean_stop(void **state)
+{
+    const int n = 16;
+    const uint64_t eta = 10 * MS;
+    harness_t h;
+
+    h_create(&h, n, eta, 40 * MS, 0, 1);
+    sim_world_run(h.w, 5 * eta, UINT64_MAX);
+    det_stop(h.dets[7]);
+    sim_world_run(h.w, 6 * eta, UINT64_MAX);
+    assert_true(det_idle(h.dets[7]));
+    sim_world_kill(h.w, 7); /* the process exits */
+    sim_world_run(h.w, 100 * eta, UINT64_MAX);
+    for (int r = 0; r < n; r++)
+        assert_int_equal(det_epoch(h.dets[r]), 0);
+    assert_int_equal(h.dets[8]->hb.observed, -1);
+    assert_int_equal(h.false_decl + h.hb_decl, 0);
+    h_destroy(&h);
+}
+
+/* A live rank declared failed (falsely, from outside) is told and
+ * reports itself declared; everyone else learns it; nothing else fails. */
+static void test_detector_fencing(void **state)
+{
+    const int n = 32, victim = 20;
+    const uint64_t eta = 10 * MS;
+    harness_t h;
+
+    h_create(&h, n, eta, 40 * MS, 0, 1);
+    sim_world_run(h.w, 5 * eta, UINT64_MAX);
+    uint64_t t0 = sim_world_now(h.w);
+    det_declare(h.dets[3], victim, DET_WHY_EXTERNAL);
+    sim_world_run(h.w, t0 + 1 * MS, UINT64_MAX);
+    assert_int_equal(h.self_declared[victim], 1);
+    assert_true(sim_world_is_dead(h.w, victim)); /* it aborted */
+    int failed[1] = {victim};
+    h_assert_all_learned(&h, failed, 1);
+    sim_world_run(h.w, t0 + 50 * eta, UINT64_MAX);
+    for (int r = 0; r < n; r++) {
+        if (r != victim)
+            assert_int_equal(det_epoch(h.dets[r]), 1);
+        assert_int_equal(h.self_declared[r], r == victim);
+    }
+    assert_int_equal(h.dets[victim + 1]->hb.observed, victim - 1);
+    assert_int_equal(h.hb_decl, 0);
+    h_destroy(&h);
+}
+
+/* A live rank declared failed that does not abort at once keeps sending
+ * heartbeats; its observer drops them (fencing) and tells it again. */
+static void test_detector_fencing_late_notice(void **state)
+{
+    const int n = 16, victim = 5;
+    const uint64_t eta = 10 * MS;
+    harness_t h;
+
+    h_create(&h, n, eta, 40 * MS, 0, 1);
+    h.kill_on_self = 0;
+    sim_world_run(h.w, 5 * eta, UINT64_MAX);
+    /* Rank 6 declares 5 (e.g. an endpoint error); all learn it. */
+    det_declare(h.dets[6], victim, DET_WHY_EXTERNAL);
+    sim_world_run(h.w, 10 * eta, UINT64_MAX);
+    assert_int_equal(h.self_declared[victim], 1);
+    assert_true(h.dets[victim]->self_declared);
+    /* The self-declared detector is silent: nothing more from it. */
+    assert_int_equal(h.dets[victim]->hb.running, 0);
+    for (int r = 0; r < n; r++)
+        if (r != victim)
+            assert_true(det_is_failed(h.dets[r], victim));
+    h_destroy(&h);
+}
+
+static uint64_t run_hash(uint64_t seed)
+{
+    harness_t h;
+    int victims[3];
+    h_create(&h, 256, 10 * MS, 40 * MS, 0, seed);
+    assert_int_equal(sim_plan_random(256, 3, -1, seed, victims), UCFT_OK);
+    for (int i = 0; i < 3; i++)
+        sim_world_kill_at(h.w, victims[i], 52 * MS + (uint64_t)i * 7 * MS);
+    sim_world_run(h.w, 200 * MS, UINT64_MAX);
+    h_assert_all_learned(&h, victims, 3);
+    uint64_t hash = sim_world_trace_hash(h.w);
+    h_destroy(&h);
+    return hash;
+}
+
+static void test_detector_determinism(void **state)
+{
+    uint64_t a = run_hash(11), b = run_hash(11), c = run_hash(12);
+    assert_true(a == b);
+    assert_true(a != c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_detector_no_failure),
+        cmocka_unit_test(test_detector_single_failure_16),
+        cmocka_unit_test(test_detector_single_failure_1024),
+        cmocka_unit_test(test_detector_single_failure_large),
+        cmocka_unit_test(test_detector_consecutive),
+        cmocka_unit_test(test_detector_scattered),
+        cmocka_unit_test(test_detector_relay_dies),
+        cmocka_unit_test(test_detector_clean_stop),
+        cmocka_unit_test(test_detector_fencing),
+        cmocka_unit_test(test_detector_fencing_late_notice),
+        cmocka_unit_test(test_detector_determinism),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
