@@ -316,6 +316,51 @@ static void test_sim_transport_kill_before_send(void **state)
     sim_world_destroy(w);
 }
 
+/* A rank killed from inside one of its own timer callbacks (its send there
+ * trips a kill_before_send rule): its other due timers never fire, and the
+ * simulator does not touch the freed rank state (regression; run under
+ * ASan). */
+typedef struct tick {
+    ucft_timer_t t;
+    tp_t *tp;
+    int fired;
+    treq_t s;
+} tick_t;
+
+static void tick_send_cb(ucft_timer_t *t)
+{
+    tick_t *k = t->arg;
+    int v = 1;
+    k->fired++;
+    treq_init(&k->s, k->tp);
+    tp_send(k->tp, 1, tag(0, 9), &v, sizeof(v), &k->s.req);
+}
+
+static void tick_count_cb(ucft_timer_t *t)
+{
+    ((tick_t *)t->arg)->fired++;
+}
+
+static void test_sim_transport_kill_inside_own_timer(void **state)
+{
+    sim_world_t *w = world(2, 1000, 300, 400, 0);
+    tp_t *a = sim_world_tp(w, 0);
+    tick_t k1 = {.tp = a}, k2 = {.tp = a};
+    (void)state;
+    k1.t = (ucft_timer_t){.cb = tick_send_cb, .arg = &k1};
+    k2.t = (ucft_timer_t){.cb = tick_count_cb, .arg = &k2};
+    assert_int_equal(sim_world_kill_before_send(w, 0, 1, 0, 0), UCFT_OK);
+    assert_int_equal(tp_timer_start(a, &k1.t, 1000), UCFT_OK);
+    assert_int_equal(tp_timer_start(a, &k2.t, 1000), UCFT_OK);
+    sim_world_run(w, UINT64_MAX, UINT64_MAX);
+    assert_true(sim_world_is_dead(w, 0));
+    /* Equal deadlines fire in arming order: k1 first, whose send kills the
+     * rank, so k2 must never run. */
+    assert_int_equal(k1.fired, 1);
+    assert_int_equal(k2.fired, 0);
+    sim_world_destroy(w);
+}
+
 static void test_sim_transport_random_plan(void **state)
 {
     int a[50], b[50], c[50];
@@ -410,6 +455,7 @@ int main(void)
         cmocka_unit_test(test_sim_transport_notification),
         cmocka_unit_test(test_sim_transport_dead_rank),
         cmocka_unit_test(test_sim_transport_kill_before_send),
+        cmocka_unit_test(test_sim_transport_kill_inside_own_timer),
         cmocka_unit_test(test_sim_transport_random_plan),
         cmocka_unit_test(test_sim_transport_determinism),
         cmocka_unit_test(test_sim_transport_bad_params),

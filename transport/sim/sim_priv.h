@@ -112,6 +112,10 @@ typedef struct sim_rank_block {
 
 struct sim_world {
     sim_params_t params;
+    /* The rank whose timers are being fired, or -1: a rank killed from one
+     * of its own timer callbacks is released only after the firing loop,
+     * which still walks that rank's timer heap. */
+    int64_t in_timers;
     sim_rank_block_t *block;
     sim_rank_t *ranks; /* block->ranks */
     uint64_t now;

@@ -192,6 +192,7 @@ ucft_status_t sim_world_create(const sim_params_t *params,
     if (w == NULL)
         return UCFT_ERR_NO_MEMORY;
     w->params = *params;
+    w->in_timers = -1;
     w->block = calloc(1, sizeof(*w->block) + (size_t)n * sizeof(sim_rank_t));
     if (w->block == NULL)
         goto err_world;
@@ -381,7 +382,19 @@ static void handle(sim_world_t *w, const sim_event_t *e)
     case SIM_EV_TIMER:
         if ((rk->flags & SIM_RANK_DEAD) || rk->ext == NULL)
             return;
-        ucft_timerq_expire(&rk->ext->timers, w->now, SIM_TIMER_BATCH);
+        /* One timer at a time: a callback may kill this very rank, after
+         * which none of its timers may fire. */
+        w->in_timers = (int64_t)e->rank;
+        for (unsigned i = 0; i < SIM_TIMER_BATCH; i++) {
+            if ((rk->flags & SIM_RANK_DEAD) ||
+                ucft_timerq_expire(&rk->ext->timers, w->now, 1) == 0)
+                break;
+        }
+        w->in_timers = -1;
+        if (rk->flags & SIM_RANK_DEAD) {
+            sim__rank_release(w, rk, 1); /* deferred by sim__kill_now */
+            return;
+        }
         if (ucft_timerq_next(&rk->ext->timers) <= w->now)
             sim__push(w, w->now, SIM_EV_TIMER, e->rank, 0, NULL);
         return;
@@ -436,7 +449,8 @@ void sim__kill_now(sim_world_t *w, int rank)
         w->deaths[w->ndeaths++] = (sim_death_t){(uint32_t)rank, w->now};
     w->st.deaths++;
     fold(w, 0xdead0000ull ^ (uint64_t)rank);
-    sim__rank_release(w, rk, 1);
+    if (w->in_timers != (int64_t)rank)
+        sim__rank_release(w, rk, 1);
     ucft_debug(w->params.log, "sim: rank %d dies at %llu ns", rank,
                (unsigned long long)w->now);
     if (w->params.kill_hook != NULL)
