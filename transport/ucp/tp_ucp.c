@@ -105,17 +105,12 @@ static int peer_is_failed(tp_ucp_t *tp, uint64_t tag)
 
 /* ---- endpoints ---------------------------------------------------------- */
 
-static void ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
+/* Queues `rank` for a peer_error_cb report from progress (once). */
+static void report_peer_error(tp_ucp_t *tp, int rank)
 {
-    tp_ucp_peer_t *peer = arg;
-    tp_ucp_t *tp = peer->tp;
-    int rank = (int)(peer - tp->peers);
-    (void)ep;
-    ucft_debug(tp->super.log, "endpoint to rank %d failed: %s", rank,
-               ucs_status_string(status));
+    tp_ucp_peer_t *peer = &tp->peers[rank];
     if (peer->error_reported || peer->state == PEER_FAILED)
         return;
-    peer->error_reported = 1;
     if (tp->nerrors == tp->errors_cap) {
         size_t cap = tp->errors_cap ? 2 * tp->errors_cap : 8;
         int *e = realloc(tp->errors, cap * sizeof(*e));
@@ -124,7 +119,19 @@ static void ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
         tp->errors = e;
         tp->errors_cap = cap;
     }
+    peer->error_reported = 1;
     tp->errors[tp->nerrors++] = rank;
+}
+
+static void ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
+{
+    tp_ucp_peer_t *peer = arg;
+    tp_ucp_t *tp = peer->tp;
+    int rank = (int)(peer - tp->peers);
+    (void)ep;
+    ucft_debug(tp->super.log, "endpoint to rank %d failed: %s", rank,
+               ucs_status_string(status));
+    report_peer_error(tp, rank);
 }
 
 static ucft_status_t ep_get(tp_ucp_t *tp, int rank, ucp_ep_h *ep_p)
@@ -163,6 +170,14 @@ static ucft_status_t ep_get(tp_ucp_t *tp, int rank, ucp_ep_h *ep_p)
     if (addr != tp->address)
         free(addr);
     if (us != UCS_OK) {
+        if (from_ucs(us) == UCFT_ERR_PROC_FAILED) {
+            /* The peer is gone already (timeout, unreachable): that is
+             * failure evidence, not a local error. */
+            ucft_info(tp->super.log, "rank %d unreachable: %s", rank,
+                      ucs_status_string(us));
+            report_peer_error(tp, rank);
+            return UCFT_ERR_PROC_FAILED;
+        }
         ucft_error(tp->super.log, "ucp_ep_create to rank %d failed: %s", rank,
                    ucs_status_string(us));
         return UCFT_ERR_TRANSPORT;
