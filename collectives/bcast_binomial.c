@@ -165,7 +165,7 @@ static void bcast_fill(void *buf, const coll_args_t *args, int rank, int size)
 }
 
 static int bcast_check(const void *buf, const coll_args_t *args, int rank,
-                       int size)
+                       int size, const uint8_t *dead)
 {
     const unsigned char *b = buf;
     for (size_t i = 0; i < args->len; i++)

@@ -45,10 +45,16 @@ typedef void (*coll_done_cb_t)(void *arg, int rank, ucft_status_t status);
 /* Arguments shared by all ranks of one instance (the driver keeps them
  * alive until every rank's cleanup). */
 typedef struct coll_args {
-    int root;               /* for rooted operations */
-    size_t len;             /* payload bytes */
-    unsigned ctx;           /* context id (communicator), 0 = world */
-    uint32_t seq;           /* instance number on this communicator */
+    int root;     /* for rooted operations */
+    size_t len;   /* payload bytes */
+    unsigned ctx; /* context id (communicator), 0 = world */
+    uint32_t seq; /* instance number on this communicator */
+    int f;        /* failures tolerated (corrected algorithms) */
+    /* Reductions: `count` elements of `dtype` combined with `redop` (enums
+     * of collectives/dtype.h); len = count * element size. */
+    size_t count;
+    int dtype;
+    int redop;
     coll_done_cb_t done_cb; /* may be NULL */
     void *done_arg;
 } coll_args_t;
@@ -66,10 +72,22 @@ typedef struct coll_op_ops {
     /* UCFT_INPROGRESS until done, then the rank's final status. */
     ucft_status_t (*test)(const void *state);
     void (*cleanup)(void *state);
+    /* Optional (NULL: the algorithm ignores failures): the owner learnt
+     * that `rank` failed (sim: the transport's failure notification; the
+     * runtime: its membership). Called from progress, never inside another
+     * of these calls. */
+    void (*on_failure)(void *state, int rank);
     /* For drivers and tests: write rank's input into buf, and check rank's
-     * output (1 = correct). */
+     * output (1 = correct). `dead` (size bytes, 1 = the rank died at some
+     * point of the run) lets a check apply failure semantics, e.g. "every
+     * live rank's value exactly once, a dead rank's entirely or not at
+     * all". */
     void (*fill)(void *buf, const coll_args_t *args, int rank, int size);
-    int (*check)(const void *buf, const coll_args_t *args, int rank, int size);
+    int (*check)(const void *buf, const coll_args_t *args, int rank, int size,
+                 const uint8_t *dead);
+    /* 1: every rank that completes must hold the same output (allreduce);
+     * the driver compares them. */
+    int consistent;
 } coll_op_ops_t;
 
 /* Every registered algorithm, NULL-terminated. */

@@ -118,7 +118,7 @@ static void ring_fill(void *buf, const coll_args_t *args, int rank, int size)
 }
 
 static int ring_check(const void *buf, const coll_args_t *args, int rank,
-                      int size)
+                      int size, const uint8_t *dead)
 {
     const unsigned char *b = buf;
     int left = (rank + size - 1) % size;

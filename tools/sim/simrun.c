@@ -10,7 +10,24 @@ typedef struct simrun_ctx {
     sim_world_t *world;
     uint64_t start;
     uint64_t last;
+    const coll_op_ops_t *op;
+    unsigned char *states;
+    size_t ssize;
 } simrun_ctx_t;
+
+/* A rank's notification that `failed` died goes to its op state. */
+typedef struct simrun_rank_ref {
+    simrun_ctx_t *ctx;
+    int rank;
+} simrun_rank_ref_t;
+
+static void peer_error(void *arg, int failed, ucft_status_t why)
+{
+    simrun_rank_ref_t *ref = arg;
+    simrun_ctx_t *c = ref->ctx;
+    (void)why;
+    c->op->on_failure(c->states + (size_t)ref->rank * c->ssize, failed);
+}
 
 static void done_cb(void *arg, int rank, ucft_status_t status)
 {
@@ -69,13 +86,15 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
     size_t ssize = (op->state_size + 15) & ~(size_t)15;
     size_t bsize = p->len * op->buf_mult;
     uint64_t t0 = ucft_clock_now_ns();
-    simrun_ctx_t ctx = {0};
-    coll_args_t args = {.root = p->root,
-                        .len = p->len,
-                        .ctx = 0,
-                        .seq = p->seq,
-                        .done_cb = done_cb,
-                        .done_arg = &ctx};
+    simrun_ctx_t ctx = {.op = op, .ssize = ssize};
+    simrun_rank_ref_t *refs = NULL;
+    uint8_t *dead = NULL;
+    coll_args_t args = p->args;
+    args.root = p->root;
+    args.len = p->len;
+    args.seq = p->seq;
+    args.done_cb = done_cb;
+    args.done_arg = &ctx;
     /* The op's messages: class COLL, context 0, this sequence (any kind,
      * any source). */
     uint64_t optag = coll_tag(&args, 0, 0);
@@ -91,9 +110,19 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
         return st;
     states = calloc((size_t)n, ssize);
     bufs = bsize ? malloc((size_t)n * bsize) : NULL;
-    if (states == NULL || (bsize && bufs == NULL)) {
+    dead = calloc((size_t)n, 1);
+    refs = op->on_failure ? calloc((size_t)n, sizeof(*refs)) : NULL;
+    if (states == NULL || dead == NULL || (bsize && bufs == NULL) ||
+        (op->on_failure && refs == NULL)) {
         st = UCFT_ERR_NO_MEMORY;
         goto out;
+    }
+    ctx.states = states;
+    for (int r = 0; refs != NULL && r < n; r++) {
+        tp_t *tp = sim_world_tp(ctx.world, r);
+        refs[r] = (simrun_rank_ref_t){&ctx, r};
+        tp->peer_error_cb = peer_error;
+        tp->peer_error_arg = &refs[r];
     }
     st = inject(p, ctx.world, optag, opmask);
     if (st != UCFT_OK)
@@ -122,20 +151,31 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
     res->bounded = !sim_world_quiescent(ctx.world);
     res->end_time_ns = sim_world_now(ctx.world) - ctx.start;
 
+    for (int r = 0; r < n; r++)
+        dead[r] = (uint8_t)sim_world_is_dead(ctx.world, r);
+    int first_ok = -1;
     for (int r = 0; r < n; r++) {
         void *s = states + (size_t)r * ssize;
         ucft_status_t rs = op->test(s);
-        int dead = sim_world_is_dead(ctx.world, r);
-        int ok = rs == UCFT_OK && !dead;
-        if (!dead)
+        int ok = rs == UCFT_OK && !dead[r];
+        if (!dead[r])
             res->live++;
         if (ok) {
             res->completed++;
             if (op->check != NULL && bufs != NULL &&
-                !op->check(bufs + (size_t)r * bsize, &args, r, n))
+                !op->check(bufs + (size_t)r * bsize, &args, r, n, dead))
                 res->data_errors++;
-        } else if (rs != UCFT_INPROGRESS && !dead) {
+            /* Results that must be identical at every survivor. */
+            if (op->consistent && bufs != NULL && first_ok >= 0 &&
+                memcmp(bufs + (size_t)r * bsize,
+                       bufs + (size_t)first_ok * bsize, bsize) != 0)
+                res->inconsistent++;
+            if (first_ok < 0)
+                first_ok = r;
+        } else if (rs != UCFT_INPROGRESS && !dead[r]) {
             res->failed_ops++;
+        } else if (rs == UCFT_INPROGRESS && !dead[r]) {
+            res->unfinished++;
         }
         if (rank_ok != NULL)
             rank_ok[r] = (uint8_t)ok;
@@ -159,6 +199,8 @@ out:
     sim_world_destroy(ctx.world);
     free(states);
     free(bufs);
+    free(dead);
+    free(refs);
     res->wall_s = (double)(ucft_clock_now_ns() - t0) / 1e9;
     return st;
 }

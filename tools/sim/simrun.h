@@ -36,6 +36,8 @@ typedef struct simrun_params {
     const simrun_fail_t *fails;
     size_t nfails;
     uint64_t max_events; /* bound on the run (0: none) */
+    coll_args_t args;    /* f, count, dtype, redop (the rest is set from
+                            the fields above) */
 } simrun_params_t;
 
 typedef struct simrun_result {
@@ -44,6 +46,11 @@ typedef struct simrun_result {
     int completed;           /* ranks whose op completed with UCFT_OK */
     int failed_ops;          /* ranks whose op completed with an error */
     int data_errors;         /* completed ranks whose output check failed */
+    int inconsistent;        /* completed ranks whose output differs from
+                                the first completed rank's (ops marked
+                                consistent) */
+    int unfinished;          /* live ranks whose op never completed (a
+                                hang, unless the run was bounded) */
     uint64_t sim_latency_ns; /* last completion, from the start */
     uint64_t end_time_ns;    /* simulated time when quiescent */
     sim_stats_t stats;
