@@ -37,6 +37,15 @@
 enum coll_kind {
     COLL_KIND_BCAST_BINOMIAL = 1,
     COLL_KIND_RING_EXCHANGE = 2,
+    /* 16..47: corrected broadcast (tree and correction messages). */
+    COLL_KIND_BCAST_CORRECTED_FIRST = 16,
+    COLL_KIND_BCAST_CORRECTED_LAST = 47,
+    /* 48..95: corrected reduce / allreduce / barrier. */
+    COLL_KIND_REDUCE_CORRECTED_FIRST = 48,
+    COLL_KIND_REDUCE_CORRECTED_LAST = 95,
+    /* 96..127: baselines (reduce, recursive doubling). */
+    COLL_KIND_BASELINE_FIRST = 96,
+    COLL_KIND_BASELINE_LAST = 127,
 };
 
 /* Called from a transport callback when `rank` has finished its part. */
