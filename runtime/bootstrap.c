@@ -17,7 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define ADDR_KEY "ucft.ucp.addr"
+#define ADDR_KEY    "ucft.ucp.addr"
+#define HB_ADDR_KEY "ucft.ucp.hbaddr"
 
 static void load_proc(const rt_boot_t *b, pmix_proc_t *p, pmix_rank_t rank)
 {
@@ -133,7 +134,8 @@ err:
     return UCFT_ERR_BOOTSTRAP;
 }
 
-ucft_status_t rt_boot_publish(rt_boot_t *b, const void *addr, size_t len)
+static ucft_status_t put_bytes(rt_boot_t *b, const char *key, const void *addr,
+                               size_t len)
 {
     pmix_value_t val;
     pmix_status_t rc;
@@ -144,9 +146,9 @@ ucft_status_t rt_boot_publish(rt_boot_t *b, const void *addr, size_t len)
     val.type = PMIX_BYTE_OBJECT;
     val.data.bo.bytes = (char *)addr;
     val.data.bo.size = len;
-    rc = PMIx_Put(PMIX_GLOBAL, ADDR_KEY, &val);
+    rc = PMIx_Put(PMIX_GLOBAL, key, &val);
     if (rc != PMIX_SUCCESS) {
-        ucft_error(b->log, "PMIx_Put(%s): %s", ADDR_KEY, PMIx_Error_string(rc));
+        ucft_error(b->log, "PMIx_Put(%s): %s", key, PMIx_Error_string(rc));
         return UCFT_ERR_BOOTSTRAP;
     }
     rc = PMIx_Commit();
@@ -157,9 +159,19 @@ ucft_status_t rt_boot_publish(rt_boot_t *b, const void *addr, size_t len)
     return UCFT_OK;
 }
 
-ucft_status_t rt_boot_lookup(void *arg, int rank, void **addr, size_t *len)
+ucft_status_t rt_boot_publish(rt_boot_t *b, const void *addr, size_t len)
 {
-    rt_boot_t *b = arg;
+    return put_bytes(b, ADDR_KEY, addr, len);
+}
+
+ucft_status_t rt_boot_publish_hb(rt_boot_t *b, const void *addr, size_t len)
+{
+    return put_bytes(b, HB_ADDR_KEY, addr, len);
+}
+
+static ucft_status_t get_bytes(rt_boot_t *b, const char *key, int rank,
+                               void **addr, size_t *len)
+{
     pmix_proc_t p;
     pmix_value_t *v = NULL;
     pmix_status_t rc;
@@ -167,9 +179,9 @@ ucft_status_t rt_boot_lookup(void *arg, int rank, void **addr, size_t *len)
     if (b->singleton)
         return UCFT_ERR_BOOTSTRAP; /* only ourselves, handled by the caller */
     load_proc(b, &p, (pmix_rank_t)rank);
-    rc = PMIx_Get(&p, ADDR_KEY, NULL, 0, &v);
+    rc = PMIx_Get(&p, key, NULL, 0, &v);
     if (rc != PMIX_SUCCESS || v == NULL) {
-        ucft_error(b->log, "PMIx_Get(%s) of rank %d: %s", ADDR_KEY, rank,
+        ucft_error(b->log, "PMIx_Get(%s) of rank %d: %s", key, rank,
                    PMIx_Error_string(rc));
         return UCFT_ERR_BOOTSTRAP;
     }
@@ -190,6 +202,16 @@ ucft_status_t rt_boot_lookup(void *arg, int rank, void **addr, size_t *len)
     *len = v->data.bo.size;
     PMIX_VALUE_RELEASE(v);
     return UCFT_OK;
+}
+
+ucft_status_t rt_boot_lookup(void *arg, int rank, void **addr, size_t *len)
+{
+    return get_bytes(arg, ADDR_KEY, rank, addr, len);
+}
+
+ucft_status_t rt_boot_lookup_hb(void *arg, int rank, void **addr, size_t *len)
+{
+    return get_bytes(arg, HB_ADDR_KEY, rank, addr, len);
 }
 
 /* ---- death events ----------------------------------------------------- */

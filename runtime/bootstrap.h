@@ -40,8 +40,14 @@ ucft_status_t rt_boot_init(rt_boot_t *b, const ucft_log_t *log);
 /* Publishes this rank's worker address (Put + Commit); the fence that
  * makes it visible is rt_boot_fence_nb with collect = 1. */
 ucft_status_t rt_boot_publish(rt_boot_t *b, const void *addr, size_t len);
-/* tp_ucp_lookup_cb_t: fetches the address of `rank`. */
+/* The same for the heartbeat worker's address (published before the same
+ * fence). */
+ucft_status_t rt_boot_publish_hb(rt_boot_t *b, const void *addr, size_t len);
+/* tp_ucp_lookup_cb_t: fetches the address of `rank` (arg: the rt_boot_t).
+ * rt_boot_lookup_hb fetches its heartbeat worker's address; PMIx calls are
+ * thread-safe, so the heartbeat thread may call it. */
 ucft_status_t rt_boot_lookup(void *arg, int rank, void **addr, size_t *len);
+ucft_status_t rt_boot_lookup_hb(void *arg, int rank, void **addr, size_t *len);
 ucft_status_t rt_boot_watch_deaths(rt_boot_t *b, rt_boot_death_cb_t cb,
                                    void *arg);
 /* Starts a fence over the job (collect: with data collection); `cb` runs

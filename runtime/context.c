@@ -136,6 +136,12 @@ static ucft_status_t exchange(struct ucft_context *ctx)
     return st == UCFT_ERR_TIMED_OUT ? st : UCFT_ERR_BOOTSTRAP;
 }
 
+/* PMIx thread: a launcher's death event is evidence for the detector. */
+static void death_event(void *arg, int rank, ucft_status_t why)
+{
+    rt_detect_report(arg, rank, why);
+}
+
 static ucft_status_t setup_fd(struct ucft_context *ctx)
 {
     struct epoll_event ev = {.events = EPOLLIN};
@@ -202,15 +208,20 @@ ucft_status_t ucft_init(const ucft_params_t *params, ucft_context_h *ctx_p)
     ctx->tp->peer_error_cb = rt_peer_error_cb;
     ctx->tp->peer_error_arg = ctx;
     st = setup_fd(ctx);
+    if (st == UCFT_OK)
+        st = rt_detect_init(ctx);
     if (st != UCFT_OK)
         goto err_tp;
 
-    const void *addr;
-    size_t addr_len;
+    const void *addr, *hb_addr;
+    size_t addr_len, hb_len;
     tp_ucp_address(ctx->tp, &addr, &addr_len);
-    st = rt_boot_watch_deaths(&ctx->boot, rt_inbox_death_cb, &ctx->inbox);
+    rt_detect_address(ctx, &hb_addr, &hb_len);
+    st = rt_boot_watch_deaths(&ctx->boot, death_event, ctx);
     if (st == UCFT_OK)
         st = rt_boot_publish(&ctx->boot, addr, addr_len);
+    if (st == UCFT_OK && hb_addr != NULL)
+        st = rt_boot_publish_hb(&ctx->boot, hb_addr, hb_len);
     if (st == UCFT_OK)
         st = exchange(ctx);
     if (st != UCFT_OK)
@@ -222,6 +233,8 @@ ucft_status_t ucft_init(const ucft_params_t *params, ucft_context_h *ctx_p)
     ctx->world.size = ctx->boot.size;
 
     st = wireup(ctx);
+    if (st == UCFT_OK)
+        st = rt_detect_start(ctx);
     if (st != UCFT_OK)
         goto err_tp;
     ctx->ready = 1;
@@ -231,6 +244,8 @@ ucft_status_t ucft_init(const ucft_params_t *params, ucft_context_h *ctx_p)
     return UCFT_OK;
 
 err_tp:
+    rt_detect_cleanup(ctx);
+    rt_boot_finalize(&ctx->boot); /* no PMIx callback from here on */
     if (ctx->epfd >= 0)
         close(ctx->epfd);
     tp_destroy(ctx->tp);
@@ -260,6 +275,9 @@ ucft_status_t ucft_finalize(ucft_context_h ctx)
         return UCFT_OK;
     if (ctx->log.level >= UCFT_LOG_DEBUG)
         t = ucft_clock_now_ns();
+    /* Stop heartbeats first (the observer is told not to watch us), so a
+     * rank that leaves is never reported as failed. */
+    rt_detect_stop(ctx);
     ctx->finalizing = 1;
     rt_requests_cancel_all(ctx);
     rt_wait_until(ctx, no_pending, ctx, ctx->cfg.finalize_timeout_ns);
@@ -299,6 +317,7 @@ ucft_status_t ucft_finalize(ucft_context_h ctx)
     } else {
         ret = st;
     }
+    rt_detect_cleanup(ctx);
     tp_destroy(ctx->tp);
     /* After this no PMIx thread callback can reach the inbox. */
     rt_boot_finalize(&ctx->boot);

@@ -5,6 +5,7 @@
 #include "ucft.h"
 #include "runtime/base/log.h"
 #include "runtime/bootstrap.h"
+#include "runtime/detect.h"
 #include "runtime/rt_config.h"
 #include "transport/transport.h"
 
@@ -38,6 +39,7 @@ struct ucft_comm {
     unsigned ctx_id; /* tag context id */
     int rank;
     int size;
+    size_t acked; /* failures acknowledged (ucft_comm_failure_ack) */
 };
 
 typedef struct rt_req_chunk {
@@ -45,11 +47,16 @@ typedef struct rt_req_chunk {
     struct ucft_request reqs[64];
 } rt_req_chunk_t;
 
-/* News handed over by the PMIx thread. */
+/* News handed over to the owner of the context by other threads (the PMIx
+ * thread, the heartbeat thread) or by callbacks that must not act at once.
+ * An entry is either external (a death event or endpoint error: evidence
+ * for the detector) or decided (the detector, or the only source when the
+ * detector is off, declared the rank failed: apply it). */
 typedef struct rt_inbox {
     pthread_mutex_t lock;
     int *ranks;
     ucft_status_t *why;
+    uint8_t *external;
     size_t count, cap;
     atomic_int pending;    /* deaths waiting in ranks[] */
     atomic_int fence_done; /* finalize fence: 0 running, 1 ok, -1 error */
@@ -64,6 +71,7 @@ struct ucft_context {
     int epfd;
     struct ucft_comm world;
     rt_inbox_t inbox;
+    rt_detect_t detect;
     int ready; /* ucft_init has succeeded: callbacks may run */
     int finalizing;
 
@@ -91,14 +99,14 @@ static inline int rt_is_failed(const struct ucft_context *ctx, int rank)
     return ctx->failed_map[rank] != 0;
 }
 void rt_peer_error_cb(void *arg, int rank, ucft_status_t why);
-void rt_inbox_death_cb(void *arg, int rank, ucft_status_t why);
 unsigned rt_failure_progress(struct ucft_context *ctx);
 
-/* inbox.c */
+/* inbox.c (any thread may push) */
 ucft_status_t rt_inbox_init(rt_inbox_t *in);
 void rt_inbox_cleanup(rt_inbox_t *in);
 void rt_inbox_wake(rt_inbox_t *in);
 void rt_inbox_drain_fd(rt_inbox_t *in);
+void rt_inbox_push(rt_inbox_t *in, int rank, ucft_status_t why, int external);
 
 /* p2p.c */
 void rt_requests_cleanup(struct ucft_context *ctx);

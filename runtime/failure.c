@@ -85,11 +85,11 @@ void rt_failure_declare(struct ucft_context *ctx, int rank, ucft_status_t why)
     sweep_receives(ctx, rank);
 }
 
-/* Transport upcall, from tp progress: an endpoint error is a failure (the
- * heartbeat detector will refine this into a suspicion). */
+/* Transport upcall, from tp progress: an endpoint error is evidence for
+ * the detector (or a failure at once when the detector is off). */
 void rt_peer_error_cb(void *arg, int rank, ucft_status_t why)
 {
-    rt_failure_declare(arg, rank, why);
+    rt_detect_report(arg, rank, why);
 }
 
 unsigned rt_failure_progress(struct ucft_context *ctx)
@@ -100,6 +100,7 @@ unsigned rt_failure_progress(struct ucft_context *ctx)
     if (atomic_load_explicit(&in->pending, memory_order_acquire)) {
         int ranks[64];
         ucft_status_t why[64];
+        uint8_t ext[64];
         size_t k;
         rt_inbox_drain_fd(in);
         do {
@@ -108,16 +109,22 @@ unsigned rt_failure_progress(struct ucft_context *ctx)
             for (size_t i = 0; i < k; i++) {
                 ranks[i] = in->ranks[i];
                 why[i] = in->why[i];
+                ext[i] = in->external[i];
             }
             for (size_t i = k; i < in->count; i++) {
                 in->ranks[i - k] = in->ranks[i];
                 in->why[i - k] = in->why[i];
+                in->external[i - k] = in->external[i];
             }
             in->count -= k;
             atomic_store(&in->pending, in->count > 0);
             pthread_mutex_unlock(&in->lock);
-            for (size_t i = 0; i < k; i++)
-                rt_failure_declare(ctx, ranks[i], why[i]);
+            for (size_t i = 0; i < k; i++) {
+                if (ext[i])
+                    rt_detect_declare(ctx, ranks[i]); /* INLINE detector */
+                else
+                    rt_failure_declare(ctx, ranks[i], why[i]);
+            }
             n += (unsigned)k;
         } while (k == 64);
     }

@@ -12,6 +12,7 @@ ucft_status_t rt_inbox_init(rt_inbox_t *in)
 {
     in->ranks = NULL;
     in->why = NULL;
+    in->external = NULL;
     in->count = in->cap = 0;
     atomic_init(&in->pending, 0);
     atomic_init(&in->fence_done, 0);
@@ -31,6 +32,7 @@ void rt_inbox_cleanup(rt_inbox_t *in)
     close(in->evfd);
     free(in->ranks);
     free(in->why);
+    free(in->external);
 }
 
 void rt_inbox_wake(rt_inbox_t *in)
@@ -47,26 +49,28 @@ void rt_inbox_drain_fd(rt_inbox_t *in)
     (void)n;
 }
 
-/* PMIx thread. */
-void rt_inbox_death_cb(void *arg, int rank, ucft_status_t why)
+void rt_inbox_push(rt_inbox_t *in, int rank, ucft_status_t why, int external)
 {
-    rt_inbox_t *in = arg;
     pthread_mutex_lock(&in->lock);
     if (in->count == in->cap) {
         size_t cap = in->cap ? 2 * in->cap : 16;
         int *r = realloc(in->ranks, cap * sizeof(*r));
-        ucft_status_t *w = r ? realloc(in->why, cap * sizeof(*w)) : NULL;
         if (r != NULL)
             in->ranks = r;
-        if (w == NULL) {
+        ucft_status_t *w = r ? realloc(in->why, cap * sizeof(*w)) : NULL;
+        if (w != NULL)
+            in->why = w;
+        uint8_t *x = w ? realloc(in->external, cap) : NULL;
+        if (x == NULL) {
             pthread_mutex_unlock(&in->lock);
-            return; /* the transport will still notice the death */
+            return; /* the detector or the transport will tell again */
         }
-        in->why = w;
+        in->external = x;
         in->cap = cap;
     }
     in->ranks[in->count] = rank;
     in->why[in->count] = why;
+    in->external[in->count] = (uint8_t)(external != 0);
     in->count++;
     atomic_store(&in->pending, 1);
     pthread_mutex_unlock(&in->lock);

@@ -34,6 +34,32 @@ static const ucft_config_field_t rt_fields[] = {
      "bound on the synchronisation in ucft_finalize once failures are known "
      "(some PMIx servers never end a fence that includes a dead rank)",
      ucft_config_parse_time, F(finalize_failed_ns), NULL},
+    {"DETECTOR", "y",
+     "heartbeat failure detector: every rank is watched by its ring "
+     "successor and every failure is broadcast to every survivor",
+     ucft_config_parse_bool, F(detector), NULL},
+    {"DETECTOR_THREAD", "y",
+     "run heartbeats on a thread with its own UCX worker, so that a rank "
+     "that computes for minutes without calling ucft is not suspected (n: "
+     "heartbeats ride on ucft_progress)",
+     ucft_config_parse_bool, F(detector_thread), NULL},
+    {"DETECTOR_FASTPATH", "y",
+     "also declare a rank failed at once on a launcher death event or a UCX "
+     "endpoint error (n: only heartbeats decide; for testing)",
+     ucft_config_parse_bool, F(detector_fastpath), NULL},
+    {"HB_PERIOD", "20ms",
+     "heartbeat period (eta); a rank sends one heartbeat per period to its "
+     "observer",
+     ucft_config_parse_time, F(hb_period_ns), NULL},
+    {"HB_TIMEOUT", "100ms",
+     "heartbeat timeout (delta): silence after which the observer declares "
+     "the rank failed; must exceed the period and the scheduling jitter of "
+     "a loaded node",
+     ucft_config_parse_time, F(hb_timeout_ns), NULL},
+    {"HB_START_GRACE", "1s",
+     "no suspicion this soon after the detector starts: ranks finish "
+     "start-up at different times on a loaded node",
+     ucft_config_parse_time, F(hb_grace_ns), NULL},
     {NULL, NULL, NULL, NULL, 0, NULL},
 };
 

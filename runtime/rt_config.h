@@ -17,6 +17,12 @@ typedef struct rt_config {
     uint64_t init_timeout_ns; /* wire-up bound */
     uint64_t finalize_timeout_ns;
     uint64_t finalize_failed_ns; /* the same bound once failures are known */
+    int detector;                /* heartbeat failure detector on/off */
+    int detector_thread;    /* heartbeats from a thread with its own worker */
+    int detector_fastpath;  /* PMIx events and endpoint errors declare too */
+    uint64_t hb_period_ns;  /* eta */
+    uint64_t hb_timeout_ns; /* delta */
+    uint64_t hb_grace_ns;   /* no suspicion this soon after start-up */
 } rt_config_t;
 
 extern const ucft_config_table_t rt_config_table;

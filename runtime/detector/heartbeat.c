@@ -109,6 +109,8 @@ void hb_tick_at(hb_t *hb, uint64_t now, uint64_t deadline)
     if (hb->observed < 0 || hb->observed == hb->suspected)
         return;
     uint64_t limit = hb->last_heard + hb->params.delta_ns;
+    if (limit < hb->grace_until)
+        limit = hb->grace_until;
     if (now <= limit)
         return;
     /* Jitter guard: we fired more than eta late and were still within the
@@ -224,6 +226,7 @@ ucft_status_t hb_start(hb_t *hb)
     }
     hb->last_heard = now;
     hb->prev_tick = now;
+    hb->grace_until = now + hb->params.start_grace_ns;
     if (hb->observer >= 0)
         hb_send_heartbeat(hb, now);
     hb->tick.cb = hb_tick_cb;

@@ -59,6 +59,9 @@
 typedef struct hb_params {
     uint64_t eta_ns;   /* heartbeat period */
     uint64_t delta_ns; /* suspicion timeout, > eta */
+    /* No suspicion before start + start_grace_ns: ranks do not start their
+     * detectors at the same instant on a loaded node (0: delta only). */
+    uint64_t start_grace_ns;
 } hb_params_t;
 
 typedef struct hb_ops {
@@ -108,6 +111,7 @@ struct hb {
     uint64_t last_heard; /* last heartbeat from observed (or retarget) */
     uint64_t last_send;  /* our last heartbeat */
     uint64_t prev_tick;
+    uint64_t grace_until; /* no suspicion before this (start-up grace) */
     uint64_t tick_deadline;
     uint64_t seq;
     ucft_timer_t tick;

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# A rank is stopped (SIGSTOP) and the others wait for it forever: ucftrun's
-# --timeout must end the job with a non-zero status, say so, and leave no
-# rank behind.
+# A rank is stopped (SIGSTOP) and the others wait for it forever (the
+# failure detector is off, so nothing tells them): ucftrun's --timeout must
+# end the job with a non-zero status, say so, and leave no rank behind.
 set -u
 ucftrun=$1
 prog=$2
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 start=$(date +%s)
-"$ucftrun" -n 3 --stop 2@0.5 --timeout 4 "$prog" wait >"$out" 2>&1
+UCFT_DETECTOR=n "$ucftrun" -n 3 --stop 2@0.5 --timeout 4 "$prog" wait >"$out" 2>&1
 rc=$?
 elapsed=$(( $(date +%s) - start ))
 cat "$out"

@@ -544,15 +544,54 @@ void tp_ucp_config_apply(ucp_config_t *cfg, uint64_t keepalive_ns)
     }
 }
 
+static void drain_cb(void *request, ucs_status_t status,
+                     const ucp_tag_recv_info_t *info, void *user_data)
+{
+    (void)request;
+    (void)status;
+    (void)info;
+    (void)user_data;
+}
+
+/* Receives and discards the messages nobody will match any more (late
+ * heartbeats, corrections of finished operations), so that destroying the
+ * worker leaves nothing in UCX's unexpected queue. Bounded. */
+static void drain_unexpected(tp_ucp_t *tp)
+{
+    char scratch[256];
+    for (int i = 0; i < 4096; i++) {
+        ucp_tag_recv_info_t info;
+        ucp_tag_message_h m = ucp_tag_probe_nb(tp->worker, 0, 0, 1, &info);
+        if (m == NULL)
+            break;
+        void *buf =
+            info.length <= sizeof(scratch) ? scratch : malloc(info.length);
+        ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK,
+                                 .cb.recv = drain_cb};
+        void *r =
+            ucp_tag_msg_recv_nbx(tp->worker, buf ? buf : scratch,
+                                 buf ? info.length : sizeof(scratch), m, &p);
+        if (r != NULL && !UCS_PTR_IS_ERR(r)) {
+            while (ucp_request_check_status(r) == UCS_INPROGRESS)
+                ucp_worker_progress(tp->worker);
+            ucp_request_free(r);
+        }
+        if (buf != scratch)
+            free(buf);
+    }
+}
+
 static void tp_ucp_destroy(tp_t *t)
 {
     tp_ucp_t *tp = TP(t);
+    drain_unexpected(tp);
     for (int r = 0; r < t->size; r++) {
         if (tp->peers[r].state == PEER_UP)
             ep_close(tp, tp->peers[r].ep);
     }
     /* Run completions still queued so that owners see every request end. */
     tp_ucp_progress(t);
+    drain_unexpected(tp); /* what arrived while the endpoints closed */
     if (tp->outstanding != 0)
         ucft_warn(t->log,
                   "%u transport requests still pending at destroy; "

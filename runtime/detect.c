@@ -1,0 +1,316 @@
+/* The failure detector inside a context: modes, the heartbeat thread, and
+ * the hand-over of evidence and decisions (see detect.h). */
+#include "runtime/context.h"
+#include "runtime/base/clock.h"
+#include "runtime/detector/detector.h"
+#include "transport/ucp/tp_ucp.h"
+
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#define STOP_BOUND_NS (1000 * UCFT_NSEC_PER_MSEC)
+
+/* ---- detector callbacks (the thread driving the detector's transport) -- */
+
+static void on_failed(void *arg, int rank, uint64_t epoch, det_why_t why)
+{
+    rt_detect_t *d = arg;
+    ucft_debug(&d->ctx->log, "detector: rank %d failed (epoch %llu, %s)", rank,
+               (unsigned long long)epoch,
+               why == DET_WHY_HEARTBEAT ? "heartbeat timeout"
+               : why == DET_WHY_NEWS    ? "failure news"
+                                        : "launcher or transport evidence");
+    /* Decided: the owner applies it from its progress. */
+    rt_inbox_push(&d->ctx->inbox, rank, UCFT_ERR_PROC_FAILED, 0);
+    if (d->mode == RT_DETECT_THREAD && d->nfence < d->capfence)
+        d->fence[d->nfence++] = rank; /* fenced on hb_tp after progress */
+}
+
+static void on_self(void *arg)
+{
+    rt_detect_t *d = arg;
+    /* Fencing: the job has declared this rank dead; being alive anyway
+     * would break every survivor's view. The one documented abort. */
+    ucft_error(&d->ctx->log,
+               "this rank was declared failed by the job (its heartbeats "
+               "stopped for longer than UCFT_HB_TIMEOUT, e.g. it was "
+               "stopped or starved); aborting to keep the job consistent");
+    abort();
+}
+
+static void on_late(void *arg, uint64_t gap_ns)
+{
+    rt_detect_t *d = arg;
+    ucft_warn(&d->ctx->log,
+              "own heartbeat went out %.1f ms late (this rank was "
+              "descheduled; a false suspicion may follow)",
+              (double)gap_ns / 1e6);
+}
+
+static ucft_status_t make_det(rt_detect_t *d, tp_t *tp)
+{
+    const rt_config_t *cfg = &d->ctx->cfg;
+    det_params_t p;
+    det_ops_t ops = {.failed_cb = on_failed,
+                     .self_cb = on_self,
+                     .warn_late_cb = on_late,
+                     .arg = d};
+    det_params_default(&p);
+    p.hb.eta_ns = cfg->hb_period_ns;
+    p.hb.delta_ns = cfg->hb_timeout_ns;
+    p.hb.start_grace_ns = cfg->hb_grace_ns;
+    ucft_status_t st = det_create(tp, &p, &ops, &d->det);
+    if (st == UCFT_OK)
+        st = det_start(d->det);
+    /* Connect to the rank we observe while it is alive: the transport then
+     * watches it too, and the fencing notice sent to it after a suspicion
+     * needs no new connection to a possibly dead peer. */
+    int size = d->ctx->boot.size, me = d->ctx->boot.rank;
+    tp_watch(tp, (me + size - 1) % size);
+    return st;
+}
+
+/* ---- the heartbeat thread -------------------------------------------- */
+
+static void hb_peer_error(void *arg, int rank, ucft_status_t why)
+{
+    rt_detect_t *d = arg;
+    (void)why;
+    if (d->fastpath)
+        det_declare(d->det, rank, DET_WHY_EXTERNAL);
+}
+
+static void apply_fences(rt_detect_t *d)
+{
+    for (size_t i = 0; i < d->nfence; i++)
+        tp_peer_failed(d->hb_tp, d->fence[i]);
+    d->nfence = 0;
+}
+
+/* Takes the queued evidence; returns 1 when asked to stop. */
+static int take_queue(rt_detect_t *d, int *ranks, size_t max, size_t *n)
+{
+    pthread_mutex_lock(&d->lock);
+    *n = d->nqueue < max ? d->nqueue : max;
+    for (size_t i = 0; i < *n; i++)
+        ranks[i] = d->queue[i];
+    for (size_t i = *n; i < d->nqueue; i++)
+        d->queue[i - *n] = d->queue[i];
+    d->nqueue -= *n;
+    int stop = d->stop;
+    pthread_mutex_unlock(&d->lock);
+    return stop;
+}
+
+static void *hb_thread_main(void *arg)
+{
+    rt_detect_t *d = arg;
+    tp_t *tp = d->hb_tp;
+    struct pollfd pfd[2] = {{.fd = tp->ops->fd(tp), .events = POLLIN},
+                            {.fd = d->evfd, .events = POLLIN}};
+    int ranks[64];
+    size_t n;
+
+    if (make_det(d, tp) != UCFT_OK) {
+        ucft_error(&d->ctx->log, "heartbeat thread: cannot start the "
+                                 "detector; failures are learnt from "
+                                 "launcher events and endpoint errors only");
+        return NULL;
+    }
+    for (;;) {
+        int stop = take_queue(d, ranks, 64, &n);
+        for (size_t i = 0; i < n; i++)
+            det_declare(d->det, ranks[i], DET_WHY_EXTERNAL);
+        if (stop)
+            break;
+        unsigned work = tp_progress(tp);
+        apply_fences(d);
+        if (work > 0 || n > 0 || tp->ops->arm(tp) != UCFT_OK)
+            continue;
+        uint64_t now = ucft_clock_now_ns(), next = tp_timer_next(tp);
+        int ms = next <= now ? 0
+                 : next - now > 1000 * UCFT_NSEC_PER_MSEC
+                     ? 1000
+                     : (int)((next - now + UCFT_NSEC_PER_MSEC - 1) /
+                             UCFT_NSEC_PER_MSEC);
+        if (poll(pfd, 2, ms) > 0 && (pfd[1].revents & POLLIN)) {
+            uint64_t v;
+            ssize_t r = read(d->evfd, &v, sizeof(v));
+            (void)r;
+        }
+    }
+    det_stop(d->det);
+    uint64_t end = ucft_clock_now_ns() + STOP_BOUND_NS;
+    while (!det_idle(d->det) && ucft_clock_now_ns() < end)
+        tp_progress(tp);
+    apply_fences(d);
+    det_destroy(d->det);
+    d->det = NULL;
+    return NULL;
+}
+
+/* ---- owner side ------------------------------------------------------------
+ */
+
+ucft_status_t rt_detect_init(struct ucft_context *ctx)
+{
+    rt_detect_t *d = &ctx->detect;
+    const rt_config_t *cfg = &ctx->cfg;
+    ucft_status_t st;
+
+    d->ctx = ctx;
+    d->evfd = -1;
+    d->fastpath = cfg->detector_fastpath;
+    if (!cfg->detector || ctx->boot.size < 2) {
+        d->mode = RT_DETECT_OFF;
+        return UCFT_OK;
+    }
+    if (cfg->hb_timeout_ns <= cfg->hb_period_ns) {
+        ucft_error(&ctx->log,
+                   "UCFT_HB_TIMEOUT (%llu ms) must exceed "
+                   "UCFT_HB_PERIOD (%llu ms)",
+                   (unsigned long long)(cfg->hb_timeout_ns / 1000000),
+                   (unsigned long long)(cfg->hb_period_ns / 1000000));
+        return UCFT_ERR_INVALID_PARAM;
+    }
+    if (!cfg->detector_thread) {
+        d->mode = RT_DETECT_INLINE;
+        return UCFT_OK;
+    }
+    d->mode = RT_DETECT_THREAD;
+    d->capfence = (size_t)ctx->boot.size;
+    d->fence = calloc(d->capfence, sizeof(*d->fence));
+    if (d->fence == NULL)
+        return UCFT_ERR_NO_MEMORY;
+    d->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (d->evfd < 0)
+        return UCFT_ERR_IO;
+    if (pthread_mutex_init(&d->lock, NULL) != 0)
+        return UCFT_ERR_NO_RESOURCE;
+    d->lock_ready = 1;
+    tp_ucp_params_t p = {.rank = ctx->boot.rank,
+                         .size = ctx->boot.size,
+                         .log = &ctx->log,
+                         .lookup = rt_boot_lookup_hb,
+                         .lookup_arg = &ctx->boot,
+                         .keepalive_ns = cfg->keepalive_ns};
+    st = tp_ucp_create(&p, &d->hb_tp);
+    if (st != UCFT_OK)
+        return st;
+    d->hb_tp->peer_error_cb = hb_peer_error;
+    d->hb_tp->peer_error_arg = d;
+    return UCFT_OK;
+}
+
+void rt_detect_address(struct ucft_context *ctx, const void **addr, size_t *len)
+{
+    *addr = NULL;
+    *len = 0;
+    if (ctx->detect.hb_tp != NULL)
+        tp_ucp_address(ctx->detect.hb_tp, addr, len);
+}
+
+ucft_status_t rt_detect_start(struct ucft_context *ctx)
+{
+    rt_detect_t *d = &ctx->detect;
+    switch (d->mode) {
+    case RT_DETECT_OFF:
+        return UCFT_OK;
+    case RT_DETECT_INLINE:
+        return make_det(d, ctx->tp);
+    case RT_DETECT_THREAD:
+        if (pthread_create(&d->thread, NULL, hb_thread_main, d) != 0) {
+            ucft_error(&ctx->log, "cannot start the heartbeat thread");
+            return UCFT_ERR_NO_RESOURCE;
+        }
+        d->thread_started = 1;
+        return UCFT_OK;
+    }
+    return UCFT_ERR_INTERNAL;
+}
+
+void rt_detect_report(struct ucft_context *ctx, int rank, ucft_status_t why)
+{
+    rt_detect_t *d = &ctx->detect;
+    if (d->mode != RT_DETECT_OFF && !d->fastpath)
+        return; /* only heartbeats decide */
+    switch (d->mode) {
+    case RT_DETECT_OFF:
+        rt_inbox_push(&ctx->inbox, rank, why, 0);
+        return;
+    case RT_DETECT_INLINE:
+        rt_inbox_push(&ctx->inbox, rank, why, 1);
+        return;
+    case RT_DETECT_THREAD:
+        pthread_mutex_lock(&d->lock);
+        if (d->nqueue == d->capqueue) {
+            size_t cap = d->capqueue ? 2 * d->capqueue : 16;
+            int *q = realloc(d->queue, cap * sizeof(*q));
+            if (q == NULL) {
+                pthread_mutex_unlock(&d->lock);
+                return; /* heartbeats will still find it */
+            }
+            d->queue = q;
+            d->capqueue = cap;
+        }
+        d->queue[d->nqueue++] = rank;
+        pthread_mutex_unlock(&d->lock);
+        uint64_t one = 1;
+        ssize_t r = write(d->evfd, &one, sizeof(one));
+        (void)r;
+        return;
+    }
+}
+
+void rt_detect_declare(struct ucft_context *ctx, int rank)
+{
+    if (ctx->detect.det != NULL)
+        det_declare(ctx->detect.det, rank, DET_WHY_EXTERNAL);
+}
+
+static int inline_idle(void *arg)
+{
+    return det_idle(arg);
+}
+
+void rt_detect_stop(struct ucft_context *ctx)
+{
+    rt_detect_t *d = &ctx->detect;
+    if (d->mode == RT_DETECT_INLINE && d->det != NULL) {
+        det_stop(d->det);
+        rt_wait_until(ctx, inline_idle, d->det, STOP_BOUND_NS);
+        det_destroy(d->det);
+        d->det = NULL;
+    } else if (d->mode == RT_DETECT_THREAD && d->thread_started) {
+        pthread_mutex_lock(&d->lock);
+        d->stop = 1;
+        pthread_mutex_unlock(&d->lock);
+        uint64_t one = 1;
+        ssize_t r = write(d->evfd, &one, sizeof(one));
+        (void)r;
+        pthread_join(d->thread, NULL);
+        d->thread_started = 0;
+    }
+}
+
+void rt_detect_cleanup(struct ucft_context *ctx)
+{
+    rt_detect_t *d = &ctx->detect;
+    rt_detect_stop(ctx);
+    if (d->mode == RT_DETECT_THREAD) {
+        tp_destroy(d->hb_tp);
+        d->hb_tp = NULL;
+        if (d->evfd >= 0)
+            close(d->evfd);
+        if (d->lock_ready)
+            pthread_mutex_destroy(&d->lock);
+        d->lock_ready = 0;
+    }
+    free(d->queue);
+    free(d->fence);
+    d->queue = NULL;
+    d->fence = NULL;
+    d->mode = RT_DETECT_OFF;
+}

@@ -1,0 +1,78 @@
+/*
+ * The heartbeat failure detector inside a context (runtime/detector/ is the
+ * algorithm; this is where it runs).
+ *
+ * Modes (UCFT_DETECTOR, UCFT_DETECTOR_THREAD):
+ *  OFF     no heartbeats; external evidence (death events, endpoint
+ *          errors) declares a rank failed at once.
+ *  INLINE  the detector runs on the context's own transport and is driven
+ *          by ucft_progress (a rank that stops calling ucft stops sending
+ *          heartbeats and will be suspected).
+ *  THREAD  the one documented internal thread: it owns a second UCP worker
+ *          (its address travels in the same PMIx exchange) and the
+ *          detector, so a rank that computes for minutes is still watched
+ *          and still watches.
+ *
+ * Flow of failure knowledge:
+ *   evidence (PMIx thread, endpoint errors) --rt_detect_report--> detector
+ *   detector's decision --inbox (decided)--> owner: failed set, transport
+ *   fencing, pending operations, failure callback (ucft_progress).
+ * With UCFT_DETECTOR_FASTPATH=n evidence is ignored and only heartbeats
+ * decide. A rank that learns it was declared failed logs why and aborts
+ * (fencing: a declared rank is dead to the job forever).
+ */
+#ifndef UCFT_RT_DETECT_H
+#define UCFT_RT_DETECT_H
+
+#include "ucft.h"
+#include "transport/transport.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
+struct ucft_context;
+struct det;
+
+typedef enum rt_detect_mode {
+    RT_DETECT_OFF = 0,
+    RT_DETECT_INLINE,
+    RT_DETECT_THREAD,
+} rt_detect_mode_t;
+
+typedef struct rt_detect {
+    rt_detect_mode_t mode;
+    int fastpath;
+    struct ucft_context *ctx;
+    struct det *det; /* INLINE: owner's thread; THREAD: the thread only */
+    /* THREAD mode */
+    tp_t *hb_tp;
+    pthread_t thread;
+    int thread_started;
+    int evfd;             /* wakes the thread */
+    pthread_mutex_t lock; /* queue and stop */
+    int lock_ready;
+    int *queue; /* external evidence for the detector */
+    size_t nqueue, capqueue;
+    int stop;
+    int *fence; /* thread only: ranks to fence on hb_tp after progress */
+    size_t nfence, capfence;
+} rt_detect_t;
+
+/* Before the address exchange: chooses the mode and, for THREAD, creates
+ * the heartbeat worker (whose address rt_detect_address returns). */
+ucft_status_t rt_detect_init(struct ucft_context *ctx);
+/* The heartbeat worker's address, or NULL/0 when there is none. */
+void rt_detect_address(struct ucft_context *ctx, const void **addr,
+                       size_t *len);
+/* After wire-up: starts heartbeats (and the thread). */
+ucft_status_t rt_detect_start(struct ucft_context *ctx);
+/* Evidence that `rank` failed. Any thread. */
+void rt_detect_report(struct ucft_context *ctx, int rank, ucft_status_t why);
+/* INLINE only, from the owner's progress: evidence taken from the inbox. */
+void rt_detect_declare(struct ucft_context *ctx, int rank);
+/* Clean stop (finalize): the observer is told not to watch us any more. */
+void rt_detect_stop(struct ucft_context *ctx);
+void rt_detect_cleanup(struct ucft_context *ctx);
+
+#endif
