@@ -11,8 +11,11 @@
  *   1. A context is used by one thread at a time. Nothing in ucft is global:
  *      two contexts in one process are independent.
  *   2. Requests are allocated by the library. A request completes exactly
- *      once. A NULL request is a complete one (status UCFT_OK): a send
- *      that completes in place (short messages) returns *req == NULL. ucft_test() and ucft_wait() return its final status and release
+ *      once. (One status is not a completion: an ANY_SOURCE receive reports
+ *      UCFT_ERR_PROC_FAILED_PENDING while a failure is unacknowledged and
+ *      stays pending; see ucft_comm_failure_ack.) A NULL request is a complete
+ * one (status UCFT_OK): a send that completes in place (short messages) returns
+ * *req == NULL. ucft_test() and ucft_wait() return its final status and release
  *      it, setting the caller's handle to NULL; ucft_request_free() releases
  *      a request the caller no longer wants to observe (the operation still
  *      runs to completion).
@@ -164,11 +167,13 @@ typedef struct ucft_info {
 
 /* Non-blocking point-to-point. Sending to or receiving from a failed rank
  * fails with UCFT_ERR_PROC_FAILED (at once, or later when the failure is
- * learnt while the operation is pending). An ANY_SOURCE receive completes
- * with UCFT_ERR_PROC_FAILED_PENDING when a rank of the communicator fails
- * while it is pending (the request is then released by test/wait). A
- * message longer than the receive buffer completes the receive with
- * UCFT_ERR_TRUNCATED and writes nothing past the buffer. */
+ * learnt while the operation is pending). While the communicator has a
+ * failure that the caller has not acknowledged (ucft_comm_failure_ack),
+ * ucft_test/ucft_wait on an unmatched ANY_SOURCE receive return
+ * UCFT_ERR_PROC_FAILED_PENDING and leave the request pending (*req is kept:
+ * acknowledge, then wait again, or cancel it). A message longer than the
+ * receive buffer completes the receive with UCFT_ERR_TRUNCATED and writes
+ * nothing past the buffer. */
 ucft_status_t ucft_isend(ucft_comm_h comm, const void *buf, size_t length,
                          int dest, int tag, ucft_request_h *req);
 ucft_status_t ucft_irecv(ucft_comm_h comm, void *buf, size_t length, int source,
@@ -217,6 +222,18 @@ ucft_status_t ucft_recv(ucft_comm_h comm, void *buf, size_t length, int source,
  * *count to the total known. */
 ucft_status_t ucft_failed_ranks(ucft_context_h ctx, int *ranks, size_t max,
                                 size_t *count);
+
+/* Acknowledges every failure of a member of `comm` known locally now:
+ * ANY_SOURCE receives stop reporting UCFT_ERR_PROC_FAILED_PENDING for them.
+ * Local; as MPI_Comm_failure_ack. */
+ucft_status_t ucft_comm_failure_ack(ucft_comm_h comm);
+
+/* Copies up to `max` acknowledged failed ranks (comm ranks, in the order
+ * they were learnt) into `ranks` and sets *count to how many were
+ * acknowledged by the last ucft_comm_failure_ack. Repeated calls without an
+ * ack in between return the same set. As MPI_Comm_failure_get_acked. */
+ucft_status_t ucft_comm_failure_get_acked(ucft_comm_h comm, int *ranks,
+                                          size_t max, size_t *count);
 
 /* Replaces the failure callback (NULL removes it). */
 ucft_status_t ucft_set_failure_cb(ucft_context_h ctx, ucft_failure_cb_t cb,

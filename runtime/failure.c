@@ -32,21 +32,20 @@ void rt_failure_cleanup(struct ucft_context *ctx)
     ctx->failed_list = NULL;
 }
 
-/* Ends the pending receives that can no longer complete normally. A
- * cancelled receive that had already matched still completes with its
- * data: nothing that arrived is lost. */
+/* Ends the pending receives from `rank`: they can no longer complete
+ * normally. A cancelled receive that had already matched still completes
+ * with its data: nothing that arrived is lost. ANY_SOURCE receives stay
+ * pending (test/wait report UCFT_ERR_PROC_FAILED_PENDING until the failure
+ * is acknowledged, as the MPI chapter specifies). */
 static void sweep_receives(struct ucft_context *ctx, int rank)
 {
     for (struct ucft_request *r = ctx->pending.next; r != &ctx->pending;
          r = r->next) {
         if (r->kind != RT_REQ_RECV || r->done || r->cancel_status != UCFT_OK)
             continue;
-        if (r->peer_world == rank)
-            r->cancel_status = UCFT_ERR_PROC_FAILED;
-        else if (r->peer == UCFT_ANY_SOURCE)
-            r->cancel_status = UCFT_ERR_PROC_FAILED_PENDING;
-        else
+        if (r->peer_world != rank)
             continue;
+        r->cancel_status = UCFT_ERR_PROC_FAILED;
         tp_cancel(ctx->tp, &r->tp);
     }
 }

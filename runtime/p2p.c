@@ -238,6 +238,14 @@ ucft_status_t ucft_irecv(ucft_comm_h comm, void *buf, size_t length, int source,
     return UCFT_OK;
 }
 
+/* An unmatched ANY_SOURCE receive while the communicator has a failure
+ * the caller has not acknowledged. */
+static int failed_pending(const struct ucft_request *r)
+{
+    return r->kind == RT_REQ_RECV && !r->done && r->peer == UCFT_ANY_SOURCE &&
+           r->ctx->nfailed > r->comm->acked;
+}
+
 ucft_status_t ucft_test(ucft_request_h *req, int *done, ucft_info_t *info)
 {
     if (req == NULL || done == NULL)
@@ -253,7 +261,8 @@ ucft_status_t ucft_test(ucft_request_h *req, int *done, ucft_info_t *info)
         ucft_progress(r->ctx);
         if (!r->done) {
             *done = 0;
-            return UCFT_INPROGRESS;
+            return failed_pending(r) ? UCFT_ERR_PROC_FAILED_PENDING
+                                     : UCFT_INPROGRESS;
         }
     }
     ucft_status_t st = r->info.status;
@@ -267,7 +276,8 @@ ucft_status_t ucft_test(ucft_request_h *req, int *done, ucft_info_t *info)
 
 static int req_is_done(void *arg)
 {
-    return ((struct ucft_request *)arg)->done;
+    struct ucft_request *r = arg;
+    return r->done || failed_pending(r);
 }
 
 /* Busy polls done in line before the generic wait: a completion that comes
@@ -287,7 +297,7 @@ ucft_status_t ucft_wait(ucft_request_h *req, ucft_info_t *info)
             ctx->cfg.wait_mode == RT_WAIT_SLEEP ? 0 : WAIT_INLINE_POLLS;
         while (n-- > 0 && !r->done)
             ucft_progress(ctx);
-        if (!r->done)
+        if (!req_is_done(r))
             rt_wait_until(ctx, req_is_done, r, UINT64_MAX);
     }
     return ucft_test(req, &done, info);
@@ -407,4 +417,24 @@ ucft_status_t ucft_recv(ucft_comm_h comm, void *buf, size_t length, int source,
     ucft_request_h r;
     ucft_status_t st = ucft_irecv(comm, buf, length, source, tag, &r);
     return st == UCFT_OK ? ucft_wait(&r, info) : st;
+}
+
+ucft_status_t ucft_comm_failure_ack(ucft_comm_h comm)
+{
+    if (comm == NULL)
+        return UCFT_ERR_INVALID_PARAM;
+    ucft_progress(comm->ctx); /* take in what is known right now */
+    comm->acked = comm->ctx->nfailed;
+    return UCFT_OK;
+}
+
+ucft_status_t ucft_comm_failure_get_acked(ucft_comm_h comm, int *ranks,
+                                          size_t max, size_t *count)
+{
+    if (comm == NULL || count == NULL || (max > 0 && ranks == NULL))
+        return UCFT_ERR_INVALID_PARAM;
+    for (size_t i = 0; i < max && i < comm->acked; i++)
+        ranks[i] = comm->ctx->failed_list[i]; /* world comm: identity */
+    *count = comm->acked;
+    return UCFT_OK;
 }

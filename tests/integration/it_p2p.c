@@ -20,6 +20,10 @@
  *             ANY_SOURCE receive that must end with PROC_FAILED_PENDING
  *   wait      every rank but the last waits for a message from the last
  *             rank, forever (for --stop + --timeout)
+ *   master N  the chapter's master-worker example: rank 0 hands out N work
+ *             items over ANY_SOURCE; the launcher kills the last rank
+ *             mid-run; the master acknowledges, requeues the lost item and
+ *             must still collect the exact total
  *   idle S F  every rank but 0 blocks in a receive from rank 0, which
  *             sleeps S seconds first: each waiting rank must use less than
  *             a fraction F of one core meanwhile (ranks sleep on the event
@@ -232,8 +236,24 @@ static void mode_killwait(ucft_comm_h w, int rank, int size, double bound)
     size_t n = 0;
     int failed[4];
     CHECK_ST(ucft_failed_ranks(NULL, failed, 4, &n), UCFT_ERR_INVALID_PARAM);
-    if (rank == 0)
+    if (rank == 0) {
+        /* The chapter's rules: the ANY_SOURCE receive reports PENDING and
+         * stays pending until the failure is acknowledged. */
         CHECK_ST(ucft_wait(&any_req, NULL), UCFT_ERR_PROC_FAILED_PENDING);
+        CHECK(any_req != NULL, "a PENDING request must stay valid");
+        int acked[4];
+        size_t na = 9;
+        CHECK_ST(ucft_comm_failure_get_acked(w, acked, 4, &na), UCFT_OK);
+        CHECK(na == 0, "nothing acknowledged yet, got %zu", na);
+        CHECK_ST(ucft_comm_failure_ack(w), UCFT_OK);
+        CHECK_ST(ucft_comm_failure_get_acked(w, acked, 4, &na), UCFT_OK);
+        CHECK(na == 1 && acked[0] == victim, "acked %zu ranks", na);
+        int done = 1;
+        CHECK_ST(ucft_test(&any_req, &done, NULL), UCFT_INPROGRESS);
+        CHECK(done == 0, "acknowledged: still waiting, not failing");
+        CHECK_ST(ucft_cancel(any_req), UCFT_OK);
+        CHECK_ST(ucft_wait(&any_req, NULL), UCFT_ERR_CANCELED);
+    }
     /* Later operations with the dead rank fail at once. */
     ucft_request_h r;
     CHECK_ST(ucft_isend(w, &v, sizeof(v), victim, 1, &r), UCFT_ERR_PROC_FAILED);
@@ -241,6 +261,114 @@ static void mode_killwait(ucft_comm_h w, int rank, int size, double bound)
     printf("rank %d: receive from the killed rank %d ended with %s after "
            "%.3f s\n",
            rank, victim, ucft_status_name(st), dt);
+}
+
+enum { TAG_WORK = 20, TAG_RESULT = 21 };
+
+static void mode_master(ucft_context_h ctx, ucft_comm_h w, int rank, int size,
+                        long nitems)
+{
+    long item;
+    if (rank != 0) { /* worker: result = 2 * item + 1; -1 ends */
+        for (;;) {
+            ucft_status_t st =
+                ucft_recv(w, &item, sizeof(item), 0, TAG_WORK, NULL);
+            CHECK_ST(st, UCFT_OK);
+            if (item < 0)
+                return;
+            nanosleep(&(struct timespec){0, 2000000}, NULL); /* "compute" */
+            long res[2] = {item, 2 * item + 1};
+            CHECK_ST(ucft_send(w, res, sizeof(res), 0, TAG_RESULT), UCFT_OK);
+        }
+    }
+    long *held = malloc((size_t)size * sizeof(long)); /* item per worker */
+    long next = 0, sum = 0, want = 0, got = 0, requeued = -1;
+    int active = 0;
+    for (long i = 0; i < nitems; i++)
+        want += 2 * i + 1;
+    for (int p = 1; p < size; p++) {
+        held[p] = next++;
+        CHECK_ST(ucft_send(w, &held[p], sizeof(long), p, TAG_WORK), UCFT_OK);
+        active++;
+    }
+    long res[2];
+    ucft_request_h req;
+    ucft_info_t info;
+    CHECK_ST(ucft_irecv(w, res, sizeof(res), UCFT_ANY_SOURCE, TAG_RESULT, &req),
+             UCFT_OK);
+    while (got < nitems) {
+        ucft_status_t st = ucft_wait(&req, &info);
+        if (st == UCFT_ERR_PROC_FAILED_PENDING || st == UCFT_ERR_PROC_FAILED) {
+            int failed[64];
+            size_t nf = 0;
+            CHECK_ST(ucft_comm_failure_ack(w), UCFT_OK);
+            CHECK_ST(ucft_comm_failure_get_acked(w, failed, 64, &nf), UCFT_OK);
+            for (size_t i = 0; i < nf; i++) {
+                int p = failed[i];
+                if (held[p] >= 0) { /* the lost work goes to a live worker */
+                    requeued = held[p];
+                    held[p] = -1;
+                    active--;
+                    for (int q = 1; q < size; q++) {
+                        if (q == p || held[q] != -1 || requeued < 0)
+                            continue;
+                        int dead = 0;
+                        for (size_t j = 0; j < nf; j++)
+                            dead |= failed[j] == q;
+                        if (dead)
+                            continue;
+                        held[q] = requeued;
+                        requeued = -1;
+                        ucft_send(w, &held[q], sizeof(long), q, TAG_WORK);
+                        active++;
+                    }
+                }
+            }
+            if (st == UCFT_ERR_PROC_FAILED_PENDING)
+                continue; /* the request is still pending */
+            CHECK_ST(ucft_irecv(w, res, sizeof(res), UCFT_ANY_SOURCE,
+                                TAG_RESULT, &req),
+                     UCFT_OK);
+            continue;
+        }
+        CHECK_ST(st, UCFT_OK);
+        int p = info.source;
+        CHECK(res[0] == held[p] && res[1] == 2 * res[0] + 1,
+              "worker %d returned %ld for item %ld", p, res[1], held[p]);
+        sum += res[1];
+        got++;
+        held[p] = -1;
+        long give = requeued >= 0 ? requeued : next < nitems ? next++ : -1;
+        if (give == requeued)
+            requeued = -1;
+        if (give >= 0) {
+            held[p] = give;
+            CHECK_ST(ucft_send(w, &give, sizeof(give), p, TAG_WORK), UCFT_OK);
+        } else {
+            active--;
+        }
+        if (got < nitems)
+            CHECK_ST(ucft_irecv(w, res, sizeof(res), UCFT_ANY_SOURCE,
+                                TAG_RESULT, &req),
+                     UCFT_OK);
+    }
+    CHECK(sum == want, "sum %ld, expected %ld", sum, want);
+    size_t nf = 0;
+    ucft_failed_ranks(ctx, NULL, 0, &nf);
+    long stop = -1;
+    for (int p = 1; p < size; p++) {
+        int dead = 0;
+        int failed[64];
+        size_t n2 = 0;
+        ucft_failed_ranks(ctx, failed, 64, &n2);
+        for (size_t j = 0; j < n2 && j < 64; j++)
+            dead |= failed[j] == p;
+        if (!dead)
+            ucft_send(w, &stop, sizeof(stop), p, TAG_WORK);
+    }
+    printf("master: %ld items, sum %ld correct, %zu worker(s) lost\n", nitems,
+           sum, nf);
+    free(held);
 }
 
 static double cpu_s(void)
@@ -306,6 +434,9 @@ int main(int argc, char **argv)
         int failed[4];
         CHECK_ST(ucft_failed_ranks(ctx, failed, 4, &n), UCFT_OK);
         CHECK(n == 1 && failed[0] == attr.size - 1, "failed set: n=%zu", n);
+    } else if (strcmp(mode, "master") == 0) {
+        mode_master(ctx, w, attr.rank, attr.size,
+                    argc > 2 ? atol(argv[2]) : 400);
     } else if (strcmp(mode, "idle") == 0) {
         mode_idle(w, attr.rank, attr.size, argc > 2 ? atof(argv[2]) : 3.0,
                   argc > 3 ? atof(argv[3]) : 0.1);
