@@ -3,9 +3,13 @@
  */
 #include "launcher/inject.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int ucftrun_inject_sched_init(ucftrun_inject_sched_t *s,
                               const ucftrun_inject_t *events, size_t n)
@@ -58,4 +62,53 @@ int ucftrun_inject_signal(ucftrun_inject_kind_t kind)
 const char *ucftrun_inject_name(ucftrun_inject_kind_t kind)
 {
     return kind == UCFTRUN_INJECT_STOP ? "stop" : "kill";
+}
+
+int ucftrun_inject_log_open(ucftrun_inject_log_t *lg, const char *dir,
+                            char *err, size_t errlen)
+{
+    lg->fd = -1;
+    if ((size_t)snprintf(lg->path, sizeof(lg->path), "%s/inject.log", dir) >=
+        sizeof(lg->path)) {
+        snprintf(err, errlen, "injection log path too long");
+        return -1;
+    }
+    lg->fd = open(lg->path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC,
+                  0600);
+    if (lg->fd < 0) {
+        snprintf(err, errlen, "cannot create %s: %s", lg->path,
+                 strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int ucftrun_inject_log_append(ucftrun_inject_log_t *lg,
+                              ucftrun_inject_kind_t kind, int rank,
+                              uint64_t mono_ns)
+{
+    char line[64];
+    int len;
+
+    if (lg->fd < 0)
+        return -1;
+    len =
+        snprintf(line, sizeof(line), "%s %d %llu\n", ucftrun_inject_name(kind),
+                 rank, (unsigned long long)mono_ns);
+    /* One write on an O_APPEND fd, newline last: a reader that takes only
+     * complete lines never sees half of one. */
+    return write(lg->fd, line, (size_t)len) == len ? 0 : -1;
+}
+
+void ucftrun_inject_log_sync(ucftrun_inject_log_t *lg)
+{
+    if (lg->fd >= 0)
+        (void)fdatasync(lg->fd);
+}
+
+void ucftrun_inject_log_close(ucftrun_inject_log_t *lg)
+{
+    if (lg->fd >= 0)
+        close(lg->fd);
+    lg->fd = -1;
 }

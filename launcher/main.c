@@ -67,6 +67,7 @@ typedef struct launcher {
     int nprocs;
     int nalive;
     ucftrun_inject_sched_t sched;
+    ucftrun_inject_log_t inject_log; /* UCFTRUN_INJECT_LOG */
     int sigfd;
     int timerfd;
     sigset_t handled;    /* read through sigfd */
@@ -265,7 +266,13 @@ static void on_timers(launcher_t *L)
             p->injected = 1;
         else
             p->stopped = 1;
+        /* Logged right before the signal; synced after it, so that the
+         * sync is not part of what the ranks measure. */
+        if (ucftrun_inject_log_append(&L->inject_log, inj->kind, inj->target,
+                                      ucft_clock_now_ns()) != 0)
+            ucft_warn(&L->log, "cannot append to %s", L->inject_log.path);
         ucftrun_proc_signal(p, ucftrun_inject_signal(inj->kind));
+        ucftrun_inject_log_sync(&L->inject_log);
         kill_stopped_leftovers(L);
     }
     if (now >= L->timeout_at && L->teardown == TEARDOWN_NONE) {
@@ -366,6 +373,11 @@ static int setup(launcher_t *L)
         return -1;
     }
     ucft_debug(&L->log, "rendezvous directory %s", L->tmpdir);
+    if (ucftrun_inject_log_open(&L->inject_log, L->tmpdir, err, sizeof(err)) !=
+        0) {
+        fprintf(stderr, "ucftrun: %s\n", err);
+        return -1;
+    }
     if (ucftrun_server_init(&L->srv, L->tmpdir, &L->log, err, sizeof(err)) !=
             0 ||
         ucftrun_server_register_job(&L->srv, L->procs, L->nprocs, err,
@@ -377,7 +389,9 @@ static int setup(launcher_t *L)
         char **env = ucftrun_env_dup(environ);
         int rc;
 
-        if (env == NULL || ucftrun_server_setup_fork(&L->srv, r, &env) != 0) {
+        if (env == NULL || ucftrun_server_setup_fork(&L->srv, r, &env) != 0 ||
+            ucftrun_env_set(&env, UCFTRUN_INJECT_LOG_ENV, L->inject_log.path) !=
+                0) {
             ucftrun_env_free(env);
             fprintf(stderr,
                     "ucftrun: cannot set up the environment of rank "
@@ -522,6 +536,7 @@ static void cleanup(launcher_t *L)
         ucft_debug(&L->log, "removed %s", L->tmpdir);
     }
     ucftrun_inject_sched_free(&L->sched);
+    ucftrun_inject_log_close(&L->inject_log);
     if (L->sigfd >= 0)
         close(L->sigfd);
     if (L->timerfd >= 0)
@@ -543,7 +558,7 @@ int main(int argc, char **argv)
     int status;
 
     memset(&L, 0, sizeof(L));
-    L.sigfd = L.timerfd = L.srv.wake_fd = -1;
+    L.sigfd = L.timerfd = L.srv.wake_fd = L.inject_log.fd = -1;
     L.timeout_at = L.grace_at = L.drain_at = NO_DEADLINE;
     switch (ucftrun_opts_parse(argc, argv, &L.opts, err, sizeof(err))) {
     case UCFTRUN_ACTION_HELP:

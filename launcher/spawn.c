@@ -83,6 +83,33 @@ void ucftrun_env_free(char **env)
     free(env);
 }
 
+int ucftrun_env_set(char ***env, const char *name, const char *value)
+{
+    size_t nlen = strlen(name), n = 0;
+    size_t len = nlen + strlen(value) + 2;
+    char *entry = malloc(len), **grown;
+
+    if (entry == NULL)
+        return -1;
+    snprintf(entry, len, "%s=%s", name, value);
+    for (; (*env)[n] != NULL; n++) {
+        if (strncmp((*env)[n], name, nlen) == 0 && (*env)[n][nlen] == '=') {
+            free((*env)[n]);
+            (*env)[n] = entry;
+            return 0;
+        }
+    }
+    grown = realloc(*env, (n + 2) * sizeof(*grown));
+    if (grown == NULL) {
+        free(entry);
+        return -1;
+    }
+    grown[n] = entry;
+    grown[n + 1] = NULL;
+    *env = grown;
+    return 0;
+}
+
 /* In the child, between fork and exec: async-signal-safe calls only. */
 static void child_exec(int devnull, int out_w, int err_w, const cpu_set_t *cs,
                        const sigset_t *mask, const char *path,

@@ -67,4 +67,8 @@ void ucftrun_proc_signal(const ucftrun_proc_t *p, int sig);
 char **ucftrun_env_dup(char *const env[]);
 void ucftrun_env_free(char **env);
 
+/* Sets NAME=VALUE in such an array (replacing an existing NAME), growing
+ * it with realloc. Returns 0, or -1 when out of memory (*env unchanged). */
+int ucftrun_env_set(char ***env, const char *name, const char *value);
+
 #endif

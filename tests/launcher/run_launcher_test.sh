@@ -153,6 +153,43 @@ case_kill_inject() {
     expect_tmp_clean
 }
 
+# The injection log: every rank is told its path (inside the private
+# rendezvous directory, created before the ranks start); a --kill or
+# --stop appends "kill|stop RANK NS" before the signal, NS on the
+# monotonic clock. The ranks print what they see; rank 2 is the victim.
+INJECT_SCRIPT='
+log=$UCFTRUN_INJECT_LOG
+case $log in "$PMIX_SERVER_TMPDIR"/*) where=inside ;; *) where=outside ;; esac
+[ -f "$log" ] && echo "rank $PMIX_RANK log exists $where"
+[ "$PMIX_RANK" = 2 ] && exec sleep 30
+sleep "$1"
+sed "s/^/rank $PMIX_RANK read: /" "$log"
+'
+
+case_inject_log() {
+    local kind n t
+    # No injection: the file exists and stays empty.
+    run -n 2 sh -c '[ -f "$UCFTRUN_INJECT_LOG" ] && [ ! -s "$UCFTRUN_INJECT_LOG" ] && echo "rank $PMIX_RANK empty log"'
+    expect_rc 0
+    expect_line out "^rank [01] empty log$" 2
+    expect_tmp_clean
+    for kind in kill stop; do
+        run -n 3 -v --"$kind" 2@0.5 --timeout 20 sh -c "$INJECT_SCRIPT" sh 1.5
+        expect_rc 0
+        expect_line out "^rank [0-2] log exists inside$" 3
+        expect_line out "^rank [01] read: $kind 2 [0-9]+$" 2
+        expect_line out "read:" 2
+        # Both survivors read the same line.
+        n=$(sed -n 's/^rank [01] read: //p' "$WORK/out" | sort -u | wc -l)
+        [ "$n" -eq 1 ] || fail "survivors read different lines"
+        t=$(sed -n 's/^rank [01] read: [a-z]* 2 //p' "$WORK/out" | head -n 1)
+        [ "$t" -gt 0 ] || fail "bad time '$t'"
+        expect_no_line err "^ucftrun: rank"
+        expect_ranks_gone
+        expect_tmp_clean
+    done
+}
+
 case_stop_timeout() {
     local dir
     run -n 3 -v --stop 1@0 --timeout 2 "$CLIENT" fence
@@ -348,6 +385,7 @@ death_exit) case_death exit3 3 "PROC-EXIT-NONZERO-TERM" 3 "exited with status 3"
 death_nofin) case_death nofin 0 "PROC TERMINATED WITHOUT SYNC" 0 "" ;;
 death_fin) case_death fin 0 "PROC TERMINATED" 0 "" ;;
 kill_inject) case_kill_inject ;;
+inject_log) case_inject_log ;;
 stop_timeout) case_stop_timeout ;;
 exit_status) case_exit_status ;;
 abort_on_failure) case_abort_on_failure ;;
