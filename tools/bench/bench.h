@@ -24,6 +24,7 @@ typedef struct bench_cmd {
 } bench_cmd_t;
 
 int bench_pt2pt_main(int argc, char **argv);
+int bench_detector_main(int argc, char **argv);
 
 /* ---- clock --------------------------------------------------------------- */
 

@@ -4,6 +4,7 @@
  * summary, entry point taking argv with argv[0] = its name).
  *
  *   ucftrun -n 2 ucft-bench pt2pt [options]
+ *   ucftrun -n 16 --kill 15@3 ucft-bench detector [options]
  */
 #include "tools/bench/bench.h"
 #include "ucft.h"
@@ -16,6 +17,8 @@ static const bench_cmd_t cmds[] = {
      "point-to-point round trip and bandwidth, ucft next to raw UCP "
      "(2 ranks)",
      bench_pt2pt_main},
+    {"detector", "failure detection latency, heartbeat CPU, soak",
+     bench_detector_main},
     {NULL, NULL, NULL},
 };
 
