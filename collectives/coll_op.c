@@ -5,10 +5,28 @@
 
 extern const coll_op_ops_t coll_bcast_binomial_ops;
 extern const coll_op_ops_t coll_ring_exchange_ops;
+extern const coll_op_ops_t coll_reduce_corrected_ops;
+extern const coll_op_ops_t coll_reduce_corrected_list_ops;
+extern const coll_op_ops_t coll_reduce_corrected_countbit_ops;
+extern const coll_op_ops_t coll_reduce_corrected_bit_ops;
+extern const coll_op_ops_t coll_allreduce_corrected_ops;
+extern const coll_op_ops_t coll_allreduce_corrected_list_ops;
+extern const coll_op_ops_t coll_allreduce_corrected_countbit_ops;
+extern const coll_op_ops_t coll_allreduce_corrected_bit_ops;
+extern const coll_op_ops_t coll_barrier_corrected_ops;
 
 const coll_op_ops_t *const coll_op_table[] = {
     &coll_bcast_binomial_ops,
     &coll_ring_exchange_ops,
+    &coll_reduce_corrected_ops,
+    &coll_reduce_corrected_list_ops,
+    &coll_reduce_corrected_countbit_ops,
+    &coll_reduce_corrected_bit_ops,
+    &coll_allreduce_corrected_ops,
+    &coll_allreduce_corrected_list_ops,
+    &coll_allreduce_corrected_countbit_ops,
+    &coll_allreduce_corrected_bit_ops,
+    &coll_barrier_corrected_ops,
     NULL,
 };
 

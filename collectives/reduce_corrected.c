@@ -1,0 +1,714 @@
+/*
+ * The engine of corrected reduce / allreduce (reduce_corrected.h), after
+ * sections 4.2-4.5 and 5 of papers/corrected-reduce-allreduce.txt.
+ *
+ * One attempt = up-correction + tree phase to a root (+ for allreduce a
+ * broadcast from it). Reduce runs attempt 0 with root args->root.
+ * Allreduce tries the candidate roots args->root + i (mod n), i = 0..f:
+ * every survivor that learns that the root of its attempt failed moves to
+ * the next candidate whose failure it does not know of (section 5.2).
+ *
+ * Per rank, virtual rank v = (rank - root) mod n (itree.h):
+ *  up    send my input to every other member of my group (no failure
+ *        information, section 4.2) and combine what each member sends;
+ *  tree  combine what each tree child sends, then send (value, failure
+ *        information) to the parent. The root instead takes the first
+ *        answer of a child whose subtree reports no failure (lists: no
+ *        listed rank in that subtree; count+bit and bit: the bit clear)
+ *        and adds its own up-corrected value when the subtree holds no
+ *        member of its group (section 4.3). No such answer once every
+ *        child has answered or failed: UCFT_ERR_PROC_FAILED.
+ *  down  (allreduce) the root sends the result to its tree children and
+ *        its group; a rank forwards the value to its children once it has
+ *        it, and sends each member of its group one message: the value as
+ *        soon as it has it, or "none" once its parent failed or had none.
+ *        With a live root and <= f failures some subtree is intact and its
+ *        member of each group (or the root, for its own group) delivers.
+ *        Group messages wait only on the parent, so waits are acyclic: with
+ *        more failures every rank ends, possibly with an error.
+ * Every receive is a wildcard on the source for the attempt's kind; a
+ * message from a peer already counted as failed is ignored. A wait on a
+ * peer ends when its message arrives or on_failure names it: the
+ * outcome of the receive decides (a dead peer's message that arrived is
+ * used; the failure information then reports nothing about it).
+ *
+ * Allreduce with a root that fails during the operation (outside the
+ * paper's assumption that f + 1 candidates fail only before it): ranks
+ * that already delivered a value join the next attempt as "decided" and
+ * contribute that value with a flag that wins every combination, so the
+ * next root broadcasts the same value and no survivor waits for them.
+ *
+ * Sends go through one request, chained on completion, in the order up,
+ * tree, down. Scratch is allocated at init; nothing per message.
+ */
+#include "reduce_corrected.h"
+#include "dtype.h"
+#include "itree.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { RC_UP = 0, RC_TREE = 1, RC_DOWN = 2 };
+enum { RC_B_SEND = 1, RC_B_UP = 2, RC_B_TREE = 4, RC_B_DOWN = 8 };
+/* Header flags (first word of tree, allreduce up and down messages). */
+enum {
+    RC_F_TREEFAIL = 1, /* a tree child of this subtree failed */
+    RC_F_OVERFLOW = 2, /* the list did not fit: treat as failed */
+    RC_F_DECIDED = 4,  /* allreduce: the value is a delivered result */
+    RC_F_NONE = 8,     /* down: no value (error or parent lost) */
+};
+
+static int slot_root(const rc_state_t *s)
+{
+    return s->f + 1;
+}
+
+static int slot_parent(const rc_state_t *s)
+{
+    return s->f + 2;
+}
+
+static int vr(const rc_state_t *s, int rank)
+{
+    return (rank - s->root + s->n) % s->n;
+}
+
+static int rk(const rc_state_t *s, int v)
+{
+    return (v + s->root) % s->n;
+}
+
+static int is_dead(const rc_state_t *s, int rank)
+{
+    for (unsigned i = 0; i < s->ndead; i++)
+        if (s->dead[i] == rank)
+            return 1;
+    return 0;
+}
+
+/* Vrank of up/down slot k. */
+static int slot_vrank(const rc_state_t *s, int k)
+{
+    if (k == slot_root(s))
+        return 0;
+    if (k == slot_parent(s))
+        return itree_parent(s->v, s->f);
+    return itree_member(s->g, k, s->n, s->f);
+}
+
+static int child_index(const rc_state_t *s, int cv)
+{
+    for (unsigned i = 0; i < s->nchild; i++)
+        if (itree_child(s->v, i, s->n, s->f) == cv)
+            return (int)i;
+    return -1;
+}
+
+static uint64_t tag(const rc_state_t *s, int src, int what)
+{
+    return coll_tag(
+        s->args, src,
+        (unsigned)(COLL_KIND_REDUCE_CORRECTED_FIRST + 3 * s->attempt + what));
+}
+
+static uint32_t rd32(const unsigned char *p)
+{
+    uint32_t x;
+    memcpy(&x, p, 4);
+    return x;
+}
+
+static void wr32(unsigned char *p, uint32_t x)
+{
+    memcpy(p, &x, 4);
+}
+
+/* dst (flags *df) = dst op src (flags sf); a decided value wins. */
+static void combine(const rc_state_t *s, uint32_t *df, unsigned char *dst,
+                    uint32_t sf, const unsigned char *src)
+{
+    if (*df & RC_F_DECIDED)
+        return;
+    if (sf & RC_F_DECIDED) {
+        memcpy(dst, src, s->len);
+        *df |= RC_F_DECIDED;
+        return;
+    }
+    dtype_reduce(dst, src, s->count, s->args->dtype, s->args->redop);
+}
+
+/* Records that `rank` could not be received from (section 4.4). */
+static void note_failure(rc_state_t *s, int rank, int in_tree)
+{
+    if (in_tree && s->cfg->scheme != RC_SCHEME_LIST)
+        s->acc_flags |= RC_F_TREEFAIL;
+    if (s->cfg->scheme == RC_SCHEME_COUNTBIT)
+        s->fcount++;
+    if (s->cfg->scheme != RC_SCHEME_LIST)
+        return;
+    if ((int)s->nlist < s->cap)
+        wr32(s->sbuf + s->hfix + s->len + 4 * s->nlist++, (uint32_t)rank);
+    else
+        s->acc_flags |= RC_F_OVERFLOW;
+}
+
+static void finish(rc_state_t *s, ucft_status_t st)
+{
+    if (s->done)
+        return;
+    s->done = 1;
+    s->status = st;
+    if (!s->in_start && s->args->done_cb != NULL)
+        s->args->done_cb(s->args->done_arg, s->tp->rank, st);
+}
+
+/* The value is known for this attempt (allreduce: the result). */
+static void got_value(rc_state_t *s, const unsigned char *val)
+{
+    s->has_value = 1;
+    if (val != s->dsend + 4 && s->len > 0)
+        memcpy(s->dsend + 4, val, s->len);
+    wr32(s->dsend, 0);
+    if (!s->decided && val != s->buf && s->len > 0)
+        memcpy(s->buf, s->dsend + 4, s->len); /* output, on success only */
+    s->decided = 1;
+}
+
+/* ---- message handlers (no sends, no receives posted here) ---- */
+
+static void handle_up(rc_state_t *s)
+{
+    int src = vr(s, (int)ucft_tag_src(s->ureq.tag));
+    int k = src == 0 ? slot_root(s) : itree_subtree(src, s->f);
+    uint32_t bit = 1u << k;
+
+    if (s->ureq.length != s->ufix + s->len || !(s->up_need & bit) ||
+        ((s->up_got | s->up_dead) & bit))
+        return;
+    s->up_got |= bit;
+    combine(s, &s->acc_flags, s->sbuf + s->hfix,
+            s->ufix ? rd32(s->ubuf) & RC_F_DECIDED : 0, s->ubuf + s->ufix);
+}
+
+/* Root: is the answer in rbuf from subtree k free of failures? */
+static int answer_clean(const rc_state_t *s, int k)
+{
+    uint32_t fl = rd32(s->rbuf);
+    if (s->cfg->scheme != RC_SCHEME_LIST)
+        return !(fl & RC_F_TREEFAIL);
+    if (fl & RC_F_OVERFLOW)
+        return 0;
+    uint32_t nl = rd32(s->rbuf + 4);
+    for (uint32_t i = 0; i < nl; i++) {
+        int e = vr(s, (int)rd32(s->rbuf + s->hfix + s->len + 4 * i));
+        if (e > 0 && itree_subtree(e, s->f) == k)
+            return 0;
+    }
+    return 1;
+}
+
+static void handle_tree(rc_state_t *s)
+{
+    int src = vr(s, (int)ucft_tag_src(s->rreq.tag));
+    int ci = child_index(s, src);
+    size_t base = s->hfix + s->len;
+
+    if (ci < 0 || s->rreq.length < base || ((s->ch_got | s->ch_dead) >> ci) & 1)
+        return;
+    s->ch_got |= 1u << ci;
+    uint32_t fl = rd32(s->rbuf);
+    if (s->v == 0) {
+        if (s->sel < 0 && answer_clean(s, ci))
+            s->sel = ci; /* rbuf is kept until the result is built */
+        return;
+    }
+    uint32_t nl = s->cfg->scheme == RC_SCHEME_BIT ? 0 : rd32(s->rbuf + 4);
+    s->acc_flags |= fl & (RC_F_TREEFAIL | RC_F_OVERFLOW);
+    if (s->cfg->scheme == RC_SCHEME_COUNTBIT)
+        s->fcount += nl;
+    for (uint32_t i = 0; s->cfg->scheme == RC_SCHEME_LIST && i < nl; i++) {
+        if (s->rreq.length < base + 4 * (i + 1))
+            break;
+        if ((int)s->nlist < s->cap)
+            memcpy(s->sbuf + base + 4 * s->nlist++, s->rbuf + base + 4 * i, 4);
+        else
+            s->acc_flags |= RC_F_OVERFLOW;
+    }
+    combine(s, &s->acc_flags, s->sbuf + s->hfix, fl & RC_F_DECIDED,
+            s->rbuf + s->hfix);
+}
+
+static void handle_down(rc_state_t *s)
+{
+    int src = vr(s, (int)ucft_tag_src(s->dreq.tag));
+    int k = -1;
+
+    if (src == itree_parent(s->v, s->f))
+        k = slot_parent(s);
+    else if (src == 0)
+        k = slot_root(s);
+    else if (itree_group(src, s->f) == s->g)
+        k = itree_subtree(src, s->f);
+    if (k < 0 || s->dreq.length != 4 + s->len ||
+        ((s->dn_got | s->dn_dead) >> k) & 1)
+        return;
+    s->dn_got |= 1u << k;
+    if (!(rd32(s->dbuf) & RC_F_NONE) && !s->has_value)
+        got_value(s, s->dbuf + 4);
+}
+
+/* ---- attempts ---- */
+
+static void begin_attempt(rc_state_t *s, int i)
+{
+    int n = s->n, f = s->f;
+
+    while (i < s->ncand && is_dead(s, (s->args->root + i) % n))
+        i++;
+    s->restart = 0;
+    if (i >= s->ncand || (!s->cfg->allreduce && i > 0)) {
+        s->over = 1;
+        finish(s, UCFT_ERR_PROC_FAILED);
+        return;
+    }
+    s->attempt = i;
+    s->root = (s->args->root + i) % n;
+    s->v = vr(s, s->tp->rank);
+    s->g = s->v == 0 ? itree_full_groups(n, f) : itree_group(s->v, f);
+    s->nchild = itree_nchildren(s->v, n, f);
+    s->up_need = s->up_got = s->up_dead = 0;
+    s->ch_got = s->ch_dead = 0;
+    s->dn_need = s->dn_got = s->dn_dead = 0;
+    s->ch_need = s->nchild ? (uint32_t)((1ull << s->nchild) - 1) : 0;
+    if (s->v > 0 || itree_root_in_group(n, f))
+        for (int k = 0; k <= f; k++) {
+            int m = itree_member(s->g, k, n, f);
+            if (m > 0 && m != s->v)
+                s->up_need |= 1u << k;
+        }
+    if (itree_grouped_with_root(s->v, n, f))
+        s->up_need |= 1u << slot_root(s);
+    s->up_todo = s->up_need;
+    s->tree_state = 0;
+    s->has_value = s->err_final = 0;
+    s->acc_flags = s->fcount = s->nlist = 0;
+    s->sel = -1;
+    s->dn_child_next = 0;
+    s->dn_todo = 0;
+    if (s->cfg->allreduce) {
+        /* Down: to my children and my group, never to the root; the
+         * root's group members that are its children (group 0 is the
+         * short group when n <= f + 1) get one message, as children. */
+        s->dn_todo = s->up_need & ~(1u << slot_root(s));
+        if (s->v == 0 && s->g == 0)
+            s->dn_todo = 0;
+        if (s->v > 0)
+            s->dn_need = s->up_need | 1u << slot_parent(s);
+        if (s->v > 0 && s->g == 0)
+            s->dn_need &= ~(1u << slot_root(s));
+    }
+    /* My contribution: the input, or the value I delivered earlier. */
+    uint32_t mine = s->decided ? RC_F_DECIDED : 0;
+    if (s->len > 0) {
+        memcpy(s->sbuf + s->hfix, s->buf, s->len);
+        memcpy(s->usend + s->ufix, s->buf, s->len);
+    }
+    s->acc_flags = mine;
+    if (s->ufix)
+        wr32(s->usend, mine);
+    /* Peers whose failure is already known: their waits are over. */
+    for (int k = 0; k <= f + 2; k++) {
+        uint32_t b = 1u << k;
+        if (!((s->up_need | s->dn_need) & b))
+            continue;
+        int r = rk(s, slot_vrank(s, k));
+        tp_watch(s->tp, r);
+        if (!is_dead(s, r))
+            continue;
+        if (s->up_need & b) {
+            s->up_dead |= b;
+            note_failure(s, r, 0);
+        }
+        s->dn_dead |= s->dn_need & b;
+    }
+    for (unsigned c = 0; c < s->nchild; c++) {
+        int r = rk(s, itree_child(s->v, c, n, f));
+        tp_watch(s->tp, r);
+        if (is_dead(s, r)) {
+            s->ch_dead |= 1u << c;
+            note_failure(s, r, 1);
+        }
+    }
+}
+
+/* Root: build the result once the selected answer (and, if needed, my own
+ * up-corrected value) is complete. */
+static void root_result(rc_state_t *s)
+{
+    int n = s->n, f = s->f;
+    uint32_t upres = s->up_need & ~(s->up_got | s->up_dead);
+
+    if (s->has_value || s->err_final)
+        return;
+    if (s->sel >= 0) {
+        int own = itree_root_adds_own(s->sel, n, f);
+        if (own && upres)
+            return;
+        uint32_t fl = rd32(s->rbuf) & RC_F_DECIDED;
+        if (own)
+            combine(s, &fl, s->rbuf + s->hfix, s->acc_flags, s->sbuf + s->hfix);
+        if (s->cfg->allreduce) {
+            got_value(s, s->rbuf + s->hfix);
+        } else {
+            s->has_value = 1;
+            if (s->len > 0)
+                memcpy(s->buf, s->rbuf + s->hfix, s->len);
+        }
+        return;
+    }
+    if (n == 1) {
+        if (s->cfg->allreduce)
+            got_value(s, s->buf);
+        else
+            s->has_value = 1;
+        return;
+    }
+    if ((s->ch_got | s->ch_dead) != s->ch_need)
+        return;
+    if (itree_full_groups(n, f) == 0 && !upres) {
+        /* n - 1 < f + 1: every rank is in the root's group and sent its
+         * value to the root directly; the I(f)-tree has fewer than f + 1
+         * subtrees, so their answers prove nothing (our reading of 4.2
+         * for tiny n). */
+        s->sel = -2;
+        if (s->cfg->allreduce)
+            got_value(s, s->sbuf + s->hfix);
+        else {
+            s->has_value = 1;
+            if (s->len > 0)
+                memcpy(s->buf, s->sbuf + s->hfix, s->len);
+        }
+        return;
+    }
+    s->err_final = 1; /* no failure-free subtree */
+}
+
+/* ---- sends ---- */
+
+/* The next message to send, or 0. */
+static int next_send(rc_state_t *s, int *dst, const void **b, size_t *l,
+                     int *what)
+{
+    if (s->up_todo) {
+        int k = __builtin_ctz(s->up_todo);
+        s->up_todo &= s->up_todo - 1;
+        *dst = rk(s, slot_vrank(s, k));
+        *b = s->usend;
+        *l = s->ufix + s->len;
+        *what = RC_UP;
+        return 1;
+    }
+    if (s->tree_state == 1) {
+        s->tree_state = 2;
+        wr32(s->sbuf, s->acc_flags);
+        if (s->hfix == 8)
+            wr32(s->sbuf + 4,
+                 s->cfg->scheme == RC_SCHEME_LIST ? s->nlist : s->fcount);
+        *dst = rk(s, itree_parent(s->v, s->f));
+        *b = s->sbuf;
+        *l = s->hfix + s->len + 4 * s->nlist;
+        *what = RC_TREE;
+        return 1;
+    }
+    if (!s->cfg->allreduce || (s->v > 0 && s->tree_state != 2))
+        return 0;
+    int val = s->has_value || s->err_final;
+    if (!val && !(s->v > 0 && (s->dn_dead | s->dn_got) >> slot_parent(s) & 1))
+        return 0;
+    if (!s->has_value)
+        wr32(s->dsend, RC_F_NONE);
+    *b = s->dsend;
+    *l = 4 + s->len;
+    *what = RC_DOWN;
+    if (val && s->dn_child_next < s->nchild) {
+        *dst = rk(s, itree_child(s->v, s->dn_child_next++, s->n, s->f));
+        return 1;
+    }
+    if (s->dn_todo) {
+        int k = __builtin_ctz(s->dn_todo);
+        s->dn_todo &= s->dn_todo - 1;
+        *dst = rk(s, slot_vrank(s, k));
+        return 1;
+    }
+    return 0;
+}
+
+static int sends_drained(const rc_state_t *s)
+{
+    if ((s->busy & RC_B_SEND) || s->up_todo || s->tree_state == 1)
+        return 0;
+    if (!s->cfg->allreduce)
+        return 1;
+    return s->dn_todo == 0 && s->dn_child_next >= s->nchild;
+}
+
+/* ---- the driver of the state machine ---- */
+
+typedef struct rc_post {
+    tp_req_t *req;
+    uint8_t bit, what;
+    unsigned char *buf;
+    size_t len;
+    void (*handle)(rc_state_t *s);
+} rc_post_t;
+
+static void fail_now(rc_state_t *s, ucft_status_t st)
+{
+    s->over = 1;
+    finish(s, st);
+}
+
+static void step(rc_state_t *s)
+{
+    for (int changed = 1; changed && !s->cleaned && !s->over;) {
+        changed = 0;
+        if (s->restart) {
+            if (s->busy)
+                return;
+            begin_attempt(s, s->attempt + 1);
+            changed = 1;
+            continue;
+        }
+        uint32_t up_open = s->up_need & ~(s->up_got | s->up_dead);
+        uint32_t ch_open = s->ch_need & ~(s->ch_got | s->ch_dead);
+        uint32_t dn_open = s->dn_need & ~(s->dn_got | s->dn_dead);
+        int want_tree = ch_open && !(s->v == 0 && s->sel >= 0);
+        rc_post_t posts[3] = {
+            {&s->ureq, RC_B_UP, RC_UP, s->ubuf, s->ufix + s->len, handle_up},
+            {&s->rreq, RC_B_TREE, RC_TREE, s->rbuf, s->tmax, handle_tree},
+            {&s->dreq, RC_B_DOWN, RC_DOWN, s->dbuf, 4 + s->len, handle_down},
+        };
+        int want[3] = {up_open != 0, want_tree, dn_open != 0};
+        if (s->done && !s->cfg->allreduce)
+            want[0] = want[1] = want[2] = 0;
+        for (int i = 0; i < 3; i++) {
+            rc_post_t *p = &posts[i];
+            if (!want[i] || (s->busy & p->bit))
+                continue;
+            ucft_status_t st =
+                tp_recv(s->tp, tag(s, 0, p->what), ~UCFT_TAG_SRC_MASK, p->buf,
+                        p->len, p->req);
+            if (st == UCFT_INPROGRESS) {
+                s->busy |= p->bit;
+            } else if (st == UCFT_OK) {
+                if (p->req->status == UCFT_OK)
+                    p->handle(s);
+                changed = 1;
+            } else {
+                fail_now(s, st);
+                return;
+            }
+        }
+        up_open = s->up_need & ~(s->up_got | s->up_dead);
+        ch_open = s->ch_need & ~(s->ch_got | s->ch_dead);
+        dn_open = s->dn_need & ~(s->dn_got | s->dn_dead);
+        if (s->v > 0 && s->tree_state == 0 && !up_open && !ch_open)
+            s->tree_state = 1;
+        if (s->v == 0)
+            root_result(s);
+        if (s->cfg->allreduce && s->v > 0 && !s->has_value && !dn_open &&
+            !s->err_final)
+            s->err_final = 1; /* every source failed or had nothing */
+        /* Sends, one at a time. */
+        while (!(s->busy & RC_B_SEND)) {
+            int dst, what;
+            const void *b;
+            size_t l;
+            if (!next_send(s, &dst, &b, &l, &what))
+                break;
+            ucft_status_t st =
+                tp_send(s->tp, dst, tag(s, s->tp->rank, what), b, l, &s->sreq);
+            if (st == UCFT_INPROGRESS)
+                s->busy |= RC_B_SEND;
+            else if (st != UCFT_OK)
+                ucft_debug(s->tp->log, "reduce: send to rank %d: %s", dst,
+                           ucft_status_string(st));
+        }
+        if (!s->done && sends_drained(s)) {
+            if (s->has_value && (s->v == 0 || s->cfg->allreduce))
+                finish(s, UCFT_OK);
+            else if (s->err_final)
+                finish(s, UCFT_ERR_PROC_FAILED);
+            else if (!s->cfg->allreduce && s->v > 0 && s->tree_state == 2)
+                finish(s, UCFT_OK);
+        }
+        if (s->done && !s->cfg->allreduce) {
+            /* The root stops listening once it has its answer. */
+            if (s->busy & RC_B_UP)
+                tp_cancel(s->tp, &s->ureq);
+            if (s->busy & RC_B_TREE)
+                tp_cancel(s->tp, &s->rreq);
+        }
+    }
+}
+
+static void req_cb(tp_req_t *req)
+{
+    rc_state_t *s = req->arg;
+    uint8_t bit = req == &s->sreq   ? RC_B_SEND
+                  : req == &s->ureq ? RC_B_UP
+                  : req == &s->rreq ? RC_B_TREE
+                                    : RC_B_DOWN;
+    s->busy &= (uint8_t)~bit;
+    if (s->cleaned || s->over)
+        return;
+    if (bit != RC_B_SEND && req->status == UCFT_OK) {
+        /* A value that arrives while moving on is still taken. */
+        if (!s->restart)
+            (bit == RC_B_UP     ? handle_up
+             : bit == RC_B_TREE ? handle_tree
+                                : handle_down)(s);
+        else if (bit == RC_B_DOWN && !(rd32(s->dbuf) & RC_F_NONE) &&
+                 !s->has_value && s->dreq.length == 4 + s->len)
+            got_value(s, s->dbuf + 4);
+    }
+    step(s);
+}
+
+/* ---- the coll_op_ops_t entry points ---- */
+
+ucft_status_t rc_init(void *state, tp_t *tp, const coll_args_t *args, void *buf,
+                      const rc_config_t *cfg)
+{
+    rc_state_t *s = state;
+    int f = args->f > 0 ? args->f : RC_DEFAULT_F;
+    size_t es = dtype_size(args->dtype), count = args->count;
+
+    size_t len = cfg->barrier ? 0 : args->len;
+
+    if (args->root < 0 || args->root >= tp->size || f > RC_MAX_F || es == 0)
+        return UCFT_ERR_INVALID_PARAM;
+    if (cfg->barrier)
+        count = 0;
+    else if (count == 0 && len % es == 0)
+        count = len / es; /* a driver that gives bytes only */
+    if (count * es != len || (len > 0 && buf == NULL) ||
+        dtype_validate(args->dtype, args->redop) != UCFT_OK)
+        return UCFT_ERR_INVALID_PARAM;
+    memset(s, 0, sizeof(*s));
+    s->tp = tp;
+    s->args = args;
+    s->cfg = cfg;
+    s->buf = buf;
+    s->n = tp->size;
+    s->f = f;
+    s->len = len;
+    s->count = count;
+    s->cap = 2 * (f + 1);
+    s->ncand = cfg->allreduce ? (f + 1 < s->n ? f + 1 : s->n) : 1;
+    s->hfix = cfg->scheme == RC_SCHEME_BIT ? 4 : 8;
+    s->ufix = cfg->allreduce ? 4 : 0;
+    s->tmax = s->hfix + s->len +
+              (cfg->scheme == RC_SCHEME_LIST ? 4 * (size_t)s->cap : 0);
+    size_t ul = s->ufix + s->len, dl = 4 + s->len;
+    s->mem = malloc(2 * s->tmax + 2 * ul + (cfg->allreduce ? 2 * dl : 0));
+    if (s->mem == NULL)
+        return UCFT_ERR_NO_MEMORY;
+    s->sbuf = s->mem;
+    s->rbuf = s->sbuf + s->tmax;
+    s->ubuf = s->rbuf + s->tmax;
+    s->usend = s->ubuf + ul;
+    s->dbuf = s->usend + ul;
+    s->dsend = s->dbuf + dl;
+    s->status = UCFT_INPROGRESS;
+    tp_req_t *reqs[4] = {&s->sreq, &s->ureq, &s->rreq, &s->dreq};
+    for (int i = 0; i < 4; i++) {
+        reqs[i]->cb = req_cb;
+        reqs[i]->arg = s;
+    }
+    return UCFT_OK;
+}
+
+ucft_status_t rc_start(void *state)
+{
+    rc_state_t *s = state;
+
+    s->in_start = 1;
+    begin_attempt(s, 0);
+    step(s);
+    s->in_start = 0;
+    return s->done ? s->status : UCFT_INPROGRESS;
+}
+
+ucft_status_t rc_test(const void *state)
+{
+    return ((const rc_state_t *)state)->status;
+}
+
+void rc_on_failure(void *state, int rank)
+{
+    rc_state_t *s = state;
+
+    if (s->cleaned || s->over || is_dead(s, rank))
+        return;
+    if (s->ndead == s->capdead) {
+        unsigned cap = s->capdead ? 2 * s->capdead : 4;
+        int *d = realloc(s->dead, cap * sizeof(*d));
+        if (d == NULL) {
+            fail_now(s, UCFT_ERR_NO_MEMORY);
+            return;
+        }
+        s->dead = d;
+        s->capdead = cap;
+    }
+    s->dead[s->ndead++] = rank;
+    if (s->restart)
+        return;
+    if (s->cfg->allreduce && rank == s->root) {
+        /* The root of this attempt failed: every survivor moves on. */
+        s->restart = 1;
+        tp_req_t *rq[3] = {&s->ureq, &s->rreq, &s->dreq};
+        for (int i = 0; i < 3; i++)
+            if (s->busy & (RC_B_UP << i))
+                tp_cancel(s->tp, rq[i]);
+        step(s);
+        return;
+    }
+    int v = vr(s, rank);
+    for (int k = 0; k <= s->f + 2; k++) {
+        uint32_t b = 1u << k;
+        if (!((s->up_need | s->dn_need) & b) || slot_vrank(s, k) != v)
+            continue;
+        if ((s->up_need & b) && !((s->up_got | s->up_dead) & b)) {
+            s->up_dead |= b;
+            note_failure(s, rank, 0);
+        }
+        if ((s->dn_need & b) && !((s->dn_got | s->dn_dead) & b))
+            s->dn_dead |= b;
+    }
+    int ci = v > 0 && itree_parent(v, s->f) == s->v ? child_index(s, v) : -1;
+    if (ci >= 0 && !(((s->ch_got | s->ch_dead) >> ci) & 1)) {
+        s->ch_dead |= 1u << ci;
+        note_failure(s, rank, 1);
+    }
+    step(s);
+}
+
+void rc_cleanup(void *state)
+{
+    rc_state_t *s = state;
+    tp_req_t *rq[3] = {&s->ureq, &s->rreq, &s->dreq};
+
+    s->cleaned = 1;
+    for (int i = 0; i < 3; i++)
+        if (s->busy & (RC_B_UP << i))
+            tp_cancel(s->tp, rq[i]);
+    /* Cancelled receives complete without touching the scratch; a send
+     * still in flight on a backend that does not copy would need it: none
+     * is, since every rank's last send completed before it finished (a
+     * rank that never finished is dead or abandoned). */
+    free(s->mem);
+    free(s->dead);
+    s->mem = NULL;
+    s->dead = NULL;
+}

@@ -1,0 +1,85 @@
+/*
+ * Corrected reduce and allreduce (papers/corrected-reduce-allreduce.txt,
+ * sections 4 and 5): one parameterized state machine shared by every
+ * registered entry (reduce, allreduce and barrier, each with the three
+ * failure-information schemes). Private to collectives/.
+ */
+#ifndef UCFT_COLL_REDUCE_CORRECTED_H
+#define UCFT_COLL_REDUCE_CORRECTED_H
+
+#include "coll_op.h"
+
+#include <stdint.h>
+
+/* Failure information sent with each tree message (section 4.4). */
+enum rc_scheme {
+    RC_SCHEME_LIST,     /* the ranks a subtree could not receive from */
+    RC_SCHEME_COUNTBIT, /* the length of that list + "failure in tree" */
+    RC_SCHEME_BIT,      /* only "failure in tree" */
+};
+
+typedef struct rc_config {
+    uint8_t scheme;    /* enum rc_scheme */
+    uint8_t allreduce; /* 1: reduce to a candidate root, then broadcast */
+    uint8_t barrier;   /* 1: no data at all (len and count ignored) */
+} rc_config_t;
+
+/* Largest f: attempt i of an allreduce uses kinds FIRST + 3i .. + 3i + 2,
+ * and f + 1 attempts must fit in the corrected-reduce kind range. */
+#define RC_MAX_F 15
+/* f when args->f is 0 (the communicator default, DESIGN.md §5). */
+#define RC_DEFAULT_F 1
+
+typedef struct rc_state {
+    tp_t *tp;
+    const coll_args_t *args;
+    const rc_config_t *cfg;
+    unsigned char *buf; /* input; output at the root / every rank */
+    unsigned char *mem; /* scratch, allocated at init */
+    unsigned char *sbuf, *rbuf, *ubuf, *usend, *dbuf, *dsend;
+    size_t len, count, hfix, ufix, tmax;
+    tp_req_t sreq, ureq, rreq, dreq;
+    int *dead; /* ranks known to have failed (grown on failure only) */
+    unsigned ndead, capdead;
+    int n, f, cap, ncand;
+    int attempt, root, v, g; /* current attempt: root (job rank), my vrank,
+                                my group (the root: the short group) */
+    unsigned nchild;
+    /* Bit sets: up/down slots 0..f = the member of my group in subtree k,
+     * f+1 = the root (short group), f+2 = my tree parent (down only);
+     * child bits by child index. */
+    uint32_t up_need, up_got, up_dead;
+    uint32_t ch_need, ch_got, ch_dead;
+    uint32_t dn_need, dn_got, dn_dead;
+    uint32_t up_todo, dn_todo; /* sends still to post */
+    unsigned dn_child_next;
+    uint32_t acc_flags, fcount, nlist; /* my subtree's failure info */
+    int sel;                           /* root: selected subtree, or -1 */
+    ucft_status_t status;
+    uint8_t busy; /* RC_B_* requests in flight */
+    uint8_t tree_state, has_value, err_final, decided, restart, over;
+    uint8_t done, cleaned, in_start;
+} rc_state_t;
+
+ucft_status_t rc_init(void *state, tp_t *tp, const coll_args_t *args, void *buf,
+                      const rc_config_t *cfg);
+ucft_status_t rc_start(void *state);
+ucft_status_t rc_test(const void *state);
+void rc_cleanup(void *state);
+void rc_on_failure(void *state, int rank);
+
+/* Test encoding shared by the entries (reduce_corrected_check.c). With an
+ * integer sum of count >= size elements, rank r contributes 1 at element r
+ * (and at size + r when count >= 2 size): the output counts how often each
+ * rank's value was included, so a check sees duplicates and partial
+ * inclusion. Otherwise rank r contributes a small deterministic value per
+ * element and the check accepts exactly the reductions over "every live
+ * rank plus any subset of the dead ones" (subsets enumerated up to 12
+ * dead ranks). */
+void rc_fill(void *buf, const coll_args_t *args, int rank, int size);
+int rc_check_root(const void *buf, const coll_args_t *args, int rank, int size,
+                  const uint8_t *dead);
+int rc_check_all(const void *buf, const coll_args_t *args, int rank, int size,
+                 const uint8_t *dead);
+
+#endif
