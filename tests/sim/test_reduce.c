@@ -25,13 +25,14 @@ static void test_reduce_theorem5_failure_free(void **state)
 static void test_reduce_f1_exhaustive(void **state)
 {
     for (int a = 1; a < 4; a++)
-        sweep(find_op("reduce", algs[a]), 1, 2, 32, SW_PRE | SW_IN);
+        sweep(find_op("reduce", algs[a]), 1, 2, a == 1 ? 32 : 20,
+              SW_PRE | SW_IN);
 }
 
 static void test_reduce_f2_exhaustive_slow(void **state)
 {
     for (int a = 1; a < 4; a++)
-        sweep(find_op("reduce", algs[a]), 2, 2, a == 1 ? 32 : 16,
+        sweep(find_op("reduce", algs[a]), 2, 2, a == 1 ? 24 : 12,
               SW_PRE | SW_IN | SW_MIXED);
 }
 

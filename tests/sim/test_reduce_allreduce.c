@@ -1,0 +1,84 @@
+/* Corrected allreduce and barrier (section 5 of
+ * papers/corrected-reduce-allreduce.txt) on the sim: failure-free message
+ * count, the semantics of section 5.1 (every live value once, a dead one
+ * entirely or not at all, the same result at every survivor) under every
+ * placement of up to f failures before and during the operation, the
+ * candidate roots included, an end with more, random campaigns. */
+#include "test_reduce_common.h"
+
+static const char *const algs[] = {"corrected-list", "corrected-countbit",
+                                   "corrected-bit"};
+
+static void test_allreduce_failure_free_count(void **state)
+{
+    static uint8_t ok[300];
+    for (int a = 0; a < 3; a++)
+        for (int f = 1; f <= 4; f++)
+            for (int n = 1; n <= 300; n += n < 70 ? 1 : 37) {
+                simrun_result_t r;
+                run_case(find_op("allreduce", algs[a]), n, f, n / 2, NULL, 0,
+                         &r, ok);
+                assert_int_equal(r.completed, n);
+                assert_int_equal(r.stats.messages, allreduce_msgs(n, f));
+            }
+}
+
+static void test_allreduce_f1_exhaustive(void **state)
+{
+    for (int a = 0; a < 3; a++)
+        sweep(find_op("allreduce", algs[a]), 1, 2, a == 0 ? 32 : 16,
+              SW_PRE | SW_IN);
+}
+
+static void test_allreduce_f2_exhaustive_slow(void **state)
+{
+    sweep(find_op("allreduce", "corrected"), 2, 2, 18,
+          SW_PRE | SW_IN | SW_MIXED);
+}
+
+static void test_allreduce_more_than_f_ends(void **state)
+{
+    sweep_over(find_op("allreduce", "corrected"), 1, 2, 16);
+    sweep_over(find_op("allreduce", "corrected-bit"), 2, 3, 10);
+}
+
+static void test_allreduce_random_campaign(void **state)
+{
+    for (int a = 0; a < 3; a++)
+        for (int f = 1; f <= 3; f++)
+            campaign(find_op("allreduce", algs[a]), f, 25, 7000u * a + f);
+}
+
+/* Barrier: everyone completes; a dead rank before the op is tolerated. */
+static void test_allreduce_barrier(void **state)
+{
+    for (int n = 1; n <= 40; n++)
+        for (int dead = -1; dead < n; dead += 5) {
+            simrun_params_t p;
+            simrun_result_t r;
+            simrun_fail_t fl = {SIMRUN_FAIL_BEFORE_OP, dead, 0, 0};
+            simrun_params_default(&p, find_op("barrier", "corrected"), n);
+            p.fails = &fl;
+            p.nfails = dead >= 0;
+            assert_int_equal(simrun_run(&p, &r, NULL), UCFT_OK);
+            assert_int_equal(r.unfinished, 0);
+            assert_int_equal(r.completed, r.live);
+            if (dead < 0)
+                assert_int_equal(r.stats.messages, allreduce_msgs(n, 1));
+        }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_allreduce_failure_free_count),
+        cmocka_unit_test(test_allreduce_f1_exhaustive),
+        cmocka_unit_test(test_allreduce_f2_exhaustive_slow),
+        cmocka_unit_test(test_allreduce_more_than_f_ends),
+        cmocka_unit_test(test_allreduce_random_campaign),
+        cmocka_unit_test(test_allreduce_barrier),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    fprintf(stderr, "%llu simulated runs\n", runs_total);
+    return rc;
+}
