@@ -100,12 +100,6 @@ int ucftrun_inject_log_append(ucftrun_inject_log_t *lg,
     return write(lg->fd, line, (size_t)len) == len ? 0 : -1;
 }
 
-void ucftrun_inject_log_sync(ucftrun_inject_log_t *lg)
-{
-    if (lg->fd >= 0)
-        (void)fdatasync(lg->fd);
-}
-
 void ucftrun_inject_log_close(ucftrun_inject_log_t *lg)
 {
     if (lg->fd >= 0)

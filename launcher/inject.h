@@ -60,9 +60,6 @@ int ucftrun_inject_log_append(ucftrun_inject_log_t *lg,
                               ucftrun_inject_kind_t kind, int rank,
                               uint64_t mono_ns);
 
-/* fdatasync: durability only (readers on this machine do not need it), so
- * the main loop calls it after the signal, outside the measured interval. */
-void ucftrun_inject_log_sync(ucftrun_inject_log_t *lg);
 void ucftrun_inject_log_close(ucftrun_inject_log_t *lg);
 
 #endif
