@@ -43,355 +43,10 @@
  */
 #include "reduce_corrected.h"
 #include "dtype.h"
-#include "itree.h"
+#include "reduce_corrected_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-enum { RC_UP = 0, RC_TREE = 1, RC_DOWN = 2 };
-enum { RC_B_SEND = 1, RC_B_UP = 2, RC_B_TREE = 4, RC_B_DOWN = 8 };
-/* Header flags (first word of tree, allreduce up and down messages). */
-enum {
-    RC_F_TREEFAIL = 1, /* a tree child of this subtree failed */
-    RC_F_OVERFLOW = 2, /* the list did not fit: treat as failed */
-    RC_F_DECIDED = 4,  /* allreduce: the value is a delivered result */
-    RC_F_NONE = 8,     /* down: no value (error or parent lost) */
-};
-
-static int slot_root(const rc_state_t *s)
-{
-    return s->f + 1;
-}
-
-static int slot_parent(const rc_state_t *s)
-{
-    return s->f + 2;
-}
-
-static int vr(const rc_state_t *s, int rank)
-{
-    return (rank - s->root + s->n) % s->n;
-}
-
-static int rk(const rc_state_t *s, int v)
-{
-    return (v + s->root) % s->n;
-}
-
-static int is_dead(const rc_state_t *s, int rank)
-{
-    for (unsigned i = 0; i < s->ndead; i++)
-        if (s->dead[i] == rank)
-            return 1;
-    return 0;
-}
-
-/* Vrank of up/down slot k. */
-static int slot_vrank(const rc_state_t *s, int k)
-{
-    if (k == slot_root(s))
-        return 0;
-    if (k == slot_parent(s))
-        return itree_parent(s->v, s->f);
-    return itree_member(s->g, k, s->n, s->f);
-}
-
-static int child_index(const rc_state_t *s, int cv)
-{
-    for (unsigned i = 0; i < s->nchild; i++)
-        if (itree_child(s->v, i, s->n, s->f) == cv)
-            return (int)i;
-    return -1;
-}
-
-static uint64_t tag(const rc_state_t *s, int src, int what)
-{
-    return coll_tag(
-        s->args, src,
-        (unsigned)(COLL_KIND_REDUCE_CORRECTED_FIRST + 3 * s->attempt + what));
-}
-
-static uint32_t rd32(const unsigned char *p)
-{
-    uint32_t x;
-    memcpy(&x, p, 4);
-    return x;
-}
-
-static void wr32(unsigned char *p, uint32_t x)
-{
-    memcpy(p, &x, 4);
-}
-
-/* dst (flags *df) = dst op src (flags sf); a decided value wins. */
-static void combine(const rc_state_t *s, uint32_t *df, unsigned char *dst,
-                    uint32_t sf, const unsigned char *src)
-{
-    if (*df & RC_F_DECIDED)
-        return;
-    if (sf & RC_F_DECIDED) {
-        memcpy(dst, src, s->len);
-        *df |= RC_F_DECIDED;
-        return;
-    }
-    dtype_reduce(dst, src, s->count, s->args->dtype, s->args->redop);
-}
-
-/* Records that `rank` could not be received from (section 4.4). */
-static void note_failure(rc_state_t *s, int rank, int in_tree)
-{
-    if (in_tree && s->cfg->scheme != RC_SCHEME_LIST)
-        s->acc_flags |= RC_F_TREEFAIL;
-    if (s->cfg->scheme == RC_SCHEME_COUNTBIT)
-        s->fcount++;
-    if (s->cfg->scheme != RC_SCHEME_LIST)
-        return;
-    if ((int)s->nlist < s->cap)
-        wr32(s->sbuf + s->hfix + s->len + 4 * s->nlist++, (uint32_t)rank);
-    else
-        s->acc_flags |= RC_F_OVERFLOW;
-}
-
-static void finish(rc_state_t *s, ucft_status_t st)
-{
-    if (s->done)
-        return;
-    s->done = 1;
-    s->status = st;
-    if (!s->in_start && s->args->done_cb != NULL)
-        s->args->done_cb(s->args->done_arg, s->tp->rank, st);
-}
-
-/* The value is known for this attempt (allreduce: the result). */
-static void got_value(rc_state_t *s, const unsigned char *val)
-{
-    s->has_value = 1;
-    if (val != s->dsend + 4 && s->len > 0)
-        memcpy(s->dsend + 4, val, s->len);
-    wr32(s->dsend, 0);
-    if (!s->decided && val != s->buf && s->len > 0)
-        memcpy(s->buf, s->dsend + 4, s->len); /* output, on success only */
-    s->decided = 1;
-}
-
-/* ---- message handlers (no sends, no receives posted here) ---- */
-
-static void handle_up(rc_state_t *s)
-{
-    int src = vr(s, (int)ucft_tag_src(s->ureq.tag));
-    int k = src == 0 ? slot_root(s) : itree_subtree(src, s->f);
-    uint32_t bit = 1u << k;
-
-    if (s->ureq.length != s->ufix + s->len || !(s->up_need & bit) ||
-        ((s->up_got | s->up_dead) & bit))
-        return;
-    s->up_got |= bit;
-    combine(s, &s->acc_flags, s->sbuf + s->hfix,
-            s->ufix ? rd32(s->ubuf) & RC_F_DECIDED : 0, s->ubuf + s->ufix);
-}
-
-/* Root: is the answer in rbuf from subtree k free of failures? */
-static int answer_clean(const rc_state_t *s, int k)
-{
-    uint32_t fl = rd32(s->rbuf);
-    if (s->cfg->scheme != RC_SCHEME_LIST)
-        return !(fl & RC_F_TREEFAIL);
-    if (fl & RC_F_OVERFLOW)
-        return 0;
-    uint32_t nl = rd32(s->rbuf + 4);
-    for (uint32_t i = 0; i < nl; i++) {
-        int e = vr(s, (int)rd32(s->rbuf + s->hfix + s->len + 4 * i));
-        if (e > 0 && itree_subtree(e, s->f) == k)
-            return 0;
-    }
-    return 1;
-}
-
-static void handle_tree(rc_state_t *s)
-{
-    int src = vr(s, (int)ucft_tag_src(s->rreq.tag));
-    int ci = child_index(s, src);
-    size_t base = s->hfix + s->len;
-
-    if (ci < 0 || s->rreq.length < base || ((s->ch_got | s->ch_dead) >> ci) & 1)
-        return;
-    s->ch_got |= 1u << ci;
-    uint32_t fl = rd32(s->rbuf);
-    if (s->v == 0) {
-        if (s->sel < 0 && answer_clean(s, ci))
-            s->sel = ci; /* rbuf is kept until the result is built */
-        return;
-    }
-    uint32_t nl = s->cfg->scheme == RC_SCHEME_BIT ? 0 : rd32(s->rbuf + 4);
-    s->acc_flags |= fl & (RC_F_TREEFAIL | RC_F_OVERFLOW);
-    if (s->cfg->scheme == RC_SCHEME_COUNTBIT)
-        s->fcount += nl;
-    for (uint32_t i = 0; s->cfg->scheme == RC_SCHEME_LIST && i < nl; i++) {
-        if (s->rreq.length < base + 4 * (i + 1))
-            break;
-        if ((int)s->nlist < s->cap)
-            memcpy(s->sbuf + base + 4 * s->nlist++, s->rbuf + base + 4 * i, 4);
-        else
-            s->acc_flags |= RC_F_OVERFLOW;
-    }
-    combine(s, &s->acc_flags, s->sbuf + s->hfix, fl & RC_F_DECIDED,
-            s->rbuf + s->hfix);
-}
-
-static void handle_down(rc_state_t *s)
-{
-    int src = vr(s, (int)ucft_tag_src(s->dreq.tag));
-    int k = -1;
-
-    if (src == itree_parent(s->v, s->f))
-        k = slot_parent(s);
-    else if (src == 0)
-        k = slot_root(s);
-    else if (itree_group(src, s->f) == s->g)
-        k = itree_subtree(src, s->f);
-    if (k < 0 || s->dreq.length != 4 + s->len ||
-        ((s->dn_got | s->dn_dead) >> k) & 1)
-        return;
-    s->dn_got |= 1u << k;
-    if (!(rd32(s->dbuf) & RC_F_NONE) && !s->has_value)
-        got_value(s, s->dbuf + 4);
-}
-
-/* ---- attempts ---- */
-
-static void begin_attempt(rc_state_t *s, int i)
-{
-    int n = s->n, f = s->f;
-
-    while (i < s->ncand && is_dead(s, (s->args->root + i) % n))
-        i++;
-    s->restart = 0;
-    if (i >= s->ncand || (!s->cfg->allreduce && i > 0)) {
-        s->over = 1;
-        finish(s, UCFT_ERR_PROC_FAILED);
-        return;
-    }
-    s->attempt = i;
-    s->root = (s->args->root + i) % n;
-    s->v = vr(s, s->tp->rank);
-    s->g = s->v == 0 ? itree_full_groups(n, f) : itree_group(s->v, f);
-    s->nchild = itree_nchildren(s->v, n, f);
-    s->up_need = s->up_got = s->up_dead = 0;
-    s->ch_got = s->ch_dead = 0;
-    s->dn_need = s->dn_got = s->dn_dead = 0;
-    s->ch_need = s->nchild ? (uint32_t)((1ull << s->nchild) - 1) : 0;
-    if (s->v > 0 || itree_root_in_group(n, f))
-        for (int k = 0; k <= f; k++) {
-            int m = itree_member(s->g, k, n, f);
-            if (m > 0 && m != s->v)
-                s->up_need |= 1u << k;
-        }
-    if (itree_grouped_with_root(s->v, n, f))
-        s->up_need |= 1u << slot_root(s);
-    s->up_todo = s->up_need;
-    s->tree_state = 0;
-    s->has_value = s->err_final = 0;
-    s->acc_flags = s->fcount = s->nlist = 0;
-    s->sel = -1;
-    s->dn_child_next = 0;
-    s->dn_todo = 0;
-    if (s->cfg->allreduce) {
-        /* Down: to my children and my group, never to the root; the
-         * root's group members that are its children (group 0 is the
-         * short group when n <= f + 1) get one message, as children. */
-        s->dn_todo = s->up_need & ~(1u << slot_root(s));
-        if (s->v == 0 && s->g == 0)
-            s->dn_todo = 0;
-        if (s->v > 0)
-            s->dn_need = s->up_need | 1u << slot_parent(s);
-        if (s->v > 0 && s->g == 0)
-            s->dn_need &= ~(1u << slot_root(s));
-    }
-    /* My contribution: the input, or the value I delivered earlier. */
-    uint32_t mine = s->decided ? RC_F_DECIDED : 0;
-    if (s->len > 0) {
-        memcpy(s->sbuf + s->hfix, s->buf, s->len);
-        memcpy(s->usend + s->ufix, s->buf, s->len);
-    }
-    s->acc_flags = mine;
-    if (s->ufix)
-        wr32(s->usend, mine);
-    /* Peers whose failure is already known: their waits are over. */
-    for (int k = 0; k <= f + 2; k++) {
-        uint32_t b = 1u << k;
-        if (!((s->up_need | s->dn_need) & b))
-            continue;
-        int r = rk(s, slot_vrank(s, k));
-        tp_watch(s->tp, r);
-        if (!is_dead(s, r))
-            continue;
-        if (s->up_need & b) {
-            s->up_dead |= b;
-            note_failure(s, r, 0);
-        }
-        s->dn_dead |= s->dn_need & b;
-    }
-    for (unsigned c = 0; c < s->nchild; c++) {
-        int r = rk(s, itree_child(s->v, c, n, f));
-        tp_watch(s->tp, r);
-        if (is_dead(s, r)) {
-            s->ch_dead |= 1u << c;
-            note_failure(s, r, 1);
-        }
-    }
-}
-
-/* Root: build the result once the selected answer (and, if needed, my own
- * up-corrected value) is complete. */
-static void root_result(rc_state_t *s)
-{
-    int n = s->n, f = s->f;
-    uint32_t upres = s->up_need & ~(s->up_got | s->up_dead);
-
-    if (s->has_value || s->err_final)
-        return;
-    if (s->sel >= 0) {
-        int own = itree_root_adds_own(s->sel, n, f);
-        if (own && upres)
-            return;
-        uint32_t fl = rd32(s->rbuf) & RC_F_DECIDED;
-        if (own)
-            combine(s, &fl, s->rbuf + s->hfix, s->acc_flags, s->sbuf + s->hfix);
-        if (s->cfg->allreduce) {
-            got_value(s, s->rbuf + s->hfix);
-        } else {
-            s->has_value = 1;
-            if (s->len > 0)
-                memcpy(s->buf, s->rbuf + s->hfix, s->len);
-        }
-        return;
-    }
-    if (n == 1) {
-        if (s->cfg->allreduce)
-            got_value(s, s->buf);
-        else
-            s->has_value = 1;
-        return;
-    }
-    if ((s->ch_got | s->ch_dead) != s->ch_need)
-        return;
-    if (itree_full_groups(n, f) == 0 && !upres) {
-        /* n - 1 < f + 1: every rank is in the root's group and sent its
-         * value to the root directly; the I(f)-tree has fewer than f + 1
-         * subtrees, so their answers prove nothing (our reading of 4.2
-         * for tiny n). */
-        s->sel = -2;
-        if (s->cfg->allreduce)
-            got_value(s, s->sbuf + s->hfix);
-        else {
-            s->has_value = 1;
-            if (s->len > 0)
-                memcpy(s->buf, s->sbuf + s->hfix, s->len);
-        }
-        return;
-    }
-    s->err_final = 1; /* no failure-free subtree */
-}
 
 /* ---- sends ---- */
 
@@ -475,7 +130,7 @@ static void step(rc_state_t *s)
         if (s->restart) {
             if (s->busy)
                 return;
-            begin_attempt(s, s->attempt + 1);
+            rc__begin_attempt(s, s->attempt + 1);
             changed = 1;
             continue;
         }
@@ -484,9 +139,11 @@ static void step(rc_state_t *s)
         uint32_t dn_open = s->dn_need & ~(s->dn_got | s->dn_dead);
         int want_tree = ch_open && !(s->v == 0 && s->sel >= 0);
         rc_post_t posts[3] = {
-            {&s->ureq, RC_B_UP, RC_UP, s->ubuf, s->ufix + s->len, handle_up},
-            {&s->rreq, RC_B_TREE, RC_TREE, s->rbuf, s->tmax, handle_tree},
-            {&s->dreq, RC_B_DOWN, RC_DOWN, s->dbuf, 4 + s->len, handle_down},
+            {&s->ureq, RC_B_UP, RC_UP, s->ubuf, s->ufix + s->len,
+             rc__handle_up},
+            {&s->rreq, RC_B_TREE, RC_TREE, s->rbuf, s->tmax, rc__handle_tree},
+            {&s->dreq, RC_B_DOWN, RC_DOWN, s->dbuf, 4 + s->len,
+             rc__handle_down},
         };
         int want[3] = {up_open != 0, want_tree, dn_open != 0};
         if (s->done && !s->cfg->allreduce)
@@ -515,7 +172,7 @@ static void step(rc_state_t *s)
         if (s->v > 0 && s->tree_state == 0 && !up_open && !ch_open)
             s->tree_state = 1;
         if (s->v == 0)
-            root_result(s);
+            rc__root_result(s);
         if (s->cfg->allreduce && s->v > 0 && !s->has_value && !dn_open &&
             !s->err_final)
             s->err_final = 1; /* every source failed or had nothing */
@@ -565,9 +222,9 @@ static void req_cb(tp_req_t *req)
     if (bit != RC_B_SEND && req->status == UCFT_OK) {
         /* A value that arrives while moving on is still taken. */
         if (!s->restart)
-            (bit == RC_B_UP     ? handle_up
-             : bit == RC_B_TREE ? handle_tree
-                                : handle_down)(s);
+            (bit == RC_B_UP     ? rc__handle_up
+             : bit == RC_B_TREE ? rc__handle_tree
+                                : rc__handle_down)(s);
         else if (bit == RC_B_DOWN && !(rd32(s->dbuf) & RC_F_NONE) &&
                  !s->has_value && s->dreq.length == 4 + s->len)
             got_value(s, s->dbuf + 4);
@@ -634,7 +291,7 @@ ucft_status_t rc_start(void *state)
     rc_state_t *s = state;
 
     s->in_start = 1;
-    begin_attempt(s, 0);
+    rc__begin_attempt(s, 0);
     step(s);
     s->in_start = 0;
     return s->done ? s->status : UCFT_INPROGRESS;

@@ -1,0 +1,149 @@
+/*
+ * Internals of corrected reduce / allreduce shared by reduce_corrected.c
+ * (sends, the step loop, entry points) and reduce_corrected_phase.c
+ * (message handlers, attempts, the root's choice). Private.
+ */
+#ifndef UCFT_COLL_REDUCE_CORRECTED_IMPL_H
+#define UCFT_COLL_REDUCE_CORRECTED_IMPL_H
+
+#include "dtype.h"
+#include "itree.h"
+#include "reduce_corrected.h"
+
+#include <string.h>
+
+enum { RC_UP = 0, RC_TREE = 1, RC_DOWN = 2 };
+enum { RC_B_SEND = 1, RC_B_UP = 2, RC_B_TREE = 4, RC_B_DOWN = 8 };
+/* Header flags (first word of tree, allreduce up and down messages). */
+enum {
+    RC_F_TREEFAIL = 1, /* a tree child of this subtree failed */
+    RC_F_OVERFLOW = 2, /* the list did not fit: treat as failed */
+    RC_F_DECIDED = 4,  /* allreduce: the value is a delivered result */
+    RC_F_NONE = 8,     /* down: no value (error or parent lost) */
+};
+
+static inline int slot_root(const rc_state_t *s)
+{
+    return s->f + 1;
+}
+
+static inline int slot_parent(const rc_state_t *s)
+{
+    return s->f + 2;
+}
+
+static inline int vr(const rc_state_t *s, int rank)
+{
+    return (rank - s->root + s->n) % s->n;
+}
+
+static inline int rk(const rc_state_t *s, int v)
+{
+    return (v + s->root) % s->n;
+}
+
+static inline int is_dead(const rc_state_t *s, int rank)
+{
+    for (unsigned i = 0; i < s->ndead; i++)
+        if (s->dead[i] == rank)
+            return 1;
+    return 0;
+}
+
+/* Vrank of up/down slot k. */
+static inline int slot_vrank(const rc_state_t *s, int k)
+{
+    if (k == slot_root(s))
+        return 0;
+    if (k == slot_parent(s))
+        return itree_parent(s->v, s->f);
+    return itree_member(s->g, k, s->n, s->f);
+}
+
+static inline int child_index(const rc_state_t *s, int cv)
+{
+    for (unsigned i = 0; i < s->nchild; i++)
+        if (itree_child(s->v, i, s->n, s->f) == cv)
+            return (int)i;
+    return -1;
+}
+
+static inline uint64_t tag(const rc_state_t *s, int src, int what)
+{
+    return coll_tag(
+        s->args, src,
+        (unsigned)(COLL_KIND_REDUCE_CORRECTED_FIRST + 3 * s->attempt + what));
+}
+
+static inline uint32_t rd32(const unsigned char *p)
+{
+    uint32_t x;
+    memcpy(&x, p, 4);
+    return x;
+}
+
+static inline void wr32(unsigned char *p, uint32_t x)
+{
+    memcpy(p, &x, 4);
+}
+
+/* dst (flags *df) = dst op src (flags sf); a decided value wins. */
+static inline void combine(const rc_state_t *s, uint32_t *df,
+                           unsigned char *dst, uint32_t sf,
+                           const unsigned char *src)
+{
+    if (*df & RC_F_DECIDED)
+        return;
+    if (sf & RC_F_DECIDED) {
+        memcpy(dst, src, s->len);
+        *df |= RC_F_DECIDED;
+        return;
+    }
+    dtype_reduce(dst, src, s->count, s->args->dtype, s->args->redop);
+}
+
+/* Records that `rank` could not be received from (section 4.4). */
+static inline void note_failure(rc_state_t *s, int rank, int in_tree)
+{
+    if (in_tree && s->cfg->scheme != RC_SCHEME_LIST)
+        s->acc_flags |= RC_F_TREEFAIL;
+    if (s->cfg->scheme == RC_SCHEME_COUNTBIT)
+        s->fcount++;
+    if (s->cfg->scheme != RC_SCHEME_LIST)
+        return;
+    if ((int)s->nlist < s->cap)
+        wr32(s->sbuf + s->hfix + s->len + 4 * s->nlist++, (uint32_t)rank);
+    else
+        s->acc_flags |= RC_F_OVERFLOW;
+}
+
+static inline void finish(rc_state_t *s, ucft_status_t st)
+{
+    if (s->done)
+        return;
+    s->done = 1;
+    s->status = st;
+    if (!s->in_start && s->args->done_cb != NULL)
+        s->args->done_cb(s->args->done_arg, s->tp->rank, st);
+}
+
+/* The value is known for this attempt (allreduce: the result). */
+static inline void got_value(rc_state_t *s, const unsigned char *val)
+{
+    s->has_value = 1;
+    if (val != s->dsend + 4 && s->len > 0)
+        memcpy(s->dsend + 4, val, s->len);
+    wr32(s->dsend, 0);
+    if (!s->decided && val != s->buf && s->len > 0)
+        memcpy(s->buf, s->dsend + 4, s->len); /* output, on success only */
+    s->decided = 1;
+}
+
+/* reduce_corrected_phase.c */
+void rc__handle_up(rc_state_t *s);
+void rc__handle_tree(rc_state_t *s);
+void rc__handle_down(rc_state_t *s);
+void rc__begin_attempt(rc_state_t *s, int i);
+void rc__root_result(rc_state_t *s);
+
+#endif

@@ -1,0 +1,225 @@
+/*
+ * Corrected reduce / allreduce: what happens when a message arrives, how
+ * an attempt starts and how the root picks its answer (section 4.3). See
+ * reduce_corrected.c for the whole state machine and its invariants.
+ */
+#include "reduce_corrected_impl.h"
+
+/* ---- message handlers (no sends, no receives posted here) ---- */
+
+void rc__handle_up(rc_state_t *s)
+{
+    int src = vr(s, (int)ucft_tag_src(s->ureq.tag));
+    int k = src == 0 ? slot_root(s) : itree_subtree(src, s->f);
+    uint32_t bit = 1u << k;
+
+    if (s->ureq.length != s->ufix + s->len || !(s->up_need & bit) ||
+        ((s->up_got | s->up_dead) & bit))
+        return;
+    s->up_got |= bit;
+    combine(s, &s->acc_flags, s->sbuf + s->hfix,
+            s->ufix ? rd32(s->ubuf) & RC_F_DECIDED : 0, s->ubuf + s->ufix);
+}
+
+/* Root: is the answer in rbuf from subtree k free of failures? */
+static int answer_clean(const rc_state_t *s, int k)
+{
+    uint32_t fl = rd32(s->rbuf);
+    if (s->cfg->scheme != RC_SCHEME_LIST)
+        return !(fl & RC_F_TREEFAIL);
+    if (fl & RC_F_OVERFLOW)
+        return 0;
+    uint32_t nl = rd32(s->rbuf + 4);
+    for (uint32_t i = 0; i < nl; i++) {
+        int e = vr(s, (int)rd32(s->rbuf + s->hfix + s->len + 4 * i));
+        if (e > 0 && itree_subtree(e, s->f) == k)
+            return 0;
+    }
+    return 1;
+}
+
+void rc__handle_tree(rc_state_t *s)
+{
+    int src = vr(s, (int)ucft_tag_src(s->rreq.tag));
+    int ci = child_index(s, src);
+    size_t base = s->hfix + s->len;
+
+    if (ci < 0 || s->rreq.length < base || ((s->ch_got | s->ch_dead) >> ci) & 1)
+        return;
+    s->ch_got |= 1u << ci;
+    uint32_t fl = rd32(s->rbuf);
+    if (s->v == 0) {
+        if (s->sel < 0 && answer_clean(s, ci))
+            s->sel = ci; /* rbuf is kept until the result is built */
+        return;
+    }
+    uint32_t nl = s->cfg->scheme == RC_SCHEME_BIT ? 0 : rd32(s->rbuf + 4);
+    s->acc_flags |= fl & (RC_F_TREEFAIL | RC_F_OVERFLOW);
+    if (s->cfg->scheme == RC_SCHEME_COUNTBIT)
+        s->fcount += nl;
+    for (uint32_t i = 0; s->cfg->scheme == RC_SCHEME_LIST && i < nl; i++) {
+        if (s->rreq.length < base + 4 * (i + 1))
+            break;
+        if ((int)s->nlist < s->cap)
+            memcpy(s->sbuf + base + 4 * s->nlist++, s->rbuf + base + 4 * i, 4);
+        else
+            s->acc_flags |= RC_F_OVERFLOW;
+    }
+    combine(s, &s->acc_flags, s->sbuf + s->hfix, fl & RC_F_DECIDED,
+            s->rbuf + s->hfix);
+}
+
+void rc__handle_down(rc_state_t *s)
+{
+    int src = vr(s, (int)ucft_tag_src(s->dreq.tag));
+    int k = -1;
+
+    if (src == itree_parent(s->v, s->f))
+        k = slot_parent(s);
+    else if (src == 0)
+        k = slot_root(s);
+    else if (itree_group(src, s->f) == s->g)
+        k = itree_subtree(src, s->f);
+    if (k < 0 || s->dreq.length != 4 + s->len ||
+        ((s->dn_got | s->dn_dead) >> k) & 1)
+        return;
+    s->dn_got |= 1u << k;
+    if (!(rd32(s->dbuf) & RC_F_NONE) && !s->has_value)
+        got_value(s, s->dbuf + 4);
+}
+
+/* ---- attempts ---- */
+
+void rc__begin_attempt(rc_state_t *s, int i)
+{
+    int n = s->n, f = s->f;
+
+    while (i < s->ncand && is_dead(s, (s->args->root + i) % n))
+        i++;
+    s->restart = 0;
+    if (i >= s->ncand || (!s->cfg->allreduce && i > 0)) {
+        s->over = 1;
+        finish(s, UCFT_ERR_PROC_FAILED);
+        return;
+    }
+    s->attempt = i;
+    s->root = (s->args->root + i) % n;
+    s->v = vr(s, s->tp->rank);
+    s->g = s->v == 0 ? itree_full_groups(n, f) : itree_group(s->v, f);
+    s->nchild = itree_nchildren(s->v, n, f);
+    s->up_need = s->up_got = s->up_dead = 0;
+    s->ch_got = s->ch_dead = 0;
+    s->dn_need = s->dn_got = s->dn_dead = 0;
+    s->ch_need = s->nchild ? (uint32_t)((1ull << s->nchild) - 1) : 0;
+    if (s->v > 0 || itree_root_in_group(n, f))
+        for (int k = 0; k <= f; k++) {
+            int m = itree_member(s->g, k, n, f);
+            if (m > 0 && m != s->v)
+                s->up_need |= 1u << k;
+        }
+    if (itree_grouped_with_root(s->v, n, f))
+        s->up_need |= 1u << slot_root(s);
+    s->up_todo = s->up_need;
+    s->tree_state = 0;
+    s->has_value = s->err_final = 0;
+    s->acc_flags = s->fcount = s->nlist = 0;
+    s->sel = -1;
+    s->dn_child_next = 0;
+    s->dn_todo = 0;
+    if (s->cfg->allreduce) {
+        /* Down: to my children and my group, never to the root; the
+         * root's group members that are its children (group 0 is the
+         * short group when n <= f + 1) get one message, as children. */
+        s->dn_todo = s->up_need & ~(1u << slot_root(s));
+        if (s->v == 0 && s->g == 0)
+            s->dn_todo = 0;
+        if (s->v > 0)
+            s->dn_need = s->up_need | 1u << slot_parent(s);
+        if (s->v > 0 && s->g == 0)
+            s->dn_need &= ~(1u << slot_root(s));
+    }
+    /* My contribution: the input, or the value I delivered earlier. */
+    uint32_t mine = s->decided ? RC_F_DECIDED : 0;
+    if (s->len > 0) {
+        memcpy(s->sbuf + s->hfix, s->buf, s->len);
+        memcpy(s->usend + s->ufix, s->buf, s->len);
+    }
+    s->acc_flags = mine;
+    if (s->ufix)
+        wr32(s->usend, mine);
+    /* Peers whose failure is already known: their waits are over. */
+    for (int k = 0; k <= f + 2; k++) {
+        uint32_t b = 1u << k;
+        if (!((s->up_need | s->dn_need) & b))
+            continue;
+        int r = rk(s, slot_vrank(s, k));
+        tp_watch(s->tp, r);
+        if (!is_dead(s, r))
+            continue;
+        if (s->up_need & b) {
+            s->up_dead |= b;
+            note_failure(s, r, 0);
+        }
+        s->dn_dead |= s->dn_need & b;
+    }
+    for (unsigned c = 0; c < s->nchild; c++) {
+        int r = rk(s, itree_child(s->v, c, n, f));
+        tp_watch(s->tp, r);
+        if (is_dead(s, r)) {
+            s->ch_dead |= 1u << c;
+            note_failure(s, r, 1);
+        }
+    }
+}
+
+/* Root: build the result once the selected answer (and, if needed, my own
+ * up-corrected value) is complete. */
+void rc__root_result(rc_state_t *s)
+{
+    int n = s->n, f = s->f;
+    uint32_t upres = s->up_need & ~(s->up_got | s->up_dead);
+
+    if (s->has_value || s->err_final)
+        return;
+    if (s->sel >= 0) {
+        int own = itree_root_adds_own(s->sel, n, f);
+        if (own && upres)
+            return;
+        uint32_t fl = rd32(s->rbuf) & RC_F_DECIDED;
+        if (own)
+            combine(s, &fl, s->rbuf + s->hfix, s->acc_flags, s->sbuf + s->hfix);
+        if (s->cfg->allreduce) {
+            got_value(s, s->rbuf + s->hfix);
+        } else {
+            s->has_value = 1;
+            if (s->len > 0)
+                memcpy(s->buf, s->rbuf + s->hfix, s->len);
+        }
+        return;
+    }
+    if (n == 1) {
+        if (s->cfg->allreduce)
+            got_value(s, s->buf);
+        else
+            s->has_value = 1;
+        return;
+    }
+    if ((s->ch_got | s->ch_dead) != s->ch_need)
+        return;
+    if (itree_full_groups(n, f) == 0 && !upres) {
+        /* n - 1 < f + 1: every rank is in the root's group and sent its
+         * value to the root directly; the I(f)-tree has fewer than f + 1
+         * subtrees, so their answers prove nothing (our reading of 4.2
+         * for tiny n). */
+        s->sel = -2;
+        if (s->cfg->allreduce)
+            got_value(s, s->sbuf + s->hfix);
+        else {
+            s->has_value = 1;
+            if (s->len > 0)
+                memcpy(s->buf, s->sbuf + s->hfix, s->len);
+        }
+        return;
+    }
+    s->err_final = 1; /* no failure-free subtree */
+}
