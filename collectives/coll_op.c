@@ -4,6 +4,11 @@
 #include <string.h>
 
 extern const coll_op_ops_t coll_bcast_binomial_ops;
+extern const coll_op_ops_t coll_bcast_corrected_ops;
+extern const coll_op_ops_t coll_bcast_corrected_opportunistic_ops;
+extern const coll_op_ops_t coll_bcast_corrected_failproof_ops;
+extern const coll_op_ops_t coll_bcast_corrected_kary_ops;
+extern const coll_op_ops_t coll_bcast_corrected_lame_ops;
 extern const coll_op_ops_t coll_ring_exchange_ops;
 extern const coll_op_ops_t coll_reduce_corrected_ops;
 extern const coll_op_ops_t coll_reduce_corrected_list_ops;
@@ -17,6 +22,11 @@ extern const coll_op_ops_t coll_barrier_corrected_ops;
 
 const coll_op_ops_t *const coll_op_table[] = {
     &coll_bcast_binomial_ops,
+    &coll_bcast_corrected_ops,
+    &coll_bcast_corrected_opportunistic_ops,
+    &coll_bcast_corrected_failproof_ops,
+    &coll_bcast_corrected_kary_ops,
+    &coll_bcast_corrected_lame_ops,
     &coll_ring_exchange_ops,
     &coll_reduce_corrected_ops,
     &coll_reduce_corrected_list_ops,

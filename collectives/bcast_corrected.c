@@ -1,0 +1,565 @@
+/*
+ * Corrected broadcast (ALGORITHMS.md §1-2, docs/bcast.md): an interleaved
+ * tree (binomial, k-ary or Lamé) followed by a correction phase on the ring
+ * of virtual ranks (vrank = (rank - root) mod n, the root is 0). One
+ * parameterized state machine; the registered algorithms differ only in a
+ * bc_cfg_t.
+ *
+ * Roles. A rank that receives the tree message (the root from the start) is
+ * a *sender*: it sends to its tree children, then corrections to its ring
+ * neighbours (right = v+i, left = v-i, alternating R1 L1 R2 L2 ...). A rank
+ * that only receives corrections never corrects and has no tree children to
+ * serve (no forwarding); if its tree message arrives later while it is
+ * still active, it becomes a sender after all.
+ *
+ * Correction modes.
+ *  HEARD (checked: h = 1; failure-proof: h = f + 1): offsets 1..h on each
+ *   side are sent unconditionally. After that a side stops as soon as h
+ *   distinct ranks of that side have sent me a correction travelling
+ *   towards me (a rank z at distance j that sent to me has sent to every
+ *   rank between us before: sends go out in increasing offset), or once
+ *   the two sides cover the ring. Before going past offset h the side
+ *   waits for the ranks at offsets 1..h that are *expected* senders
+ *   (neither they nor a tree ancestor is known dead): they will send to me
+ *   in their unconditional prefix. on_failure re-evaluates the wait, so a
+ *   wait never outlives the death that makes it pointless. Without
+ *   failures every rank sends exactly min(2h, n-1) corrections.
+ *  WINDOW (opportunistic): d = 2^f - 1 offsets per side, no waiting;
+ *   offsets 2.. that a received correction already covers are skipped.
+ *
+ * Ending without the data. A rank without the data ends with
+ * UCFT_ERR_PROC_FAILED when the root is known dead, or when more failures
+ * are known than the mode tolerates at any time (HEARD: 2h, WINDOW: f) and
+ * the known failures leave it without a guaranteed source (HEARD: fewer
+ * than h dead ranks between it and the nearest expected sender on some
+ * side; WINDOW: an expected sender within a window). Below the tolerance
+ * it waits: the correction argument in docs/bcast.md shows the data
+ * arrives. A rank whose tree ancestors are all alive waits for its tree
+ * message (it comes). Nothing waits on a message of a dead rank.
+ *
+ * Tags: kind TREE from the parent, CORR_R (sent rightwards, the sender is
+ * on my left) and CORR_L (sent leftwards, the sender is on my right). One
+ * receive (any source, the three kinds) is kept posted while the rank is
+ * active; into the output buffer until the data is there, into a scratch
+ * copy after that. One send request, chained on completion. Nothing is
+ * allocated: the state holds the known failures (up to BC_MAX_DEAD).
+ */
+#include "coll_op.h"
+#include "tree_binomial.h"
+#include "tree_kary.h"
+#include "tree_lame.h"
+
+#include <string.h>
+
+enum {
+    BC_KIND_TREE = COLL_KIND_BCAST_CORRECTED_FIRST, /* 16 */
+    BC_KIND_CORR_R = BC_KIND_TREE + 1,              /* 17 */
+    BC_KIND_CORR_L = BC_KIND_TREE + 2,              /* 18 */
+};
+/* Kinds 16..19: low two bits of the kind are wildcards. */
+#define BC_RECV_MASK (~(UCFT_TAG_SRC_MASK | (uint64_t)3))
+
+enum { BC_TREE_BINOMIAL, BC_TREE_KARY, BC_TREE_LAME };
+enum { BC_MODE_HEARD, BC_MODE_WINDOW };
+enum { BC_R = 0, BC_L = 1 };
+
+#define BC_MAX_DEAD 20
+#define BC_MAX_F    8
+
+typedef struct bc_cfg {
+    uint8_t tree;
+    uint8_t k; /* k-ary arity or Lamé order */
+    uint8_t mode;
+    uint8_t h_is_f1; /* HEARD: h = f + 1 (else h = 1) */
+} bc_cfg_t;
+
+typedef struct bcast_corrected {
+    tp_t *tp;
+    const coll_args_t *args;
+    const bc_cfg_t *cfg;
+    unsigned char *buf;
+    tp_req_t rreq;
+    tp_req_t sreq;
+    int n;
+    int vrank;
+    int lame_m;             /* Lamé block of vrank */
+    int dead[BC_MAX_DEAD];  /* vranks known dead */
+    int next[2];            /* next correction offset per side */
+    int heard_max[2];       /* farthest sender heard per side */
+    uint64_t heard_bits[2]; /* offsets 1..64 heard per side */
+    uint16_t heard[2];      /* distinct senders heard per side */
+    uint16_t nchild;        /* tree children handled */
+    uint8_t ndead;
+    uint8_t dead_overflow;
+    uint8_t h;   /* HEARD threshold, or WINDOW width per side */
+    uint8_t tol; /* failures tolerated at any time */
+    uint8_t has_data;
+    uint8_t sender; /* got the tree message (or is the root) */
+    uint8_t side_done[2];
+    uint8_t turn;
+    uint8_t started;
+    uint8_t recv_pending;
+    uint8_t send_pending;
+    uint8_t cleaned;
+    uint8_t in_step;
+    ucft_status_t status;
+} bcast_corrected_t;
+
+/* ---- tree ---------------------------------------------------------------- */
+
+static int bc_parent(const bcast_corrected_t *s, int v)
+{
+    switch (s->cfg->tree) {
+    case BC_TREE_KARY:
+        return coll_kary_parent(v, s->cfg->k);
+    case BC_TREE_LAME:
+        return coll_lame_parent(v, s->cfg->k);
+    default:
+        return coll_binomial_parent(v);
+    }
+}
+
+static int bc_child(const bcast_corrected_t *s, unsigned i)
+{
+    switch (s->cfg->tree) {
+    case BC_TREE_KARY:
+        return coll_kary_child(s->vrank, i, s->n, s->cfg->k);
+    case BC_TREE_LAME:
+        return coll_lame_child_m(s->vrank, s->lame_m, i, s->n, s->cfg->k);
+    default:
+        return coll_binomial_child(s->vrank, i, s->n);
+    }
+}
+
+/* ---- knowledge of failures ---------------------------------------------- */
+
+static int bc_is_dead(const bcast_corrected_t *s, int v)
+{
+    for (unsigned i = 0; i < s->ndead; i++)
+        if (s->dead[i] == v)
+            return 1;
+    return 0;
+}
+
+/* v and all its tree ancestors are alive as far as I know: v gets the tree
+ * message and becomes a sender, unless a death I learn of later intervenes.
+ * With too many failures to remember, nothing is expected. */
+static int bc_expected(const bcast_corrected_t *s, int v)
+{
+    if (s->ndead == 0)
+        return 1;
+    if (s->dead_overflow)
+        return 0;
+    for (; v >= 0; v = bc_parent(s, v))
+        if (bc_is_dead(s, v))
+            return 0;
+    return 1;
+}
+
+static int bc_ring(const bcast_corrected_t *s, int side, int off)
+{
+    int64_t t =
+        side == BC_R ? (int64_t)s->vrank + off : (int64_t)s->vrank - off;
+    t %= s->n;
+    return (int)(t < 0 ? t + s->n : t);
+}
+
+/* Known failures leave a source that surely delivers to me. */
+static int bc_guaranteed(const bcast_corrected_t *s)
+{
+    if (s->dead_overflow)
+        return 0;
+    if (s->cfg->mode == BC_MODE_WINDOW) {
+        /* An expected sender whose window holds me. */
+        for (int j = 1; j <= s->h && j < s->n; j++)
+            if (bc_expected(s, bc_ring(s, BC_L, j)) ||
+                bc_expected(s, bc_ring(s, BC_R, j)))
+                return 1;
+        return 0;
+    }
+    /* HEARD: fewer than h known-dead ranks between me and the nearest
+     * expected sender on some side (that sender stops only after h
+     * distinct ranks between us have reached it, each of which covered
+     * me unless it died). */
+    for (int side = 0; side < 2; side++) {
+        unsigned ndead = 0;
+        for (int j = 1; j < s->n; j++) {
+            int v = bc_ring(s, side, j);
+            if (bc_expected(s, v))
+                break;
+            ndead += (unsigned)bc_is_dead(s, v);
+        }
+        if (ndead < s->h)
+            return 1;
+    }
+    return 0;
+}
+
+/* ---- completion ---------------------------------------------------------- */
+
+static void bc_finish(bcast_corrected_t *s, ucft_status_t status, int in_cb)
+{
+    s->status = status;
+    if (s->recv_pending)
+        tp_cancel(s->tp, &s->rreq);
+    if (in_cb && s->args->done_cb != NULL)
+        s->args->done_cb(s->args->done_arg, s->tp->rank, status);
+}
+
+static ucft_status_t bc_post_recv(bcast_corrected_t *s)
+{
+    const coll_args_t *a = s->args;
+    unsigned char *dst = s->buf;
+
+    if (s->has_data && s->buf != NULL)
+        dst = s->buf + a->len; /* scratch: only the tag matters now */
+    ucft_status_t st = tp_recv(s->tp, coll_tag(a, 0, BC_KIND_TREE),
+                               BC_RECV_MASK, dst, a->len, &s->rreq);
+    if (st == UCFT_INPROGRESS)
+        s->recv_pending = 1;
+    return st;
+}
+
+/* ---- correction schedule --------------------------------------------------
+ */
+
+enum { BC_SEND, BC_BLOCKED, BC_DONE };
+
+static int bc_covered(const bcast_corrected_t *s)
+{
+    return (s->next[BC_R] - 1) + (s->next[BC_L] - 1) >= s->n - 1;
+}
+
+/* What side `side` does next; *off is the offset to send to. */
+static int bc_side(bcast_corrected_t *s, int side, int *off)
+{
+    int h = s->h;
+
+    if (s->side_done[side])
+        return BC_DONE;
+    if (s->cfg->mode == BC_MODE_WINDOW) {
+        /* Offsets up to a heard sender are covered by it (never skip
+         * offset 1: keeps the failure-free count exact). */
+        if (s->next[side] > 1 && s->next[side] <= s->heard_max[side])
+            s->next[side] = s->heard_max[side] + 1;
+        if (s->next[side] > h || bc_covered(s))
+            goto done;
+        *off = s->next[side];
+        return BC_SEND;
+    }
+    if (bc_covered(s))
+        goto done;
+    if (s->next[side] <= h) {
+        *off = s->next[side];
+        return BC_SEND;
+    }
+    if (s->heard[side] >= h)
+        goto done;
+    for (int j = 1; j <= h && j <= 64; j++)
+        if (!(s->heard_bits[side] >> (j - 1) & 1) &&
+            bc_expected(s, bc_ring(s, side, j)))
+            return BC_BLOCKED;
+    /* Skip ranks that sent to me: they have the data. */
+    while (s->next[side] <= 64 &&
+           (s->heard_bits[side] >> (s->next[side] - 1) & 1)) {
+        s->next[side]++;
+        if (bc_covered(s))
+            goto done;
+    }
+    *off = s->next[side];
+    return BC_SEND;
+done:
+    s->side_done[side] = 1;
+    return BC_DONE;
+}
+
+/* Next message of a sender: tree children first, then corrections.
+ * Returns BC_SEND (dst, kind filled), BC_BLOCKED or BC_DONE. */
+static int bc_next(bcast_corrected_t *s, int *dst, unsigned *kind)
+{
+    int c = bc_child(s, s->nchild);
+    if (c >= 0) {
+        s->nchild++;
+        *dst = c;
+        *kind = BC_KIND_TREE;
+        return BC_SEND;
+    }
+    int first = s->turn, blocked = 0;
+    for (int i = 0; i < 2; i++) {
+        int side = first ^ i, off;
+        int r = bc_side(s, side, &off);
+        if (r == BC_SEND) {
+            s->next[side]++;
+            s->turn = (uint8_t)(side ^ 1);
+            *dst = bc_ring(s, side, off);
+            *kind = side == BC_R ? BC_KIND_CORR_R : BC_KIND_CORR_L;
+            return BC_SEND;
+        }
+        blocked |= r == BC_BLOCKED;
+    }
+    return blocked ? BC_BLOCKED : BC_DONE;
+}
+
+/* Drives the rank as far as it can go now. Returns the status (INPROGRESS
+ * while active); done_cb runs only when in_cb. */
+static ucft_status_t bc_step(bcast_corrected_t *s, int in_cb)
+{
+    const coll_args_t *a = s->args;
+
+    if (s->status != UCFT_INPROGRESS || s->cleaned || s->in_step)
+        return s->status;
+    s->in_step = 1;
+    if (!s->has_data) {
+        if (bc_is_dead(s, 0) ||
+            (s->ndead > s->tol && !bc_expected(s, s->vrank) &&
+             !bc_guaranteed(s)))
+            bc_finish(s, UCFT_ERR_PROC_FAILED, in_cb);
+        goto out;
+    }
+    if (!s->sender) {
+        /* Reached by a correction: done unless the tree message is still
+         * to come. */
+        if (!bc_expected(s, s->vrank))
+            bc_finish(s, UCFT_OK, in_cb);
+        goto out;
+    }
+    while (!s->send_pending) {
+        int dst;
+        unsigned kind;
+        int r = bc_next(s, &dst, &kind);
+        if (r == BC_BLOCKED)
+            break;
+        if (r == BC_DONE) {
+            bc_finish(s, UCFT_OK, in_cb);
+            break;
+        }
+        ucft_status_t st =
+            tp_send(s->tp, coll_rank(dst, a->root, s->n),
+                    coll_tag(a, s->tp->rank, kind), s->buf, a->len, &s->sreq);
+        if (st == UCFT_INPROGRESS)
+            s->send_pending = 1;
+        else if (st != UCFT_OK)
+            ucft_debug(s->tp->log, "bcast: send to rank %d failed: %s",
+                       coll_rank(dst, a->root, s->n), ucft_status_string(st));
+    }
+out:
+    s->in_step = 0;
+    return s->status;
+}
+
+/* ---- callbacks ------------------------------------------------------------
+ */
+
+static void bc_send_cb(tp_req_t *req)
+{
+    bcast_corrected_t *s = req->arg;
+
+    s->send_pending = 0;
+    bc_step(s, 1);
+}
+
+/* A message arrived (tree or correction). */
+static void bc_on_msg(bcast_corrected_t *s, const tp_req_t *req)
+{
+    unsigned kind = ucft_tag_coll_kind(req->tag);
+    int src = coll_vrank((int)ucft_tag_src(req->tag), s->args->root, s->n);
+
+    if (!s->has_data && s->buf != NULL && req->length != s->args->len)
+        return; /* short message: not the payload */
+    s->has_data = 1;
+    if (kind == BC_KIND_TREE) {
+        s->sender = 1;
+        return;
+    }
+    /* CORR_R comes from my left, CORR_L from my right. */
+    int side = kind == BC_KIND_CORR_R ? BC_L : BC_R;
+    int dist = side == BC_R ? (src - s->vrank + s->n) % s->n
+                            : (s->vrank - src + s->n) % s->n;
+    if (dist <= 0)
+        return;
+    if (dist <= 64) {
+        if (s->heard_bits[side] >> (dist - 1) & 1)
+            return;
+        s->heard_bits[side] |= (uint64_t)1 << (dist - 1);
+    }
+    if (s->heard[side] < UINT16_MAX)
+        s->heard[side]++;
+    if (dist > s->heard_max[side])
+        s->heard_max[side] = dist;
+}
+
+/* Keeps one receive posted, handling the ones that complete at once.
+ * Returns UCFT_OK or the error that ends the rank. */
+static ucft_status_t bc_recv_loop(bcast_corrected_t *s)
+{
+    for (;;) {
+        ucft_status_t st = bc_post_recv(s);
+        if (st == UCFT_INPROGRESS)
+            return UCFT_OK;
+        if (st != UCFT_OK)
+            return st;
+        if (s->rreq.status == UCFT_OK)
+            bc_on_msg(s, &s->rreq);
+    }
+}
+
+static void bc_recv_cb(tp_req_t *req)
+{
+    bcast_corrected_t *s = req->arg;
+
+    s->recv_pending = 0;
+    if (s->cleaned || s->status != UCFT_INPROGRESS)
+        return;
+    if (req->status == UCFT_OK)
+        bc_on_msg(s, req);
+    ucft_status_t st = bc_recv_loop(s);
+    if (st != UCFT_OK) {
+        bc_finish(s, st, 1);
+        return;
+    }
+    bc_step(s, 1);
+}
+
+/* ---- ops ------------------------------------------------------------------
+ */
+
+static ucft_status_t bc_init(void *state, tp_t *tp, const coll_args_t *args,
+                             void *buf, const bc_cfg_t *cfg)
+{
+    bcast_corrected_t *s = state;
+    int f = args->f > 0 ? args->f : 1;
+
+    if (args->root < 0 || args->root >= tp->size || f > BC_MAX_F)
+        return UCFT_ERR_INVALID_PARAM;
+    memset(s, 0, sizeof(*s));
+    s->tp = tp;
+    s->args = args;
+    s->cfg = cfg;
+    s->buf = buf;
+    s->n = tp->size;
+    s->vrank = coll_vrank(tp->rank, args->root, tp->size);
+    s->lame_m =
+        cfg->tree == BC_TREE_LAME ? coll_lame_block(s->vrank, cfg->k) : 0;
+    s->next[BC_R] = s->next[BC_L] = 1;
+    if (cfg->mode == BC_MODE_WINDOW) {
+        s->h = (uint8_t)((1u << f) - 1);
+        s->tol = (uint8_t)f;
+    } else {
+        s->h = (uint8_t)(cfg->h_is_f1 ? f + 1 : 1);
+        s->tol = (uint8_t)(2 * s->h);
+    }
+    s->status = UCFT_INPROGRESS;
+    s->rreq.cb = bc_recv_cb;
+    s->rreq.arg = s;
+    s->sreq.cb = bc_send_cb;
+    s->sreq.arg = s;
+    return UCFT_OK;
+}
+
+static ucft_status_t bc_start(void *state)
+{
+    bcast_corrected_t *s = state;
+
+    s->started = 1;
+    if (s->vrank == 0)
+        s->has_data = s->sender = 1;
+    if (s->n > 1) {
+        ucft_status_t st = bc_recv_loop(s);
+        if (st != UCFT_OK) {
+            s->status = st;
+            return st;
+        }
+    }
+    return bc_step(s, 0);
+}
+
+static ucft_status_t bc_test(const void *state)
+{
+    return ((const bcast_corrected_t *)state)->status;
+}
+
+static void bc_cleanup(void *state)
+{
+    bcast_corrected_t *s = state;
+
+    s->cleaned = 1;
+    if (s->recv_pending)
+        tp_cancel(s->tp, &s->rreq);
+}
+
+static void bc_on_failure(void *state, int rank)
+{
+    bcast_corrected_t *s = state;
+    int v = coll_vrank(rank, s->args->root, s->n);
+
+    if (bc_is_dead(s, v))
+        return;
+    if (s->ndead < BC_MAX_DEAD)
+        s->dead[s->ndead++] = v;
+    else
+        s->dead_overflow = 1;
+    if (s->started)
+        bc_step(s, 1);
+}
+
+static void bc_fill(void *buf, const coll_args_t *args, int rank, int size)
+{
+    unsigned char *b = buf;
+    (void)size;
+    for (size_t i = 0; i < args->len; i++)
+        b[i] = rank == args->root ? coll_pattern(args, args->root, i) : 0;
+}
+
+static int bc_check(const void *buf, const coll_args_t *args, int rank,
+                    int size, const uint8_t *dead)
+{
+    const unsigned char *b = buf;
+    (void)rank, (void)size, (void)dead;
+    for (size_t i = 0; i < args->len; i++)
+        if (b[i] != coll_pattern(args, args->root, i))
+            return 0;
+    return 1;
+}
+
+/* ---- registered variants --------------------------------------------------
+ */
+
+#define BC_VARIANT(name, alg_name, doc_line, ...)                              \
+    static const bc_cfg_t bc_cfg_##name = {__VA_ARGS__};                       \
+    static ucft_status_t bc_init_##name(void *state, tp_t *tp,                 \
+                                        const coll_args_t *args, void *buf)    \
+    {                                                                          \
+        return bc_init(state, tp, args, buf, &bc_cfg_##name);                  \
+    }                                                                          \
+    const coll_op_ops_t coll_bcast_##name##_ops = {                            \
+        .op = "bcast",                                                         \
+        .alg = alg_name,                                                       \
+        .doc = doc_line,                                                       \
+        .state_size = sizeof(bcast_corrected_t),                               \
+        .buf_mult = 2,                                                         \
+        .init = bc_init_##name,                                                \
+        .start = bc_start,                                                     \
+        .test = bc_test,                                                       \
+        .cleanup = bc_cleanup,                                                 \
+        .on_failure = bc_on_failure,                                           \
+        .fill = bc_fill,                                                       \
+        .check = bc_check,                                                     \
+    }
+
+BC_VARIANT(corrected, "corrected",
+           "interleaved binomial tree + checked correction (h = 1)",
+           .tree = BC_TREE_BINOMIAL, .mode = BC_MODE_HEARD);
+BC_VARIANT(corrected_opportunistic, "corrected-opportunistic",
+           "interleaved binomial tree + opportunistic correction, "
+           "2^f-1 per side",
+           .tree = BC_TREE_BINOMIAL, .mode = BC_MODE_WINDOW);
+BC_VARIANT(corrected_failproof, "corrected-failproof",
+           "interleaved binomial tree + correction until f+1 ranks heard "
+           "per side",
+           .tree = BC_TREE_BINOMIAL, .mode = BC_MODE_HEARD, .h_is_f1 = 1);
+BC_VARIANT(corrected_kary, "corrected-kary",
+           "interleaved 4-ary tree + checked correction", .tree = BC_TREE_KARY,
+           .k = 4, .mode = BC_MODE_HEARD);
+BC_VARIANT(corrected_lame, "corrected-lame",
+           "interleaved Lame tree of order 2 + checked correction",
+           .tree = BC_TREE_LAME, .k = 2, .mode = BC_MODE_HEARD);

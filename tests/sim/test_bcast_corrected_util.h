@@ -1,0 +1,110 @@
+/* Shared helpers of the corrected-broadcast sim tests. */
+#ifndef UCFT_TEST_BCAST_CORRECTED_UTIL_H
+#define UCFT_TEST_BCAST_CORRECTED_UTIL_H
+
+#include "collectives/tree_binomial.h"
+#include "collectives/tree_kary.h"
+#include "collectives/tree_lame.h"
+#include "tools/sim/simrun.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+/* The registered variants and what the tests need to know of them. */
+typedef struct bct_variant {
+    const char *alg;
+    int tree; /* 0 binomial, 1 k-ary, 2 Lamé */
+    unsigned k;
+    int window; /* opportunistic */
+    int h_f1;   /* failure-proof: h = f + 1 */
+} bct_variant_t;
+
+static const bct_variant_t bct_variants[] = {
+    {"corrected", 0, 0, 0, 0},
+    {"corrected-opportunistic", 0, 0, 1, 0},
+    {"corrected-failproof", 0, 0, 0, 1},
+    {"corrected-kary", 1, 4, 0, 0},
+    {"corrected-lame", 2, 2, 0, 0},
+};
+#define BCT_NVARIANTS (sizeof(bct_variants) / sizeof(bct_variants[0]))
+
+static inline const coll_op_ops_t *bct_op(const bct_variant_t *v)
+{
+    const coll_op_ops_t *op = coll_op_find("bcast", v->alg);
+    assert_non_null(op);
+    return op;
+}
+
+static inline unsigned bct_nchildren(const bct_variant_t *var, int v, int n)
+{
+    unsigned c = 0;
+    for (;; c++) {
+        int x = var->tree == 1   ? coll_kary_child(v, c, n, var->k)
+                : var->tree == 2 ? coll_lame_child(v, c, n, var->k)
+                                 : coll_binomial_child(v, c, n);
+        if (x < 0)
+            return c;
+    }
+}
+
+/* Corrections per rank without failures (h for checked/failure-proof,
+ * 2^f - 1 per side for opportunistic), never more than the ring. */
+static inline unsigned bct_corrections(const bct_variant_t *var, int n, int f)
+{
+    unsigned per_side = var->window ? (1u << f) - 1
+                        : var->h_f1 ? (unsigned)f + 1
+                                    : 1u;
+    unsigned c = 2 * per_side;
+    return n - 1 < (int)c ? (unsigned)(n - 1) : c;
+}
+
+static inline uint64_t bct_messages(const bct_variant_t *var, int n, int f)
+{
+    return n <= 1
+               ? 0
+               : (uint64_t)(n - 1) + (uint64_t)n * bct_corrections(var, n, f);
+}
+
+static inline void bct_run(const bct_variant_t *var, int n, int root, int f,
+                           const simrun_fail_t *fails, size_t nfails,
+                           simrun_result_t *r, uint8_t *ok)
+{
+    simrun_params_t p;
+    simrun_params_default(&p, bct_op(var), n);
+    p.root = root;
+    p.len = 8;
+    p.seq = (uint32_t)(n * 7 + root);
+    p.args.f = f;
+    p.fails = fails;
+    p.nfails = nfails;
+    p.max_events = 50000000;
+    assert_int_equal(simrun_run(&p, r, ok), UCFT_OK);
+    assert_int_equal(r->bounded, 0);
+}
+
+/* The root is alive: every live rank completes with the root's data. */
+static inline void bct_assert_delivered(const simrun_result_t *r)
+{
+    if (r->completed != r->live || r->unfinished || r->data_errors ||
+        r->failed_ops)
+        fail_msg("live %d completed %d unfinished %d failed %d data_errors %d",
+                 r->live, r->completed, r->unfinished, r->failed_ops,
+                 r->data_errors);
+}
+
+/* Anything goes but a hang or wrong data. */
+static inline void bct_assert_ended(const simrun_result_t *r)
+{
+    if (r->unfinished || r->data_errors)
+        fail_msg("live %d completed %d unfinished %d failed %d data_errors %d",
+                 r->live, r->completed, r->unfinished, r->failed_ops,
+                 r->data_errors);
+}
+
+#endif
