@@ -14,7 +14,9 @@
  *   3. CPU window: from --warmup after init to the last wakeup before
  *      anything happened (no injection logged, no failure reported), so
  *      the heartbeat threads are measured in steady state, idle job.
- *   4. told = callback time - logged injection time, per victim.
+ *   4. told = callback time - logged injection time, per victim; then
+ *      300 ms more of sleeping on the fd, so that late death events
+ *      (event_ms, detector_pmix.c) and late false suspicions are seen.
  * Soak mode: compute --soak seconds in 50 ms slices without any ucft call
  * (CPU window = the whole loop), then progress for a moment so that any
  * decision already made reaches the callback.
@@ -31,9 +33,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#define WAKE_MS  100 /* longest sleep between looks at the injection log */
-#define SLICE_NS (50 * 1000000ull)
-#define DRAIN_NS (300 * 1000000ull) /* soak: progress after the loop */
+#define WAKE_MS   100 /* longest sleep between looks at the injection log */
+#define SLICE_NS  (50 * 1000000ull)
+#define DRAIN_NS  (300 * 1000000ull) /* soak: progress after the loop */
+#define LINGER_NS (300 * 1000000ull) /* latency: after everyone is told */
 
 typedef struct det_run {
     const det_opts_t *o;
@@ -43,6 +46,7 @@ typedef struct det_run {
     const char *log;   /* UCFTRUN_INJECT_LOG, or NULL */
     det_victim_t victims[DET_MAX_VICTIMS];
     int nvictims;
+    det_pmix_t pmix; /* when the launcher's death events arrived */
 } det_run_t;
 
 static void on_failure(ucft_context_h ctx, int rank, ucft_status_t why,
@@ -122,6 +126,8 @@ static void fill_failures(const det_run_t *run, det_rank_result_t *res)
             res->told_ms[i] = -1;
             res->missing++;
         }
+        uint64_t ev = det_pmix_event_ns(&run->pmix, v->rank);
+        res->event_ms[i] = ev ? (double)(int64_t)(ev - v->at_ns) / 1e6 : -1;
     }
     for (int r = 0; r < run->size; r++) {
         if (run->told_ns[r] == 0 || is_victim(run, r))
@@ -175,6 +181,11 @@ static int run_latency(det_run_t *run, det_rank_result_t *res)
         if (victims_told(run) || now > end)
             break;
     }
+    /* Linger: death events that arrive after the detector's news still
+     * get their time (event_ms), and a late false suspicion is counted. */
+    uint64_t linger = bench_now_ns() + LINGER_NS;
+    while (bench_now_ns() < linger)
+        sleep_progress(run, WAKE_MS);
     fill_failures(run, res);
     if (window > 0)
         set_cpu(res, &a, &b);
@@ -294,6 +305,8 @@ int bench_detector_main(int argc, char **argv)
     ucft_context_fd(run.ctx, &run.fd);
     run.rank = attr.rank;
     run.size = attr.size;
+    if (!attr.singleton && det_pmix_watch(&run.pmix, run.size) != 0)
+        bench_err("detector", "rank %d: no PMIx event times", run.rank);
     /* Callbacks run only from progress (ucft.h rule 4): none yet. */
     run.told_ns = calloc((size_t)run.size, sizeof(*run.told_ns));
 
@@ -330,6 +343,7 @@ int bench_detector_main(int argc, char **argv)
             ret = BENCH_EXIT_FAIL;
     }
     free(all);
+    det_pmix_unwatch(&run.pmix);
     st = ucft_finalize(run.ctx);
     if (st != UCFT_OK && ret == BENCH_EXIT_OK) {
         bench_err("detector", "ucft_finalize: %s", ucft_status_string(st));

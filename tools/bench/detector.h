@@ -1,7 +1,7 @@
 /*
  * ucft-bench detector: internal interface between the driver (detector.c),
- * the options (detector_opts.c) and the report and measurement helpers
- * (detector_report.c).
+ * the options (detector_opts.c), the report and measurement helpers
+ * (detector_report.c) and the death-event probe (detector_pmix.c).
  *
  * Two modes:
  *   latency (default)  every rank waits, asleep on the context fd, until
@@ -74,6 +74,22 @@ void det_cpu_sample(det_cpu_t *s);
 void det_cpu_diff(const det_cpu_t *a, const det_cpu_t *b, double *main_pct,
                   double *others_pct, double *busiest_pct, int *nothers);
 
+/* ---- the launcher's death event, seen directly (detector_pmix.c) ------- */
+
+typedef struct det_pmix {
+    int size, active, registered;
+    size_t id;
+    _Atomic uint64_t *event_ns; /* per rank: first death event (0: none) */
+} det_pmix_t;
+
+/* After ucft_init: joins PMIx (reference counted) and puts a handler for
+ * PMIX_ERR_PROC_ABORTED_BY_SIG in front of ucft's. Returns 0 or -1 (then
+ * no event times; call det_pmix_unwatch anyway). */
+int det_pmix_watch(det_pmix_t *pm, int size);
+/* When the death event about `rank` arrived (PMIx thread), or 0. */
+uint64_t det_pmix_event_ns(const det_pmix_t *pm, int rank);
+void det_pmix_unwatch(det_pmix_t *pm);
+
 /* ---- results ------------------------------------------------------------- */
 
 /* One rank's numbers; sent as bytes to the reporting rank (same binary on
@@ -89,8 +105,9 @@ typedef struct det_rank_result {
     int32_t missing;                 /* victims not reported within the bound */
     int32_t nthreads;                /* threads other than the main one */
     double told_ms[DET_MAX_VICTIMS]; /* -1: not told */
-    double hb_cpu_pct;               /* threads other than main */
-    double busiest_pct;              /* busiest such thread */
+    double event_ms[DET_MAX_VICTIMS]; /* launcher's event; -1: none */
+    double hb_cpu_pct;                /* threads other than main */
+    double busiest_pct;               /* busiest such thread */
     double main_cpu_pct;
     double window_s; /* length of the CPU window */
 } det_rank_result_t;

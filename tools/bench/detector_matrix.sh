@@ -39,7 +39,7 @@ while getopts "b:n:r:a:s:LSkh" opt; do
     L) soak=600 ;;
     S) do_soak=0 ;;
     k) keep=1 ;;
-    h) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    h) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "detector_matrix.sh: bad option (see -h)" >&2; exit 2 ;;
     esac
 done
@@ -129,6 +129,8 @@ function q(list, p,   a, n, k) { # nearest rank; median averages two
     p50s[c] = p50s[c] " " num("p50_ms")
     t = arr("told_ms"); ntold = split(t, tt, " ")
     for (i = 1; i <= ntold; i++) if (tt[i] >= 0) all[c] = all[c] " " tt[i]
+    t = arr("event_ms"); nev = split(t, tt, " ")
+    for (i = 1; i <= nev; i++) if (tt[i] >= 0) evs[c] = evs[c] " " tt[i]
     fs[c] += num("false_suspicions"); nt[c] += num("not_told")
     if (match($0, /"hb_cpu_pct":\{"mean":[0-9.]+,"max":[0-9.]+/)) {
         m = substr($0, RSTART, RLENGTH); gsub(/[^0-9.,]/, "", m)
@@ -138,10 +140,10 @@ function q(list, p,   a, n, k) { # nearest rank; median averages two
     eta[c] = num("eta_ms"); delta[c] = num("delta_ms")
 }
 END {
-    printf "%-9s %4s %7s %8s %8s %8s | %8s %8s %8s | %5s %5s %7s %7s | %-9s %s\n",
+    printf "%-9s %4s %7s %8s %8s %8s | %8s %8s %8s | %7s %7s | %5s %5s %7s %7s | %-9s %s\n",
         "case", "runs", "p50", "p99_p50", "p99_p99", "p99_max", "all_p50",
-        "all_p99", "all_max", "false", "notld", "cpu_avg", "cpu_max",
-        "target", "met"
+        "all_p99", "all_max", "ev_p50", "ev_max", "false", "notld",
+        "cpu_avg", "cpu_max", "target", "met"
     for (i = 1; i <= nc; i++) {
         c = order[i]
         if (c ~ /^off/) target = delta[c] + 2 * eta[c] + 10
@@ -150,14 +152,16 @@ END {
         ap99 = q(all[c], 0.99)
         met = target < 0 ? "-" : (ap99 <= target && ap99 >= 0 ? "yes" : "NO")
         if (bad[c] > 0) met = met " (" bad[c] " failed runs)"
-        printf "%-9s %4d %7.2f %8.2f %8.2f %8.2f | %8.2f %8.2f %8.2f | %5d %5d %7.3f %7.3f | %-9s %s\n",
+        printf "%-9s %4d %7.2f %8.2f %8.2f %8.2f | %8.2f %8.2f %8.2f | %7.2f %7.2f | %5d %5d %7.3f %7.3f | %-9s %s\n",
             c, nrun[c], q(p50s[c], 0.5), q(p99s[c], 0.5), q(p99s[c], 0.99),
-            q(p99s[c], 1.0), q(all[c], 0.5), ap99, q(all[c], 1.0), fs[c],
+            q(p99s[c], 1.0), q(all[c], 0.5), ap99, q(all[c], 1.0),
+            q(evs[c], 0.5), q(evs[c], 1.0), fs[c],
             nt[c], cn[c] ? cpu[c] / cn[c] : -1, cmax[c],
             target < 0 ? "-" : sprintf("<=%.0fms", target), met
     }
     print "# p50, p99_*: over runs of each run'"'"'s p50/p99 (ms); all_*: over every"
-    print "# (survivor, run) sample; cpu: % of a core, threads other than main,"
+    print "# (survivor, run) sample; ev_*: the launcher'"'"'s death event at the ranks'"'"'"
+    print "# PMIx thread (SIGKILL; -1: none); cpu: % of a core, threads other than main,"
     print "# mean over runs of the mean over ranks, and the max over ranks and runs"
 }' "$tmp"
 

@@ -9,6 +9,9 @@
  *                 15 survivors p99 is the maximum
  *   false         ranks reported failed that were not injected (per rank,
  *                 and the union over ranks)
+ *   event_ms      per survivor and victim: when the launcher's death event
+ *                 reached this rank's PMIx thread (SIGKILL only), a
+ *                 diagnostic of the fast path's share of told
  *   hb_cpu_pct    CPU of the threads other than the main one (heartbeat
  *                 thread plus PMIx/UCX helper threads) over the CPU window,
  *                 in % of one core: an upper bound on the heartbeat thread
@@ -142,10 +145,11 @@ void det_cpu_diff(const det_cpu_t *a, const det_cpu_t *b, double *main_pct,
 
 typedef struct det_summary {
     double told[4096 * DET_MAX_VICTIMS]; /* ucftrun: at most 4096 ranks */
-    size_t ntold;
+    double event[4096 * DET_MAX_VICTIMS];
+    size_t ntold, nevent;
     int nvalid, missing, nfalse_union;
     int false_union[DET_MAX_FALSE];
-    double p50, p99, max;
+    double p50, p99, max, ev_p50, ev_max;
     double cpu_mean, cpu_max, busiest_max, main_mean, main_max;
     double window_min;
 } det_summary_t;
@@ -165,6 +169,10 @@ static void summarise(const det_run_info_t *info, const det_rank_result_t *res,
             if (x->told_ms[v] >= 0 &&
                 s->ntold < sizeof(s->told) / sizeof(s->told[0]))
                 s->told[s->ntold++] = x->told_ms[v];
+        for (int v = 0; v < x->nvictims; v++)
+            if (x->event_ms[v] >= 0 &&
+                s->nevent < sizeof(s->event) / sizeof(s->event[0]))
+                s->event[s->nevent++] = x->event_ms[v];
         for (int i = 0; i < x->nfalse && i < DET_MAX_FALSE; i++) {
             int known = 0;
             for (int k = 0; k < s->nfalse_union; k++)
@@ -190,6 +198,10 @@ static void summarise(const det_run_info_t *info, const det_rank_result_t *res,
         s->p50 = bench_quantile_sort(s->told, s->ntold, 0.5);
         s->p99 = bench_quantile_sort(s->told, s->ntold, 0.99);
         s->max = s->told[s->ntold - 1]; /* sorted by the calls above */
+    }
+    if (s->nevent > 0) {
+        s->ev_p50 = bench_quantile_sort(s->event, s->nevent, 0.5);
+        s->ev_max = s->event[s->nevent - 1];
     }
 }
 
@@ -225,25 +237,36 @@ static void report_table(FILE *f, const det_run_info_t *info,
     fprintf(f, "# told_ms: injection (ucftrun's log) to failure callback; "
                "cpu: %% of a core over\n# the CPU window; hb_cpu = all threads "
                "but the main one\n");
-    fprintf(f, "%5s %10s %8s %8s %8s %4s %8s %6s\n", "rank", "told_ms",
-            "hb_cpu%", "busiest%", "main%", "thr", "window_s", "false");
+    fprintf(f, "%5s %10s %9s %8s %8s %8s %4s %8s %6s\n", "rank", "told_ms",
+            "event_ms", "hb_cpu%", "busiest%", "main%", "thr", "window_s",
+            "false");
     for (int r = 0; r < info->ranks; r++) {
         const det_rank_result_t *x = &res[r];
-        char told[64] = "-";
+        char told[64] = "-", ev[64] = "-";
         if (!x->valid)
             continue;
-        for (int v = 0, off = 0; v < x->nvictims && off < 48; v++)
+        for (int v = 0, off = 0, o2 = 0; v < x->nvictims && off < 48 && o2 < 48;
+             v++) {
             off += snprintf(told + off, sizeof(told) - (size_t)off, "%s%.2f",
                             v ? "," : "", x->told_ms[v]);
-        fprintf(f, "%5d %10s %8.3f %8.3f %8.2f %4d %8.2f %6d\n", x->rank,
-                info->soak ? "-" : told, x->hb_cpu_pct, x->busiest_pct,
-                x->main_cpu_pct, x->nthreads, x->window_s, x->nfalse);
+            o2 += snprintf(ev + o2, sizeof(ev) - (size_t)o2, "%s%.2f",
+                           v ? "," : "", x->event_ms[v]);
+        }
+        fprintf(f, "%5d %10s %9s %8.3f %8.3f %8.2f %4d %8.2f %6d\n", x->rank,
+                info->soak ? "-" : told, info->soak ? "-" : ev, x->hb_cpu_pct,
+                x->busiest_pct, x->main_cpu_pct, x->nthreads, x->window_s,
+                x->nfalse);
     }
     if (!info->soak)
         fprintf(f,
                 "told_ms: p50 %.2f  p99 %.2f  max %.2f  (n = %zu; not told: "
                 "%d)\n",
                 s->p50, s->p99, s->max, s->ntold, s->missing);
+    if (!info->soak && s->nevent > 0)
+        fprintf(f,
+                "event_ms (launcher's death event at the PMIx thread): p50 "
+                "%.2f  max %.2f  (n = %zu)\n",
+                s->ev_p50, s->ev_max, s->nevent);
     fprintf(f, "false suspicions: %d", s->nfalse_union);
     for (int i = 0; i < s->nfalse_union; i++)
         fprintf(f, "%s%d", i ? "," : " (ranks ", s->false_union[i]);
@@ -277,10 +300,16 @@ static void report_json(FILE *f, const det_run_info_t *info,
     for (int r = 0, k = 0; r < info->ranks; r++)
         for (int v = 0; res[r].valid && v < res[r].nvictims; v++)
             fprintf(f, "%s%.3f", k++ ? "," : "", res[r].told_ms[v]);
+    fprintf(f, "],\"event_ms\":[");
+    for (int r = 0, k = 0; r < info->ranks; r++)
+        for (int v = 0; res[r].valid && v < res[r].nvictims; v++)
+            fprintf(f, "%s%.3f", k++ ? "," : "", res[r].event_ms[v]);
     fprintf(f,
             "],\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"max_ms\":%.3f,"
+            "\"event_p50_ms\":%.3f,\"event_max_ms\":%.3f,"
             "\"not_told\":%d,\"false_suspicions\":%d,\"false_ranks\":[",
-            s->p50, s->p99, s->max, s->missing, s->nfalse_union);
+            s->p50, s->p99, s->max, s->nevent ? s->ev_p50 : -1.0,
+            s->nevent ? s->ev_max : -1.0, s->missing, s->nfalse_union);
     for (int i = 0; i < s->nfalse_union; i++)
         fprintf(f, "%s%d", i ? "," : "", s->false_union[i]);
     fprintf(f,
