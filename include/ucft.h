@@ -217,6 +217,72 @@ ucft_status_t ucft_send(ucft_comm_h comm, const void *buf, size_t length,
 ucft_status_t ucft_recv(ucft_comm_h comm, void *buf, size_t length, int source,
                         int tag, ucft_info_t *info);
 
+/* ---- Collectives ---------------------------------------------------------
+ * Fault-tolerant ("corrected") broadcast, reduce, allreduce and barrier:
+ * with up to f failures (ucft_comm_set_f, UCFT_F, default 1) before or
+ * during the operation they complete at every survivor with the right
+ * result (reduce and allreduce: every live rank's value exactly once, a
+ * failed rank's value entirely or not at all; allreduce: the same result
+ * at every survivor), with no recovery step. With more failures an
+ * operation ends with UCFT_ERR_PROC_FAILED, never hangs. The algorithm of
+ * each operation comes from UCFT_BCAST_ALG, UCFT_REDUCE_ALG,
+ * UCFT_ALLREDUCE_ALG, UCFT_BARRIER_ALG (`ucft-sim --list` shows them).
+ * Every rank of the communicator must call the same collectives in the
+ * same order with matching arguments. */
+typedef enum ucft_datatype {
+    UCFT_INT8 = 0,
+    UCFT_INT16,
+    UCFT_INT32,
+    UCFT_INT64,
+    UCFT_UINT8,
+    UCFT_UINT16,
+    UCFT_UINT32,
+    UCFT_UINT64,
+    UCFT_FLOAT,
+    UCFT_DOUBLE,
+} ucft_datatype_t;
+#define UCFT_BYTE UCFT_UINT8
+
+typedef enum ucft_op {
+    UCFT_SUM = 0,
+    UCFT_PROD,
+    UCFT_MIN,
+    UCFT_MAX,
+    UCFT_BAND, /* bitwise ops: integer types only */
+    UCFT_BOR,
+    UCFT_BXOR,
+} ucft_op_t;
+
+/* Failures each collective of `comm` tolerates (f >= 1). Collective: every
+ * rank must set the same value before its next collective. */
+ucft_status_t ucft_comm_set_f(ucft_comm_h comm, int f);
+int ucft_comm_get_f(ucft_comm_h comm);
+
+/* `count` elements of `dtype` from `root` to every rank (in place). */
+ucft_status_t ucft_ibcast(ucft_comm_h comm, void *buf, size_t count,
+                          ucft_datatype_t dtype, int root,
+                          ucft_request_h *req);
+/* recvbuf (significant at root only) = op over every rank's sendbuf. */
+ucft_status_t ucft_ireduce(ucft_comm_h comm, const void *sendbuf,
+                           void *recvbuf, size_t count, ucft_datatype_t dtype,
+                           ucft_op_t op, int root, ucft_request_h *req);
+/* recvbuf at every rank = op over every rank's sendbuf. */
+ucft_status_t ucft_iallreduce(ucft_comm_h comm, const void *sendbuf,
+                              void *recvbuf, size_t count,
+                              ucft_datatype_t dtype, ucft_op_t op,
+                              ucft_request_h *req);
+ucft_status_t ucft_ibarrier(ucft_comm_h comm, ucft_request_h *req);
+
+ucft_status_t ucft_bcast(ucft_comm_h comm, void *buf, size_t count,
+                         ucft_datatype_t dtype, int root);
+ucft_status_t ucft_reduce(ucft_comm_h comm, const void *sendbuf, void *recvbuf,
+                          size_t count, ucft_datatype_t dtype, ucft_op_t op,
+                          int root);
+ucft_status_t ucft_allreduce(ucft_comm_h comm, const void *sendbuf,
+                             void *recvbuf, size_t count,
+                             ucft_datatype_t dtype, ucft_op_t op);
+ucft_status_t ucft_barrier(ucft_comm_h comm);
+
 /* Failure knowledge. ucft_failed_ranks copies up to `max` job ranks known
  * to have failed, in the order they were learnt, into `ranks` and sets
  * *count to the total known. */

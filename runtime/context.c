@@ -173,6 +173,8 @@ ucft_status_t ucft_init(const ucft_params_t *params, ucft_context_h *ctx_p)
         return UCFT_ERR_NO_MEMORY;
     ctx->epfd = -1;
     ctx->pending.next = ctx->pending.prev = &ctx->pending;
+    ctx->colls.next = ctx->colls.prev = &ctx->colls;
+    ctx->zombies.next = ctx->zombies.prev = &ctx->zombies;
     ucft_log_init(&ctx->log, UCFT_LOG_WARN, "ucft");
     st = ucft_config_read(&rt_config_table, &ctx->cfg, NULL, NULL, err,
                           sizeof(err));
@@ -231,6 +233,9 @@ ucft_status_t ucft_init(const ucft_params_t *params, ucft_context_h *ctx_p)
     ctx->world.ctx_id = 0;
     ctx->world.rank = ctx->boot.rank;
     ctx->world.size = ctx->boot.size;
+    st = rt_coll_init(ctx);
+    if (st != UCFT_OK)
+        goto err_tp;
 
     st = wireup(ctx);
     if (st == UCFT_OK)
@@ -318,6 +323,7 @@ ucft_status_t ucft_finalize(ucft_context_h ctx)
         ret = st;
     }
     rt_detect_cleanup(ctx);
+    rt_coll_cleanup(ctx);
     tp_destroy(ctx->tp);
     /* After this no PMIx thread callback can reach the inbox. */
     rt_boot_finalize(&ctx->boot);
@@ -373,6 +379,7 @@ int ucft_progress(ucft_context_h ctx)
     if (atomic_load_explicit(&ctx->inbox.pending, memory_order_relaxed) ||
         ctx->nfailed_reported < ctx->nfailed)
         n += rt_failure_progress(ctx);
+    n += rt_coll_progress(ctx);
     return (int)n;
 }
 

@@ -5,6 +5,7 @@
 #include "ucft.h"
 #include "runtime/base/log.h"
 #include "runtime/bootstrap.h"
+#include "runtime/coll.h"
 #include "runtime/detect.h"
 #include "runtime/rt_config.h"
 #include "transport/transport.h"
@@ -18,7 +19,7 @@ enum rt_ctrl_kind {
     RT_CTRL_WIREUP = 1,
 };
 
-enum rt_req_kind { RT_REQ_SEND = 1, RT_REQ_RECV = 2 };
+enum rt_req_kind { RT_REQ_SEND = 1, RT_REQ_RECV = 2, RT_REQ_COLL = 3 };
 
 struct ucft_request {
     tp_req_t tp; /* first: the transport hands it back in callbacks */
@@ -32,6 +33,7 @@ struct ucft_request {
     uint8_t done;
     uint8_t released;            /* the user let go; recycle on completion */
     ucft_status_t cancel_status; /* reported instead of CANCELED */
+    struct rt_coll *coll;        /* RT_REQ_COLL: the running collective */
 };
 
 struct ucft_comm {
@@ -40,6 +42,8 @@ struct ucft_comm {
     int rank;
     int size;
     size_t acked; /* failures acknowledged (ucft_comm_failure_ack) */
+    int f;        /* failures a collective tolerates */
+    uint32_t seq; /* next collective instance */
 };
 
 typedef struct rt_req_chunk {
@@ -62,6 +66,15 @@ typedef struct rt_inbox {
     atomic_int fence_done; /* finalize fence: 0 running, 1 ok, -1 error */
     int evfd;              /* written to wake the owner */
 } rt_inbox_t;
+
+/* A finished collective whose late messages are still dropped. */
+typedef struct rt_drain {
+    unsigned ctx_id;
+    uint32_t seq;
+    uint64_t until;
+    int used;
+} rt_drain_t;
+#define RT_DRAIN_SLOTS 16
 
 struct ucft_context {
     ucft_log_t log;
@@ -88,6 +101,16 @@ struct ucft_context {
     rt_req_chunk_t *chunks;
     struct ucft_request *free_reqs;
     struct ucft_request pending; /* sentinel of a circular list */
+
+    /* Collectives (runtime/coll.c). */
+    const coll_op_ops_t *coll_alg[RT_COLL_NOPS];
+    rt_coll_t colls, zombies; /* sentinels: running, lingering */
+    rt_drain_t drain[RT_DRAIN_SLOTS];
+    unsigned drain_next, drain_used;
+    int drain_busy;
+    tp_req_t drain_req;
+    unsigned char drain_buf[64];
+    uint64_t drained; /* late collective messages dropped */
 };
 
 /* failure.c */
@@ -109,6 +132,8 @@ void rt_inbox_drain_fd(rt_inbox_t *in);
 void rt_inbox_push(rt_inbox_t *in, int rank, ucft_status_t why, int external);
 
 /* p2p.c */
+struct ucft_request *rt_req_get(struct ucft_context *ctx);
+void rt_req_put(struct ucft_request *r);
 void rt_requests_cleanup(struct ucft_context *ctx);
 void rt_requests_cancel_all(struct ucft_context *ctx);
 

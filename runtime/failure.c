@@ -82,6 +82,7 @@ void rt_failure_declare(struct ucft_context *ctx, int rank, ucft_status_t why)
     }
     tp_peer_failed(ctx->tp, rank);
     sweep_receives(ctx, rank);
+    rt_coll_failure(ctx, rank);
 }
 
 /* Transport upcall, from tp progress: an endpoint error is evidence for

@@ -13,7 +13,7 @@
 
 /* ---- request pool --------------------------------------------------- */
 
-static struct ucft_request *req_get(struct ucft_context *ctx)
+struct ucft_request *rt_req_get(struct ucft_context *ctx)
 {
     struct ucft_request *r = ctx->free_reqs;
     if (r == NULL) {
@@ -33,6 +33,7 @@ static struct ucft_request *req_get(struct ucft_context *ctx)
     r->done = 0;
     r->released = 0;
     r->cancel_status = UCFT_OK;
+    r->coll = NULL;
     r->info.status = UCFT_INPROGRESS;
     r->info.source = UCFT_ANY_SOURCE;
     r->info.tag = UCFT_ANY_TAG;
@@ -41,7 +42,7 @@ static struct ucft_request *req_get(struct ucft_context *ctx)
     return r;
 }
 
-static void req_put(struct ucft_request *r)
+void rt_req_put(struct ucft_request *r)
 {
     struct ucft_context *ctx = r->ctx;
     r->next = ctx->free_reqs;
@@ -104,7 +105,7 @@ static void req_tp_done(tp_req_t *t)
     r->done = 1;
     pending_del(r);
     if (r->released)
-        req_put(r);
+        rt_req_put(r);
 }
 
 /* ---- argument checks --------------------------------------------------- */
@@ -171,7 +172,7 @@ ucft_status_t ucft_isend(ucft_comm_h comm, const void *buf, size_t length,
     struct ucft_context *ctx = comm->ctx;
     if (rt_is_failed(ctx, dest))
         return UCFT_ERR_PROC_FAILED;
-    struct ucft_request *r = req_get(ctx);
+    struct ucft_request *r = rt_req_get(ctx);
     if (r == NULL)
         return UCFT_ERR_NO_MEMORY;
     r->kind = RT_REQ_SEND;
@@ -185,13 +186,13 @@ ucft_status_t ucft_isend(ucft_comm_h comm, const void *buf, size_t length,
     if (st == UCFT_OK) {
         /* Completed in place (short or eager send): nothing to wait for,
          * and a NULL request is complete with UCFT_OK (ucft_test). */
-        req_put(r);
+        rt_req_put(r);
         *req = NULL;
         return UCFT_OK;
     } else if (st == UCFT_INPROGRESS) {
         pending_add(r);
     } else {
-        req_put(r);
+        rt_req_put(r);
         return st;
     }
     *req = r;
@@ -209,7 +210,7 @@ ucft_status_t ucft_irecv(ucft_comm_h comm, void *buf, size_t length, int source,
     struct ucft_context *ctx = comm->ctx;
     if (source != UCFT_ANY_SOURCE && rt_is_failed(ctx, source))
         return UCFT_ERR_PROC_FAILED;
-    struct ucft_request *r = req_get(ctx);
+    struct ucft_request *r = rt_req_get(ctx);
     if (r == NULL)
         return UCFT_ERR_NO_MEMORY;
     if (source != UCFT_ANY_SOURCE && !ctx->watched[source]) {
@@ -231,7 +232,7 @@ ucft_status_t ucft_irecv(ucft_comm_h comm, void *buf, size_t length, int source,
     } else if (st == UCFT_INPROGRESS) {
         pending_add(r);
     } else {
-        req_put(r);
+        rt_req_put(r);
         return st;
     }
     *req = r;
@@ -269,7 +270,9 @@ ucft_status_t ucft_test(ucft_request_h *req, int *done, ucft_info_t *info)
     if (info != NULL)
         *info = r->info;
     *done = 1;
-    req_put(r);
+    if (r->kind == RT_REQ_COLL)
+        rt_coll_release(r);
+    rt_req_put(r);
     *req = NULL;
     return st;
 }
@@ -335,10 +338,13 @@ ucft_status_t ucft_request_free(ucft_request_h *req)
     struct ucft_request *r = *req;
     if (r == NULL)
         return UCFT_OK;
-    if (r->done)
-        req_put(r);
-    else
+    if (r->done) {
+        if (r->kind == RT_REQ_COLL)
+            rt_coll_release(r);
+        rt_req_put(r);
+    } else {
         r->released = 1;
+    }
     *req = NULL;
     return UCFT_OK;
 }

@@ -60,6 +60,25 @@ static const ucft_config_field_t rt_fields[] = {
      "no suspicion this soon after the detector starts: ranks finish "
      "start-up at different times on a loaded node",
      ucft_config_parse_time, F(hb_grace_ns), NULL},
+    {"F", "1",
+     "failures a collective tolerates (corrected algorithms); more end "
+     "with UCFT_ERR_PROC_FAILED",
+     ucft_config_parse_int, F(f), NULL},
+    {"BCAST_ALG", "corrected",
+     "broadcast algorithm (ucft-sim --list): corrected, "
+     "corrected-opportunistic, corrected-failproof, corrected-kary, "
+     "corrected-lame, binomial",
+     ucft_config_parse_string, F(alg[0]), NULL},
+    {"REDUCE_ALG", "corrected",
+     "reduce algorithm: corrected (= corrected-list), corrected-countbit, "
+     "corrected-bit",
+     ucft_config_parse_string, F(alg[1]), NULL},
+    {"ALLREDUCE_ALG", "corrected",
+     "allreduce algorithm: corrected (= corrected-list), "
+     "corrected-countbit, corrected-bit",
+     ucft_config_parse_string, F(alg[2]), NULL},
+    {"BARRIER_ALG", "corrected", "barrier algorithm: corrected",
+     ucft_config_parse_string, F(alg[3]), NULL},
     {NULL, NULL, NULL, NULL, 0, NULL},
 };
 

@@ -23,6 +23,8 @@ typedef struct rt_config {
     uint64_t hb_period_ns;  /* eta */
     uint64_t hb_timeout_ns; /* delta */
     uint64_t hb_grace_ns;   /* no suspicion this soon after start-up */
+    int f;                  /* failures tolerated by collectives */
+    const char *alg[4];     /* bcast, reduce, allreduce, barrier */
 } rt_config_t;
 
 extern const ucft_config_table_t rt_config_table;

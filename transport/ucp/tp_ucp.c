@@ -53,7 +53,9 @@ struct tp_ucp {
     int deferring;        /* inside ucp_request_cancel */
     int posting;          /* inside ucp_tag_recv_nbx */
     tp_req_t *deferred;   /* completions to run at next progress (via priv) */
-    int *errors;          /* ranks with an endpoint error to report */
+    void **closing;       /* endpoint close requests not yet complete */
+    size_t nclosing, closing_cap;
+    int *errors; /* ranks with an endpoint error to report */
     size_t nerrors, errors_cap;
 };
 
@@ -204,6 +206,10 @@ static void tp_ucp_watch(tp_t *t, int rank)
 
 /* Force-closes an endpoint and waits (bounded) for the close to finish:
  * no UCX request may outlive the worker. */
+/* Force-closes an endpoint without waiting: the close request is kept and
+ * reaped by later progress calls (closing a dead peer's endpoint can take
+ * long, and the caller may be the heartbeat thread, which must not stall).
+ * No UCX request may outlive the worker: destroy waits for the rest. */
 static void ep_close(tp_ucp_t *tp, ucp_ep_h ep)
 {
     ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
@@ -211,11 +217,37 @@ static void ep_close(tp_ucp_t *tp, ucp_ep_h ep)
     void *r = ucp_ep_close_nbx(ep, &p);
     if (r == NULL || UCS_PTR_IS_ERR(r))
         return;
-    uint64_t deadline = ucft_clock_now_ns() + 2 * UCFT_NSEC_PER_SEC;
-    while (ucp_request_check_status(r) == UCS_INPROGRESS &&
-           ucft_clock_now_ns() < deadline)
-        ucp_worker_progress(tp->worker);
-    ucp_request_free(r);
+    if (tp->nclosing == tp->closing_cap) {
+        size_t cap = tp->closing_cap ? 2 * tp->closing_cap : 8;
+        void **c = realloc(tp->closing, cap * sizeof(*c));
+        if (c == NULL) { /* cannot keep it: wait here, bounded */
+            uint64_t end = ucft_clock_now_ns() + UCFT_NSEC_PER_SEC;
+            while (ucp_request_check_status(r) == UCS_INPROGRESS &&
+                   ucft_clock_now_ns() < end)
+                ucp_worker_progress(tp->worker);
+            ucp_request_free(r);
+            return;
+        }
+        tp->closing = c;
+        tp->closing_cap = cap;
+    }
+    tp->closing[tp->nclosing++] = r;
+}
+
+/* Frees the close requests that have completed; returns how many. */
+static unsigned reap_closing(tp_ucp_t *tp)
+{
+    unsigned n = 0;
+    for (size_t i = 0; i < tp->nclosing;) {
+        if (ucp_request_check_status(tp->closing[i]) == UCS_INPROGRESS) {
+            i++;
+            continue;
+        }
+        ucp_request_free(tp->closing[i]);
+        tp->closing[i] = tp->closing[--tp->nclosing];
+        n++;
+    }
+    return n;
 }
 
 /* ---- send / recv ----------------------------------------------------------
@@ -412,6 +444,8 @@ static unsigned tp_ucp_progress(tp_t *t)
         n++;
     }
     tp->nerrors = 0;
+    if (tp->nclosing > 0)
+        n += reap_closing(tp);
     if (tp->timers.count > 0)
         n += ucft_timerq_expire(&tp->timers, ucft_clock_now_ns(), 64);
     return n;
@@ -589,9 +623,16 @@ static void tp_ucp_destroy(tp_t *t)
         if (tp->peers[r].state == PEER_UP)
             ep_close(tp, tp->peers[r].ep);
     }
+    /* Every close request must end before the worker goes (bounded). */
+    uint64_t end = ucft_clock_now_ns() + 2 * UCFT_NSEC_PER_SEC;
+    while (tp->nclosing > 0 && ucft_clock_now_ns() < end) {
+        ucp_worker_progress(tp->worker);
+        reap_closing(tp);
+    }
     /* Run completions still queued so that owners see every request end. */
     tp_ucp_progress(t);
     drain_unexpected(tp); /* what arrived while the endpoints closed */
+    tp->outstanding += (unsigned)tp->nclosing;
     if (tp->outstanding != 0)
         ucft_warn(t->log,
                   "%u transport requests still pending at destroy; "
@@ -604,6 +645,7 @@ static void tp_ucp_destroy(tp_t *t)
         ucp_cleanup(tp->context);
     }
     ucft_timerq_cleanup(&tp->timers);
+    free(tp->closing);
     free(tp->errors);
     free(tp->peers);
     free(tp);

@@ -1,0 +1,49 @@
+/* Collectives inside a context (runtime/coll.c). */
+#ifndef UCFT_RT_COLL_H
+#define UCFT_RT_COLL_H
+
+#include "ucft.h"
+#include "collectives/coll_op.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ucft_context;
+struct ucft_request;
+
+/* A running or lingering collective. The context keeps two circular lists
+ * of them (running, lingering) with sentinels of this type. */
+typedef struct rt_coll {
+    struct rt_coll *prev, *next;
+    struct ucft_request *req;
+    const coll_op_ops_t *ops;
+    coll_args_t args;
+    void *state;
+    unsigned char *buf;
+    void *out; /* where the first len bytes go on success, or NULL */
+    uint64_t free_at;
+} rt_coll_t;
+
+enum {
+    RT_COLL_BCAST = 0,
+    RT_COLL_REDUCE,
+    RT_COLL_ALLREDUCE,
+    RT_COLL_BARRIER,
+    RT_COLL_NOPS
+};
+
+ucft_status_t rt_coll_init(struct ucft_context *ctx);
+/* Posts operation `op` (RT_COLL_*): `in` is copied into the op buffer,
+ * the result is copied to `out` (NULL: not wanted) on success. */
+ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,
+                           void *out, size_t count, int dtype, int redop,
+                           ucft_request_h *req);
+/* `rank` failed: tell every running collective. */
+void rt_coll_failure(struct ucft_context *ctx, int rank);
+/* Frees lingering states, drops late messages; the work done. */
+unsigned rt_coll_progress(struct ucft_context *ctx);
+/* The request of a collective is released by the caller. */
+void rt_coll_release(struct ucft_request *r);
+void rt_coll_cleanup(struct ucft_context *ctx);
+
+#endif
