@@ -108,6 +108,17 @@ void hb_tick_at(hb_t *hb, uint64_t now, uint64_t deadline)
     }
     if (hb->observed < 0 || hb->observed == hb->suspected)
         return;
+    /* Stall credit: this tick fired `late` after its deadline, so this
+     * thread was not running for that long (descheduled, or the whole node
+     * stalled, which delays every heartbeat alike). That silence is ours,
+     * not the observed rank's: give it the time back. A dead rank is still
+     * declared, one stall later. */
+    if (late > eta) {
+        hb->last_heard += late;
+        if (hb->last_heard > now)
+            hb->last_heard = now;
+        hb->stats.credited++;
+    }
     uint64_t limit = hb->last_heard + hb->params.delta_ns;
     if (limit < hb->grace_until)
         limit = hb->grace_until;

@@ -85,6 +85,7 @@ typedef struct hb_stats {
     uint64_t fenced;     /* messages dropped from failed ranks */
     uint64_t skipped;    /* sends skipped: request pool exhausted */
     uint64_t warnings;   /* warn_late_cb calls */
+    uint64_t credited;   /* late ticks whose lateness was credited back */
     uint64_t ticks;
 } hb_stats_t;
 
