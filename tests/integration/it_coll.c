@@ -1,0 +1,83 @@
+/*
+ * Collectives on a real job: ITERS rounds of allreduce (sum, max, bxor on
+ * several datatypes), broadcast and reduce from a rotating root, and a
+ * barrier; every rank checks every result. Usage: it_coll [ITERS]
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <ucft.h>
+
+#define CHECK(cond, ...)                                                       \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            fprintf(stderr, "rank %d: CHECK FAILED line %d: ", rank,           \
+                    __LINE__);                                                 \
+            fprintf(stderr, __VA_ARGS__);                                      \
+            fprintf(stderr, "\n");                                             \
+            exit(1);                                                           \
+        }                                                                      \
+    } while (0)
+
+int main(int argc, char **argv)
+{
+    ucft_context_h ctx;
+    int iters = argc > 1 ? atoi(argv[1]) : 100, rank = -1;
+    if (ucft_init(NULL, &ctx) != UCFT_OK)
+        return 1;
+    ucft_comm_h w = ucft_comm_world(ctx);
+    rank = ucft_comm_rank(w);
+    int n = ucft_comm_size(w);
+    ucft_status_t st;
+    for (int it = 0; it < iters; it++) {
+        int root = it % n;
+        /* allreduce: int64 sum over a vector, double max, uint32 bxor */
+        int64_t v[5], s[5];
+        for (int i = 0; i < 5; i++)
+            v[i] = (int64_t)(rank + 1) * (i + 1) + it;
+        st = ucft_allreduce(w, v, s, 5, UCFT_INT64, UCFT_SUM);
+        CHECK(st == UCFT_OK, "allreduce sum: %s", ucft_status_name(st));
+        for (int i = 0; i < 5; i++) {
+            int64_t want = (int64_t)n * (n + 1) / 2 * (i + 1) + (int64_t)n * it;
+            CHECK(s[i] == want, "it %d sum[%d] %lld want %lld", it, i,
+                  (long long)s[i], (long long)want);
+        }
+        double d = rank * 1.5 + it, dm = -1;
+        st = ucft_allreduce(w, &d, &dm, 1, UCFT_DOUBLE, UCFT_MAX);
+        CHECK(st == UCFT_OK && dm == (n - 1) * 1.5 + it, "max %g", dm);
+        uint32_t x = 1u << (rank % 32), xr = 0;
+        st = ucft_allreduce(w, &x, &xr, 1, UCFT_UINT32, UCFT_BXOR);
+        uint32_t xw = 0;
+        for (int r = 0; r < n; r++)
+            xw ^= 1u << (r % 32);
+        CHECK(st == UCFT_OK && xr == xw, "bxor %x want %x", xr, xw);
+        /* broadcast from a rotating root, 1000 bytes */
+        unsigned char b[1000];
+        for (int i = 0; i < 1000; i++)
+            b[i] = rank == root ? (unsigned char)(i * 7 + it) : 0;
+        st = ucft_bcast(w, b, sizeof(b), UCFT_BYTE, root);
+        CHECK(st == UCFT_OK, "bcast: %s", ucft_status_name(st));
+        for (int i = 0; i < 1000; i++)
+            CHECK(b[i] == (unsigned char)(i * 7 + it), "bcast byte %d", i);
+        /* reduce to the same root: int32 min */
+        int32_t m = 100 - rank, mr = 0;
+        st = ucft_reduce(w, &m, &mr, 1, UCFT_INT32, UCFT_MIN, root);
+        CHECK(st == UCFT_OK, "reduce: %s", ucft_status_name(st));
+        CHECK(rank != root || mr == 100 - (n - 1), "reduce min %d", mr);
+        st = ucft_barrier(w);
+        CHECK(st == UCFT_OK, "barrier: %s", ucft_status_name(st));
+    }
+    /* Bad input: an error, not a crash. */
+    int64_t z = 0;
+    CHECK(ucft_allreduce(w, &z, &z, 1, UCFT_DOUBLE, UCFT_BAND) ==
+              UCFT_ERR_INVALID_PARAM,
+          "bitwise op on double accepted");
+    CHECK(ucft_bcast(w, &z, 1, UCFT_INT64, n) == UCFT_ERR_INVALID_PARAM,
+          "root out of range accepted");
+    CHECK(ucft_comm_set_f(w, 0) == UCFT_ERR_INVALID_PARAM, "f=0 accepted");
+    if (rank == 0)
+        printf("it_coll: %d rounds of allreduce x3, bcast, reduce, barrier "
+               "correct on %d ranks\n",
+               iters, n);
+    return ucft_finalize(ctx) == UCFT_OK ? 0 : 1;
+}
