@@ -25,6 +25,7 @@ typedef struct bench_cmd {
 
 int bench_pt2pt_main(int argc, char **argv);
 int bench_detector_main(int argc, char **argv);
+int bench_coll_main(int argc, char **argv);
 
 /* ---- clock --------------------------------------------------------------- */
 

@@ -19,6 +19,8 @@ static const bench_cmd_t cmds[] = {
      bench_pt2pt_main},
     {"detector", "failure detection latency, heartbeat CPU, soak",
      bench_detector_main},
+    {"coll", "collective latency; kill-to-correct-result time",
+     bench_coll_main},
     {NULL, NULL, NULL},
 };
 

@@ -1,0 +1,218 @@
+/*
+ * ucft-bench coll: latency of the collectives (coll.h lists the modes).
+ *
+ * Latency mode, per rank:
+ *   1. --alg sets UCFT_<OP>_ALG (before ucft_init, which reads it); --f
+ *      sets f on the world communicator.
+ *   2. --warmup untimed operations, then one barrier (the same corrected
+ *      barrier for every --op), so that the ranks start together.
+ *   3. --iters back-to-back blocking operations, each timed on its own
+ *      (CLOCK_MONOTONIC around the call); the rank keeps the median,
+ *      p99 and mean (total / iters) of its own times.
+ *   4. Every rank sends these to rank 0, which prints per operation the
+ *      max over ranks of the per-rank mean (the headline), of the median
+ *      and of the p99, and the min over ranks of the median.
+ * Back-to-back operations pipeline: a rank may leave an operation before
+ * the slowest has, so a per-rank time is the interval between its own
+ * completions, which in steady state is the period of the whole group.
+ * The mean is the headline because a broadcast's receivers find most
+ * messages already queued (the root does not wait), so their median
+ * interval can be far below one operation; the mean cannot hide the
+ * stalls. Open MPI's program (mpi_coll.c) measures exactly the same way.
+ */
+#include "tools/bench/coll.h"
+#include "ucft.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct coll_rank_result {
+    double median_us, mean_us, p99_us;
+    int32_t rank, errors;
+} coll_rank_result_t;
+
+static int rank_from_env(void)
+{
+    const char *r = getenv("PMIX_RANK");
+    return r ? atoi(r) : 0;
+}
+
+static ucft_status_t run_one(ucft_comm_h w, const coll_opts_t *o, void *a,
+                             void *b, size_t n64)
+{
+    switch (o->op) {
+    case COLL_BCAST:
+        return ucft_bcast(w, a, o->size, UCFT_UINT8, 0);
+    case COLL_REDUCE:
+        return ucft_reduce(w, a, b, n64, UCFT_INT64, UCFT_SUM, 0);
+    case COLL_ALLREDUCE:
+        return ucft_allreduce(w, a, b, n64, UCFT_INT64, UCFT_SUM);
+    case COLL_BARRIER:
+        return ucft_barrier(w);
+    }
+    return UCFT_ERR_INVALID_PARAM;
+}
+
+/* Times the operations; fills `res`. Returns the number of failed calls. */
+static int measure(ucft_comm_h w, const coll_opts_t *o, double *t_us,
+                   coll_rank_result_t *res)
+{
+    size_t n64 = o->size / 8 ? o->size / 8 : 1;
+    size_t bytes = n64 * 8 > o->size ? n64 * 8 : o->size;
+    int64_t *a = calloc(bytes, 1);
+    int64_t *b = calloc(n64, 8);
+    int errors = 0;
+
+    if (a == NULL || b == NULL) {
+        free(a);
+        free(b);
+        return -1;
+    }
+    for (size_t i = 0; i < n64 && i * 8 < o->size; i++)
+        a[i] = ucft_comm_rank(w) + 1;
+    for (int i = 0; i < o->warmup; i++)
+        errors += run_one(w, o, a, b, n64) != UCFT_OK;
+    errors += ucft_barrier(w) != UCFT_OK;
+    uint64_t start = bench_now_ns(), prev = start;
+    for (int i = 0; i < o->iters; i++) {
+        errors += run_one(w, o, a, b, n64) != UCFT_OK;
+        uint64_t now = bench_now_ns();
+        t_us[i] = (double)(now - prev) / 1e3;
+        prev = now;
+    }
+    res->mean_us = (double)(prev - start) / 1e3 / o->iters;
+    res->median_us = bench_quantile_sort(t_us, (size_t)o->iters, 0.5);
+    res->p99_us = bench_quantile_sort(t_us, (size_t)o->iters, 0.99);
+    res->errors = errors;
+    free(a);
+    free(b);
+    return errors;
+}
+
+static void report(const coll_opts_t *o, const coll_rank_result_t *all,
+                   int size, const char *alg, int f, const char *wait)
+{
+    double med = 0, mean = 0, p99 = 0, min_med = 1e30;
+    int errors = 0, worst = 0;
+    for (int r = 0; r < size; r++) {
+        if (all[r].median_us > med) {
+            med = all[r].median_us;
+            worst = r;
+        }
+        if (all[r].mean_us > mean)
+            mean = all[r].mean_us;
+        if (all[r].p99_us > p99)
+            p99 = all[r].p99_us;
+        if (all[r].median_us < min_med)
+            min_med = all[r].median_us;
+        errors += all[r].errors;
+    }
+    if (o->json) {
+        printf("{\"bench\":\"coll\",\"op\":\"%s\",\"alg\":\"%s\","
+               "\"ranks\":%d,\"size\":%zu,\"iters\":%d,\"warmup\":%d,"
+               "\"f\":%d,\"wait\":\"%s\",\"median_us\":%.3f,"
+               "\"mean_us\":%.3f,\"p99_us\":%.3f,\"min_median_us\":%.3f,"
+               "\"slowest_rank\":%d,\"errors\":%d}\n",
+               coll_op_name(o->op), alg, size, o->size, o->iters, o->warmup, f,
+               wait, med, mean, p99, min_med, worst, errors);
+        return;
+    }
+    printf("# ucft-bench coll: %s, alg %s, %d ranks, %zu bytes, f = %d, "
+           "wait %s\n"
+           "# %d timed ops after %d warm-up; per rank: mean, median, p99 "
+           "of its op times; shown: max over ranks (min for min_median)\n",
+           coll_op_name(o->op), alg, size, o->size, f, wait, o->iters,
+           o->warmup);
+    printf("%-10s %-24s %5s %8s %10s %10s %10s %10s %6s\n", "op", "alg",
+           "ranks", "bytes", "mean_us", "median_us", "p99_us", "min_median",
+           "errors");
+    printf("%-10s %-24s %5d %8zu %10.2f %10.2f %10.2f %10.2f %6d\n",
+           coll_op_name(o->op), alg, size, o->size, mean, med, p99, min_med,
+           errors);
+}
+
+int bench_coll_main(int argc, char **argv)
+{
+    coll_opts_t o;
+    bench_wait_cfg_t wcfg;
+    char err[160], var[32];
+    int ret = BENCH_EXIT_OK;
+
+    int rc = coll_opts_parse(argc, argv, &o, rank_from_env() != 0);
+    if (rc != 0)
+        return rc > 0 ? BENCH_EXIT_OK : BENCH_EXIT_USAGE;
+    if (o.alg != NULL) {
+        snprintf(var, sizeof(var), "UCFT_%s_ALG", coll_op_env(o.op));
+        setenv(var, o.alg, 1);
+    }
+    if (bench_wait_cfg_read(&wcfg, err, sizeof(err)) != 0) {
+        bench_err("coll", "%s", err);
+        return BENCH_EXIT_USAGE;
+    }
+    if (o.kill_to_result)
+        return coll_kill_main(&o);
+
+    ucft_context_h ctx;
+    ucft_status_t st = ucft_init(NULL, &ctx);
+    if (st != UCFT_OK) {
+        bench_err("coll", "ucft_init: %s", ucft_status_string(st));
+        return BENCH_EXIT_FAIL;
+    }
+    ucft_comm_h w = ucft_comm_world(ctx);
+    int rank = ucft_comm_rank(w), size = ucft_comm_size(w);
+    if (o.f >= 0 && (st = ucft_comm_set_f(w, o.f)) != UCFT_OK) {
+        if (rank == 0)
+            bench_err("coll", "--f %d: %s", o.f, ucft_status_string(st));
+        ucft_finalize(ctx);
+        return BENCH_EXIT_USAGE;
+    }
+    double *t_us = calloc((size_t)o.iters, sizeof(*t_us));
+    coll_rank_result_t mine = {.rank = rank};
+    coll_rank_result_t *all = calloc((size_t)size, sizeof(*all));
+    if (t_us == NULL || all == NULL || measure(w, &o, t_us, &mine) < 0) {
+        bench_err("coll", "rank %d: out of memory", rank);
+        ret = BENCH_EXIT_FAIL;
+        goto out;
+    }
+    if (rank != 0) {
+        st = ucft_send(w, &mine, sizeof(mine), 0, COLL_TAG_RESULT);
+        if (st != UCFT_OK)
+            ret = BENCH_EXIT_FAIL;
+    } else {
+        all[0] = mine;
+        for (int r = 1; r < size; r++) {
+            ucft_info_t info;
+            st = ucft_recv(w, &all[r], sizeof(all[r]), r, COLL_TAG_RESULT,
+                           &info);
+            if (st != UCFT_OK) {
+                bench_err("coll", "no result from rank %d: %s", r,
+                          ucft_status_string(st));
+                ret = BENCH_EXIT_FAIL;
+                all[r].errors = o.iters;
+            }
+        }
+        const char *alg = o.alg;
+        if (alg == NULL) {
+            snprintf(var, sizeof(var), "UCFT_%s_ALG", coll_op_env(o.op));
+            alg = getenv(var) ? getenv(var) : "corrected";
+        }
+        report(&o, all, size, alg, ucft_comm_get_f(w),
+               bench_wait_name(wcfg.mode));
+        fflush(stdout);
+    }
+    if (mine.errors > 0)
+        ret = BENCH_EXIT_FAIL;
+    /* The result messages are small; a final barrier keeps rank 0 from
+     * finalizing while a late sender still needs it. */
+    (void)ucft_barrier(w);
+out:
+    free(t_us);
+    free(all);
+    st = ucft_finalize(ctx);
+    if (st != UCFT_OK && ret == BENCH_EXIT_OK) {
+        bench_err("coll", "ucft_finalize: %s", ucft_status_string(st));
+        ret = BENCH_EXIT_FAIL;
+    }
+    return ret;
+}

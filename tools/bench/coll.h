@@ -1,0 +1,55 @@
+/*
+ * ucft-bench coll: internal interface between the latency driver (coll.c),
+ * the options (coll_opts.c) and the kill-to-result mode (coll_kill.c).
+ *
+ * Two modes:
+ *   latency (default)   every rank times --iters back-to-back blocking
+ *                       operations after --warmup ones and a barrier;
+ *                       rank 0 prints the max over ranks of each rank's
+ *                       median (and mean) per-operation time.
+ *   --kill-to-result    every rank loops a corrected allreduce (int64 sum
+ *                       of rank+1, f = 1) while ucftrun kills a rank; each
+ *                       survivor reports when it first held a correct
+ *                       result after the kill (UCFTRUN_INJECT_LOG).
+ */
+#ifndef UCFT_TOOLS_BENCH_COLL_H
+#define UCFT_TOOLS_BENCH_COLL_H
+
+#include "tools/bench/bench.h"
+
+#include <stdio.h>
+
+/* User tag of the result messages (nothing else uses point-to-point). */
+#define COLL_TAG_RESULT 0xc011
+
+typedef enum coll_op {
+    COLL_BCAST = 0,
+    COLL_REDUCE,
+    COLL_ALLREDUCE,
+    COLL_BARRIER,
+} coll_op_t;
+
+typedef struct coll_opts {
+    coll_op_t op;       /* --op */
+    const char *alg;    /* --alg, NULL: the runtime's default */
+    size_t size;        /* --size in bytes (int64 elements for reductions) */
+    int iters;          /* --iters */
+    int warmup;         /* --warmup */
+    int f;              /* --f, -1: the runtime's default (UCFT_F) */
+    int json;           /* --json */
+    int kill_to_result; /* --kill-to-result */
+    double bound_s;     /* --bound: kill-to-result, longest run */
+} coll_opts_t;
+
+/* Returns 0 (run), 1 (help printed: exit 0) or -1 (error and usage
+ * printed: exit 2). `quiet` suppresses messages (ranks other than 0). */
+int coll_opts_parse(int argc, char **argv, coll_opts_t *o, int quiet);
+void coll_usage(FILE *f);
+const char *coll_op_name(coll_op_t op);
+/* "BCAST", ...: the middle of UCFT_<OP>_ALG. */
+const char *coll_op_env(coll_op_t op);
+
+/* The --kill-to-result mode (coll_kill.c); returns an exit code. */
+int coll_kill_main(const coll_opts_t *o);
+
+#endif

@@ -1,0 +1,200 @@
+/*
+ * Options of `ucft-bench coll`. A bad option gives one line naming it,
+ * then the usage, and exit code 2.
+ */
+#include "tools/bench/coll.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_SIZE   8
+#define DEFAULT_ITERS  10000
+#define DEFAULT_WARMUP 1000
+#define DEFAULT_BOUND  30.0
+#define MAX_SIZE       (64u << 20)
+
+static const char *const op_names[] = {"bcast", "reduce", "allreduce",
+                                       "barrier"};
+static const char *const op_envs[] = {"BCAST", "REDUCE", "ALLREDUCE",
+                                      "BARRIER"};
+
+const char *coll_op_name(coll_op_t op)
+{
+    return (unsigned)op < 4 ? op_names[op] : "?";
+}
+
+const char *coll_op_env(coll_op_t op)
+{
+    return (unsigned)op < 4 ? op_envs[op] : "?";
+}
+
+void coll_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: ucftrun -n N ucft-bench coll --op OP [options]\n"
+            "       ucftrun -n N --kill R@S ucft-bench coll --kill-to-result "
+            "[options]\n"
+            "  Latency: every rank times --iters back-to-back blocking "
+            "operations\n"
+            "  (after --warmup ones and a barrier); rank 0 prints the max over "
+            "ranks\n"
+            "  of each rank's median and mean time per operation.\n"
+            "  --op OP          bcast | reduce | allreduce | barrier (root 0)\n"
+            "  --alg NAME       sets UCFT_<OP>_ALG before ucft_init "
+            "(ucft-sim --list)\n"
+            "  --size B         bytes per rank (int64 elements for reduce and\n"
+            "                   allreduce, so a multiple of 8; default %d)\n"
+            "  --iters K        timed operations (default %d)\n"
+            "  --warmup W       untimed operations first (default %d)\n"
+            "  --f F            failures tolerated (ucft_comm_set_f; default "
+            "UCFT_F)\n"
+            "  --kill-to-result loop allreduce (f = 1 unless --f) while "
+            "ucftrun kills\n"
+            "                   a rank; per survivor: kill -> first completed "
+            "result,\n"
+            "                   and kill -> first result without the victim\n"
+            "  --bound S        kill-to-result: longest run (default %.0f s)\n"
+            "  --json           one JSON object instead of the table\n"
+            "  -h, --help       this text\n"
+            "  Environment: UCFT_WAIT (spin|sleep|hybrid), UCFT_SPIN_TIME, "
+            "UCFT_F,\n"
+            "  UCFT_<OP>_ALG, UCX_*.\n",
+            DEFAULT_SIZE, DEFAULT_ITERS, DEFAULT_WARMUP, DEFAULT_BOUND);
+}
+
+static int fail(int quiet, const char *fmt, const char *what)
+{
+    if (!quiet) {
+        fprintf(stderr, "ucft-bench coll: ");
+        fprintf(stderr, fmt, what);
+        fputc('\n', stderr);
+        coll_usage(stderr);
+    }
+    return -1;
+}
+
+static int parse_op(const char *s, coll_op_t *op)
+{
+    for (int i = 0; i < 4; i++)
+        if (strcmp(s, op_names[i]) == 0) {
+            *op = (coll_op_t)i;
+            return 0;
+        }
+    return -1;
+}
+
+int coll_opts_parse(int argc, char **argv, coll_opts_t *o, int quiet)
+{
+    enum {
+        O_OP = 256,
+        O_ALG,
+        O_SIZE,
+        O_ITERS,
+        O_WARMUP,
+        O_F,
+        O_JSON,
+        O_KILL,
+        O_BOUND
+    };
+    static const struct option longs[] = {
+        {"op", required_argument, NULL, O_OP},
+        {"alg", required_argument, NULL, O_ALG},
+        {"size", required_argument, NULL, O_SIZE},
+        {"iters", required_argument, NULL, O_ITERS},
+        {"warmup", required_argument, NULL, O_WARMUP},
+        {"f", required_argument, NULL, O_F},
+        {"json", no_argument, NULL, O_JSON},
+        {"kill-to-result", no_argument, NULL, O_KILL},
+        {"bound", required_argument, NULL, O_BOUND},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c, have_op = 0;
+    char *end;
+
+    memset(o, 0, sizeof(*o));
+    o->size = DEFAULT_SIZE;
+    o->iters = DEFAULT_ITERS;
+    o->warmup = DEFAULT_WARMUP;
+    o->f = -1;
+    o->bound_s = DEFAULT_BOUND;
+
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+        switch (c) {
+        case O_OP:
+            if (parse_op(optarg, &o->op) != 0)
+                return fail(quiet,
+                            "--op '%s': expected bcast, reduce, allreduce "
+                            "or barrier",
+                            optarg);
+            have_op = 1;
+            break;
+        case O_ALG:
+            if (*optarg == '\0')
+                return fail(quiet, "--alg '%s': expected a name", optarg);
+            o->alg = optarg;
+            break;
+        case O_SIZE:
+            if (bench_parse_size(optarg, &o->size) != 0 || o->size == 0 ||
+                o->size > MAX_SIZE)
+                return fail(quiet, "--size '%s': expected 1 .. 64m bytes",
+                            optarg);
+            break;
+        case O_ITERS:
+            if (bench_parse_int(optarg, 1, 100000000, &o->iters) != 0)
+                return fail(quiet, "--iters '%s': expected a count >= 1",
+                            optarg);
+            break;
+        case O_WARMUP:
+            if (bench_parse_int(optarg, 0, 100000000, &o->warmup) != 0)
+                return fail(quiet, "--warmup '%s': expected a count >= 0",
+                            optarg);
+            break;
+        case O_F:
+            if (bench_parse_int(optarg, 0, 1024, &o->f) != 0)
+                return fail(quiet, "--f '%s': expected 0 .. 1024", optarg);
+            break;
+        case O_JSON:
+            o->json = 1;
+            break;
+        case O_KILL:
+            o->kill_to_result = 1;
+            break;
+        case O_BOUND:
+            o->bound_s = strtod(optarg, &end);
+            if (end == optarg || *end != '\0' || !(o->bound_s > 0) ||
+                o->bound_s > 3600)
+                return fail(quiet, "--bound '%s': expected seconds, > 0",
+                            optarg);
+            break;
+        case 'h':
+            if (!quiet)
+                coll_usage(stdout);
+            return 1;
+        case ':':
+            return fail(quiet, "%s: missing value", argv[optind - 1]);
+        default:
+            return fail(quiet, "'%s': unknown option", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return fail(quiet, "'%s': unexpected argument", argv[optind]);
+    if (o->kill_to_result) {
+        if (have_op && o->op != COLL_ALLREDUCE)
+            return fail(quiet, "--kill-to-result: '%s' (allreduce only)",
+                        coll_op_name(o->op));
+        o->op = COLL_ALLREDUCE;
+        return 0;
+    }
+    if (!have_op)
+        return fail(quiet, "%s", "--op is required");
+    if ((o->op == COLL_REDUCE || o->op == COLL_ALLREDUCE) && o->size % 8)
+        return fail(quiet, "--size: %s",
+                    "reductions use int64 elements, expected a multiple "
+                    "of 8");
+    return 0;
+}
