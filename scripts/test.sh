@@ -12,11 +12,12 @@ quick=0
 "$root/scripts/bootstrap.sh"
 jobs=$(nproc)
 
-run_suite() { # dir label-regex
+run_suite() { # dir [label-regex [extra ctest args...]]
   local dir=$1 labels=${2:-}
+  shift 2 || shift $#
   local args=(--test-dir "$dir" --output-on-failure --timeout 300 -j"$jobs")
   [ -n "$labels" ] && args+=(-L "$labels")
-  ctest "${args[@]}"
+  ctest "${args[@]}" "$@"
 }
 
 echo "== build (RelWithDebInfo, -Werror)"
@@ -33,12 +34,12 @@ if [ $quick -eq 0 ]; then
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   LSAN_OPTIONS=suppressions=$root/scripts/lsan.supp \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    run_suite "$root/build-asan" 'unit|sim|integration'
+    run_suite "$root/build-asan" 'unit|sim|integration' -LE exhaustive
   echo "== build (TSan)"
   "$root/scripts/build.sh" "$root/build-tsan" -DUCFT_SANITIZE=thread -DCMAKE_BUILD_TYPE=Debug >/dev/null
   echo "== tests (TSan)"
   export TSAN_OPTIONS=halt_on_error=1:suppressions=$root/scripts/tsan.supp
-  run_suite "$root/build-tsan" 'unit|sim'
+  run_suite "$root/build-tsan" 'unit|sim' -LE exhaustive
   # The cross-thread paths of the runtime: the heartbeat thread and PMIx
   # death events handed to the owner of the context. Real jobs in which
   # ranks die, stop, or compute without calling ucft.
