@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# coll_vs_mpi.sh: ucft collectives next to Open MPI's, same N, same size,
+# same measurement (tools/bench/coll.c and mpi_coll.c: per rank the mean
+# interval between back-to-back blocking operations, max over ranks),
+# run alternately, ROUNDS rounds, median per cell. Then the
+# kill-to-correct-result time of the corrected allreduce (N = KILL_N).
+#
+#   tools/bench/coll_vs_mpi.sh [BUILD_DIR]        (default build-cbench)
+#
+# Environment: NS ("2 4 8 16"), OPS ("bcast allreduce barrier"), SIZE (8),
+# ROUNDS (3), ITERS (2000), WARMUP (200), WAITS ("hybrid spin"),
+# ALLREDUCE_ALGS ("corrected corrected-countbit corrected-bit"),
+# MPI_PMLS ("ob1 ucx"), KILL_N (8), KILL_RUNS (5; 0 skips),
+# KILL_WAITS ("hybrid").
+# Waiting: ucft ranks wait as UCFT_WAIT says (hybrid = spin
+# UCFT_SPIN_TIME, then sleep on the event fd: the production default;
+# spin = busy-poll). Open MPI busy-polls, yielding the core between polls
+# with --mca mpi_yield_when_idle 1 (needed with more ranks than cores).
+# mpi_coll.c is built with mpicc into a temporary directory; without
+# mpicc/mpirun the Open MPI columns are "-".
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$root/build-cbench}
+bin=$build/bin
+NS=${NS:-"2 4 8 16"}
+OPS=${OPS:-"bcast allreduce barrier"}
+SIZE=${SIZE:-8}
+ROUNDS=${ROUNDS:-3}
+ITERS=${ITERS:-2000}
+WARMUP=${WARMUP:-200}
+WAITS=${WAITS:-"hybrid spin"}
+ALLREDUCE_ALGS=${ALLREDUCE_ALGS:-"corrected corrected-countbit corrected-bit"}
+MPI_PMLS=${MPI_PMLS:-"ob1 ucx"}
+KILL_N=${KILL_N:-8}
+KILL_RUNS=${KILL_RUNS:-5}
+KILL_WAITS=${KILL_WAITS:-"hybrid"}
+TMO=${TMO:-300}
+
+for f in "$bin/ucftrun" "$bin/ucft-bench"; do
+    [ -x "$f" ] || { echo "coll_vs_mpi.sh: $f missing (build first)" >&2; exit 2; }
+done
+tmp=$(mktemp -d /tmp/coll_vs_mpi.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+mpi=""
+if command -v mpicc >/dev/null && command -v mpirun >/dev/null &&
+    mpicc -O2 -o "$tmp/mpi_coll" "$root/tools/bench/mpi_coll.c" 2>"$tmp/cc.log"; then
+    mpi=$tmp/mpi_coll
+else
+    echo "# no mpicc/mpirun (or mpi_coll.c did not build): no Open MPI columns"
+    MPI_PMLS=""
+fi
+
+# algs OP: the ucft algorithms measured for OP.
+algs() {
+    case $1 in
+    allreduce) echo "$ALLREDUCE_ALGS" ;;
+    bcast) echo "corrected binomial" ;;
+    *) echo "corrected" ;;
+    esac
+}
+field() { sed -n "s/.*\"$1\":\([-0-9.]*\).*/\1/p" | head -1; }
+median() { sort -g | awk '{v[NR]=$1} END {if (NR==0) print "-";
+    else if (NR%2) print v[(NR+1)/2]; else printf "%.3f\n", (v[NR/2]+v[NR/2+1])/2}'; }
+
+run_ucft() { # N OP ALG WAIT -> mean_us
+    UCFT_WAIT=$4 timeout "$TMO" "$bin/ucftrun" -n "$1" "$bin/ucft-bench" coll \
+        --op "$2" --alg "$3" --size "$SIZE" --iters "$ITERS" \
+        --warmup "$WARMUP" --json 2>>"$tmp/err.log" | field mean_us
+}
+run_mpi() { # N OP PML -> mean_us
+    local extra=(--mca pml ob1)
+    [ "$3" = ucx ] && extra=(--mca pml ucx --mca pml_ucx_tls any
+        --mca pml_ucx_devices any)
+    timeout "$TMO" mpirun --allow-run-as-root --oversubscribe \
+        --mca mpi_yield_when_idle 1 "${extra[@]}" -np "$1" "$mpi" "$2" \
+        "$SIZE" "$ITERS" "$WARMUP" 2>>"$tmp/err.log" | field mean_us
+}
+
+echo "# coll_vs_mpi.sh $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores," \
+    "load $(cut -d' ' -f1-3 /proc/loadavg); size $SIZE B, $ITERS iters" \
+    "($WARMUP warm-up), $ROUNDS rounds, median of the rounds"
+for r in $(seq "$ROUNDS"); do
+    for n in $NS; do
+        for op in $OPS; do
+            for w in $WAITS; do
+                for a in $(algs "$op"); do
+                    v=$(run_ucft "$n" "$op" "$a" "$w")
+                    echo "${v:-}" >>"$tmp/u.$n.$op.$a.$w"
+                done
+            done
+            for p in $MPI_PMLS; do
+                v=$(run_mpi "$n" "$op" "$p")
+                echo "${v:-}" >>"$tmp/m.$n.$op.$p"
+            done
+        done
+    done
+done
+
+cell() { [ -f "$1" ] && grep -v '^$' "$1" | median || echo -; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" ||
+    b + 0 == 0) print "-"; else printf "%.2f\n", a / b }'; }
+echo
+echo "mean µs per operation (max over ranks), median of $ROUNDS rounds;" \
+    "ratio = ucft / Open MPI (best of ${MPI_PMLS:-none})"
+printf "| %3s | %-9s | %-18s | %-6s | %9s | %9s | %9s | %6s | %9s |\n" \
+    N op "ucft alg" wait "ucft µs" "ob1 µs" "ucx µs" ratio "/binomial"
+echo "|---|---|---|---|---|---|---|---|---|"
+for n in $NS; do
+    for op in $OPS; do
+        ob1=$(cell "$tmp/m.$n.$op.ob1")
+        ucx=$(cell "$tmp/m.$n.$op.ucx")
+        best=$(printf '%s\n%s\n' "$ob1" "$ucx" | grep -v '^-$' | sort -g | head -1)
+        for w in $WAITS; do
+            for a in $(algs "$op"); do
+                u=$(cell "$tmp/u.$n.$op.$a.$w")
+                bin_r=-
+                [ "$op" = bcast ] && [ "$a" != binomial ] &&
+                    bin_r=$(ratio "$u" "$(cell "$tmp/u.$n.$op.binomial.$w")")
+                printf "| %3s | %-9s | %-18s | %-6s | %9s | %9s | %9s | %6s | %9s |\n" \
+                    "$n" "$op" "$a" "$w" "$u" "$ob1" "$ucx" \
+                    "$(ratio "$u" "${best:--}")" "$bin_r"
+            done
+        done
+    done
+done
+
+if [ "$KILL_RUNS" -gt 0 ]; then
+    echo
+    echo "kill-to-correct-result, corrected allreduce (f = 1), N = $KILL_N," \
+        "rank $((KILL_N - 3)) SIGKILLed at 3 s; ms after the kill, median over survivors"
+    printf "| %-6s | %3s | %9s | %9s | %11s | %11s | %11s | %3s |\n" wait run \
+        first_med first_max excluded_med excluded_p99 excluded_max bad
+    echo "|---|---|---|---|---|---|---|---|"
+    for w in $KILL_WAITS; do
+        : >"$tmp/k.$w"
+        for r in $(seq "$KILL_RUNS"); do
+            j=$(UCFT_WAIT=$w timeout "$TMO" "$bin/ucftrun" -n "$KILL_N" \
+                --kill "$((KILL_N - 3))@3" "$bin/ucft-bench" coll \
+                --kill-to-result --json 2>>"$tmp/err.log" | grep kill-to-result)
+            fm=$(echo "$j" | sed 's/.*"first_ms":{//' | field median)
+            fx=$(echo "$j" | sed 's/.*"first_ms":{//' | field max)
+            em=$(echo "$j" | sed 's/.*"excluded_ms":{//' | field median)
+            ep=$(echo "$j" | sed 's/.*"excluded_ms":{//' | field p99)
+            ex=$(echo "$j" | sed 's/.*"excluded_ms":{//' | field max)
+            bad=$(echo "$j" | field bad)
+            echo "${em:-}" >>"$tmp/k.$w"
+            printf "| %-6s | %3s | %9s | %9s | %11s | %11s | %11s | %3s |\n" \
+                "$w" "$r" "${fm:--}" "${fx:--}" "${em:--}" "${ep:--}" \
+                "${ex:--}" "${bad:--}"
+        done
+        echo "median over runs of the excluded median ($w): $(cell "$tmp/k.$w") ms"
+    done
+fi
+if [ -s "$tmp/err.log" ]; then
+    echo
+    echo "# stderr (first lines):"
+    grep -v 'heartbeat went out' "$tmp/err.log" | head -5 | sed 's/^/#   /'
+fi

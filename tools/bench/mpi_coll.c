@@ -1,0 +1,95 @@
+/*
+ * mpi_coll: the Open MPI side of tools/bench/coll_vs_mpi.sh. Not part of
+ * the CMake build (ucft has no MPI dependency); the script compiles it
+ * with mpicc into its own temporary directory:
+ *
+ *   mpicc -O2 -o mpi_coll tools/bench/mpi_coll.c
+ *   mpirun -np N ./mpi_coll bcast|allreduce|barrier|reduce SIZE ITERS WARMUP
+ *
+ * It measures exactly as `ucft-bench coll` does: WARMUP untimed operations,
+ * one MPI_Barrier, then ITERS back-to-back blocking operations (root 0;
+ * int64 sum for the reductions), each rank timing the interval between
+ * its own completions; per rank mean (total / ITERS), median and p99;
+ * rank 0 prints one JSON line with the max over ranks of each.
+ */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int run(const char *op, void *a, void *b, int size)
+{
+    int n64 = size / 8 > 0 ? size / 8 : 1;
+    if (strcmp(op, "bcast") == 0)
+        return MPI_Bcast(a, size, MPI_BYTE, 0, MPI_COMM_WORLD);
+    if (strcmp(op, "allreduce") == 0)
+        return MPI_Allreduce(a, b, n64, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    if (strcmp(op, "reduce") == 0)
+        return MPI_Reduce(a, b, n64, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    return MPI_Barrier(MPI_COMM_WORLD);
+}
+
+int main(int argc, char **argv)
+{
+    int rank, nranks;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    if (argc != 5) {
+        if (rank == 0)
+            fprintf(stderr, "usage: mpi_coll OP SIZE ITERS WARMUP\n");
+        MPI_Finalize();
+        return 2;
+    }
+    const char *op = argv[1];
+    int size = atoi(argv[2]), iters = atoi(argv[3]), warmup = atoi(argv[4]);
+    if (size < 1 || iters < 1 || warmup < 0) {
+        MPI_Finalize();
+        return 2;
+    }
+    size_t bytes = size < 8 ? 8 : (size_t)size;
+    int64_t *a = calloc(bytes, 1), *b = calloc(bytes, 1);
+    double *t = calloc((size_t)iters, sizeof(*t));
+    a[0] = rank + 1;
+    for (int i = 0; i < warmup; i++)
+        run(op, a, b, size);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double start = now_us(), prev = start;
+    for (int i = 0; i < iters; i++) {
+        run(op, a, b, size);
+        double x = now_us();
+        t[i] = x - prev;
+        prev = x;
+    }
+    double mine[3], worst[3];
+    mine[0] = (prev - start) / iters;
+    qsort(t, (size_t)iters, sizeof(*t), cmp);
+    mine[1] = iters % 2 ? t[iters / 2] : (t[iters / 2 - 1] + t[iters / 2]) / 2;
+    mine[2] = t[(size_t)(0.99 * (iters - 1))];
+    MPI_Reduce(mine, worst, 3, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("{\"bench\":\"mpi_coll\",\"op\":\"%s\",\"ranks\":%d,"
+               "\"size\":%d,\"iters\":%d,\"mean_us\":%.3f,"
+               "\"median_us\":%.3f,\"p99_us\":%.3f}\n",
+               op, nranks, size, iters, worst[0], worst[1], worst[2]);
+    free(a);
+    free(b);
+    free(t);
+    MPI_Finalize();
+    return 0;
+}
