@@ -75,7 +75,8 @@ void rc_on_failure(void *state, int rank);
  * inclusion. Otherwise rank r contributes a small deterministic value per
  * element and the check accepts exactly the reductions over "every live
  * rank plus any subset of the dead ones" (subsets enumerated up to 12
- * dead ranks). */
+ * dead ranks; sums in closed form at any size, other operations up to
+ * 4096 ranks). */
 void rc_fill(void *buf, const coll_args_t *args, int rank, int size);
 int rc_check_root(const void *buf, const coll_args_t *args, int rank, int size,
                   const uint8_t *dead);

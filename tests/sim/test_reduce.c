@@ -25,15 +25,22 @@ static void test_reduce_theorem5_failure_free(void **state)
 static void test_reduce_f1_exhaustive(void **state)
 {
     for (int a = 1; a < 4; a++)
-        sweep(find_op("reduce", algs[a]), 1, 2, a == 1 ? 32 : 20,
+        sweep(find_op("reduce", algs[a]), 1, 2, a == 1 ? 32 : 16,
               SW_PRE | SW_IN);
 }
 
 static void test_reduce_f2_exhaustive_slow(void **state)
 {
     for (int a = 1; a < 4; a++)
-        sweep(find_op("reduce", algs[a]), 2, 2, a == 1 ? 24 : 12,
+        sweep(find_op("reduce", algs[a]), 2, 2, a == 1 ? 20 : 10,
               SW_PRE | SW_IN | SW_MIXED);
+}
+
+/* f = 2, both failures before the op: every pair, every n up to 32. */
+static void test_reduce_f2_preop_pairs(void **state)
+{
+    for (int a = 1; a < 4; a++)
+        sweep(find_op("reduce", algs[a]), 2, 2, 32, SW_PRE);
 }
 
 static void test_reduce_more_than_f_ends(void **state)
@@ -99,6 +106,7 @@ int main(void)
         cmocka_unit_test(test_reduce_theorem5_failure_free),
         cmocka_unit_test(test_reduce_f1_exhaustive),
         cmocka_unit_test(test_reduce_f2_exhaustive_slow),
+        cmocka_unit_test(test_reduce_f2_preop_pairs),
         cmocka_unit_test(test_reduce_more_than_f_ends),
         cmocka_unit_test(test_reduce_random_campaign),
         cmocka_unit_test(test_reduce_other_dtypes),

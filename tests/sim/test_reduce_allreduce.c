@@ -32,8 +32,14 @@ static void test_allreduce_f1_exhaustive(void **state)
 
 static void test_allreduce_f2_exhaustive_slow(void **state)
 {
-    sweep(find_op("allreduce", "corrected"), 2, 2, 18,
+    sweep(find_op("allreduce", "corrected"), 2, 2, 16,
           SW_PRE | SW_IN | SW_MIXED);
+}
+
+static void test_allreduce_f2_preop_pairs(void **state)
+{
+    for (int a = 0; a < 3; a++)
+        sweep(find_op("allreduce", algs[a]), 2, 2, 32, SW_PRE);
 }
 
 static void test_allreduce_more_than_f_ends(void **state)
@@ -74,6 +80,7 @@ int main(void)
         cmocka_unit_test(test_allreduce_failure_free_count),
         cmocka_unit_test(test_allreduce_f1_exhaustive),
         cmocka_unit_test(test_allreduce_f2_exhaustive_slow),
+        cmocka_unit_test(test_allreduce_f2_preop_pairs),
         cmocka_unit_test(test_allreduce_more_than_f_ends),
         cmocka_unit_test(test_allreduce_random_campaign),
         cmocka_unit_test(test_allreduce_barrier),
