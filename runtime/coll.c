@@ -12,9 +12,11 @@
  *   RT_COLL_LINGER_NS after the request is released: the transport requests
  *   it cancelled complete from later progress calls and still touch it.
  * - Late messages of finished operations (corrections keep coming after a
- *   rank is done) are received and dropped for RT_COLL_DRAIN_NS, so they
- *   neither match a later instance (the tag carries the sequence) nor pile
- *   up in the transport's unexpected queue.
+ *   rank is done) are swallowed by a receive kept posted for each of the
+ *   last RT_DRAIN_SLOTS finished instances ("this sequence, any sender,
+ *   any kind"), re-posted after every match: they neither match a later
+ *   instance (the tag carries the sequence) nor pile up in the transport's
+ *   unexpected queue, where every masked receive would have to scan them.
  */
 #include "runtime/coll.h"
 #include "runtime/context.h"
@@ -26,7 +28,6 @@
 #include <string.h>
 
 #define RT_COLL_LINGER_NS (2 * UCFT_NSEC_PER_SEC)
-#define RT_COLL_DRAIN_NS  (2 * UCFT_NSEC_PER_SEC)
 
 static const char *const op_names[RT_COLL_NOPS] = {"bcast", "reduce",
                                                    "allreduce", "barrier"};
@@ -77,15 +78,67 @@ static void coll_free(struct rt_coll *c)
     free(c);
 }
 
+static void drain_post(rt_drain_t *d);
+
+static void drain_cb(tp_req_t *t)
+{
+    rt_drain_t *d = t->arg;
+    d->posted = 0;
+    if (t->status != UCFT_ERR_CANCELED && !d->retiring) {
+        d->ctx->drained++; /* a late message (possibly truncated): again */
+        drain_post(d);
+        return;
+    }
+    if (t->status != UCFT_ERR_CANCELED)
+        d->ctx->drained++;
+    d->retiring = 0;
+    if (d->has_next) {
+        d->has_next = 0;
+        d->ctx_id = d->next_ctx_id;
+        d->seq = d->next_seq;
+        drain_post(d);
+    }
+}
+
+static void drain_post(rt_drain_t *d)
+{
+    uint64_t tag = ucft_tag_make(UCFT_TAG_CLASS_COLL, d->ctx_id, 0,
+                                 ucft_tag_coll_payload(d->seq, 0));
+    uint64_t mask =
+        ~(UCFT_TAG_SRC_MASK | (((uint64_t)1 << UCFT_TAG_KIND_BITS) - 1));
+    for (int i = 0; i < 64; i++) {
+        d->req = (tp_req_t){.cb = drain_cb, .arg = d};
+        ucft_status_t st =
+            tp_recv(d->ctx->tp, tag, mask, d->buf, sizeof(d->buf), &d->req);
+        if (st == UCFT_INPROGRESS) {
+            d->posted = 1;
+            return;
+        }
+        if (st != UCFT_OK)
+            return;
+        d->ctx->drained++; /* one that was already waiting: look again */
+    }
+}
+
+/* Instance (cid, seq) finished here: swallow its late messages from now
+ * on, in the slot of the oldest of the last RT_DRAIN_SLOTS. */
 static void drain_add(struct ucft_context *ctx, unsigned cid, uint32_t seq)
 {
     rt_drain_t *d = &ctx->drain[ctx->drain_next++ % RT_DRAIN_SLOTS];
+    d->ctx = ctx;
+    if (d->posted || d->retiring) {
+        d->next_ctx_id = cid;
+        d->next_seq = seq;
+        d->has_next = 1;
+        if (d->posted && !d->retiring) {
+            d->retiring = 1;
+            tp_cancel(ctx->tp, &d->req); /* drain_cb reposts for seq */
+        }
+        return;
+    }
     d->ctx_id = cid;
     d->seq = seq;
-    d->until = ucft_clock_now_ns() + RT_COLL_DRAIN_NS;
-    if (!d->used)
-        ctx->drain_used++;
-    d->used = 1;
+    drain_post(d);
 }
 
 /* Completion, from a transport callback inside the algorithm. */
@@ -216,50 +269,19 @@ void rt_coll_failure(struct ucft_context *ctx, int rank)
     }
 }
 
-/* Receives and drops one late message of a finished operation, if any. */
-static void drain_cb(tp_req_t *t)
-{
-    ((struct ucft_context *)t->arg)->drain_busy = 0;
-}
-
 unsigned rt_coll_progress(struct ucft_context *ctx)
 {
     unsigned n = 0;
-    if (ctx->zombies.next == &ctx->zombies && ctx->drain_used == 0)
-        return 0; /* the common case: one comparison on the hot path */
+    /* Lingering states are freed in bulk now and then: a clock read on
+     * every progress call would tax the point-to-point hot path. */
+    if (ctx->zombies.next == &ctx->zombies || (++ctx->coll_tick & 63) != 0)
+        return 0;
     uint64_t now = ucft_clock_now_ns();
-
     while (ctx->zombies.next != &ctx->zombies &&
            ctx->zombies.next->free_at <= now) {
         struct rt_coll *c = ctx->zombies.next;
         list_del(c);
         coll_free(c);
-        n++;
-    }
-    for (int i = 0; i < RT_DRAIN_SLOTS && !ctx->drain_busy; i++) {
-        rt_drain_t *d = &ctx->drain[i];
-        if (!d->used)
-            continue;
-        if (now > d->until) {
-            d->used = 0;
-            ctx->drain_used--;
-            continue;
-        }
-        uint64_t tag = ucft_tag_make(UCFT_TAG_CLASS_COLL, d->ctx_id, 0,
-                                     ucft_tag_coll_payload(d->seq, 0));
-        uint64_t mask =
-            ~(UCFT_TAG_SRC_MASK | (((uint64_t)1 << UCFT_TAG_KIND_BITS) - 1));
-        tp_probe_info_t pi;
-        if (tp_probe(ctx->tp, tag, mask, &pi) != UCFT_OK)
-            continue;
-        ctx->drain_req = (tp_req_t){.cb = drain_cb, .arg = ctx};
-        ctx->drain_busy = 1;
-        ucft_status_t st =
-            tp_recv(ctx->tp, pi.tag, UCFT_TAG_FULL_MASK, ctx->drain_buf,
-                    sizeof(ctx->drain_buf), &ctx->drain_req);
-        if (st != UCFT_INPROGRESS)
-            ctx->drain_busy = 0; /* done at once (possibly truncated) */
-        ctx->drained++;
         n++;
     }
     return n;
@@ -272,6 +294,14 @@ void rt_coll_cleanup(struct ucft_context *ctx)
         list_del(c);
         c->ops->cleanup(c->state);
         list_add(&ctx->zombies, c);
+    }
+    for (int i = 0; i < RT_DRAIN_SLOTS; i++) {
+        rt_drain_t *d = &ctx->drain[i];
+        d->has_next = 0;
+        if (d->posted && !d->retiring) {
+            d->retiring = 1;
+            tp_cancel(ctx->tp, &d->req);
+        }
     }
     /* Let the cancellations complete (their callbacks touch the states):
      * progress until the transport is quiet for a few rounds, bounded. */

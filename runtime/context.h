@@ -67,14 +67,19 @@ typedef struct rt_inbox {
     int evfd;              /* written to wake the owner */
 } rt_inbox_t;
 
-/* A finished collective whose late messages are still dropped. */
+/* A receive that swallows the late messages of one finished collective
+ * (runtime/coll.c). */
 typedef struct rt_drain {
-    unsigned ctx_id;
-    uint32_t seq;
-    uint64_t until;
-    int used;
+    tp_req_t req;
+    struct ucft_context *ctx;
+    unsigned ctx_id, next_ctx_id;
+    uint32_t seq, next_seq;
+    int posted;   /* the receive is posted */
+    int retiring; /* cancelled; repost for next_* if has_next */
+    int has_next;
+    unsigned char buf[64];
 } rt_drain_t;
-#define RT_DRAIN_SLOTS 16
+#define RT_DRAIN_SLOTS 8
 
 struct ucft_context {
     ucft_log_t log;
@@ -106,10 +111,8 @@ struct ucft_context {
     const coll_op_ops_t *coll_alg[RT_COLL_NOPS];
     rt_coll_t colls, zombies; /* sentinels: running, lingering */
     rt_drain_t drain[RT_DRAIN_SLOTS];
-    unsigned drain_next, drain_used;
-    int drain_busy;
-    tp_req_t drain_req;
-    unsigned char drain_buf[64];
+    unsigned drain_next;
+    unsigned coll_tick;
     uint64_t drained; /* late collective messages dropped */
 };
 
