@@ -8,25 +8,18 @@
 #include <stdlib.h>
 #include <ucft.h>
 
-#define CHECK(cond, ...)                                                       \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            fprintf(stderr, "rank %d: CHECK FAILED line %d: ", rank,           \
-                    __LINE__);                                                 \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fprintf(stderr, "\n");                                             \
-            exit(1);                                                           \
-        }                                                                      \
-    } while (0)
+#include "it_check.h"
+
+int g_rank = -1;
 
 int main(int argc, char **argv)
 {
     ucft_context_h ctx;
-    int iters = argc > 1 ? atoi(argv[1]) : 100, rank = -1;
+    int iters = argc > 1 ? atoi(argv[1]) : 100;
     if (ucft_init(NULL, &ctx) != UCFT_OK)
         return 1;
     ucft_comm_h w = ucft_comm_world(ctx);
-    rank = ucft_comm_rank(w);
+    int rank = g_rank = ucft_comm_rank(w);
     int n = ucft_comm_size(w);
     ucft_status_t st;
     for (int it = 0; it < iters; it++) {

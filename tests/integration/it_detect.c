@@ -20,20 +20,11 @@
 #include <string.h>
 #include <time.h>
 #include <ucft.h>
+
+#include "it_check.h"
 #include <unistd.h>
 
-static int g_rank = -1;
-
-#define CHECK(cond, ...)                                                       \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            fprintf(stderr, "rank %d: CHECK FAILED %s:%d: %s: ", g_rank,       \
-                    __FILE__, __LINE__, #cond);                                \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fprintf(stderr, "\n");                                             \
-            exit(1);                                                           \
-        }                                                                      \
-    } while (0)
+int g_rank = -1; /* for messages only */
 
 typedef struct seen {
     int count[64];

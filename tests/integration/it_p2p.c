@@ -36,22 +36,9 @@
 #include <time.h>
 #include <ucft.h>
 
-#define CHECK(cond, ...)                                                       \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            fprintf(stderr, "rank %d: CHECK FAILED %s:%d: %s: ", g_rank,       \
-                    __FILE__, __LINE__, #cond);                                \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fprintf(stderr, "\n");                                             \
-            exit(1);                                                           \
-        }                                                                      \
-    } while (0)
+#include "it_check.h"
 
-#define CHECK_ST(st, want)                                                     \
-    CHECK((st) == (want), "got %s, expected %s", ucft_status_name(st),         \
-          ucft_status_name(want))
-
-static int g_rank = -1; /* for messages only */
+int g_rank = -1; /* for messages only */
 
 static double now_s(void)
 {

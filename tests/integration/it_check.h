@@ -1,0 +1,28 @@
+/* Checks for the integration programs: a failed check prints the rank,
+ * the place and a message, and exits 1 (the launcher's exit status is the
+ * test's verdict). Each program defines g_rank. */
+#ifndef UCFT_IT_CHECK_H
+#define UCFT_IT_CHECK_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <ucft.h>
+
+extern int g_rank;
+
+#define CHECK(cond, ...)                                                       \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            fprintf(stderr, "rank %d: CHECK FAILED %s:%d: %s: ", g_rank,       \
+                    __FILE__, __LINE__, #cond);                                \
+            fprintf(stderr, __VA_ARGS__);                                      \
+            fprintf(stderr, "\n");                                             \
+            exit(1);                                                           \
+        }                                                                      \
+    } while (0)
+
+#define CHECK_ST(st, want)                                                     \
+    CHECK((st) == (want), "got %s, expected %s", ucft_status_name(st),         \
+          ucft_status_name(want))
+
+#endif
