@@ -308,6 +308,11 @@ void rt_coll_cleanup(struct ucft_context *ctx)
     uint64_t end = ucft_clock_now_ns() + 200 * UCFT_NSEC_PER_MSEC;
     for (int quiet = 0; quiet < 3 && ucft_clock_now_ns() < end;)
         quiet = tp_progress(ctx->tp) ? 0 : quiet + 1;
+}
+
+void rt_coll_free_all(struct ucft_context *ctx)
+{
+    /* After the transport is gone: nothing can touch the states now. */
     while (ctx->zombies.next != &ctx->zombies) {
         struct rt_coll *c = ctx->zombies.next;
         list_del(c);

@@ -44,6 +44,9 @@ void rt_coll_failure(struct ucft_context *ctx, int rank);
 unsigned rt_coll_progress(struct ucft_context *ctx);
 /* The request of a collective is released by the caller. */
 void rt_coll_release(struct ucft_request *r);
+/* Finalize: cancel every collective and let the cancellations complete;
+ * then, after the transport is destroyed, free their states. */
 void rt_coll_cleanup(struct ucft_context *ctx);
+void rt_coll_free_all(struct ucft_context *ctx);
 
 #endif

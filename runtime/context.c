@@ -325,6 +325,7 @@ ucft_status_t ucft_finalize(ucft_context_h ctx)
     rt_detect_cleanup(ctx);
     rt_coll_cleanup(ctx);
     tp_destroy(ctx->tp);
+    rt_coll_free_all(ctx); /* after the transport: its callbacks are done */
     /* After this no PMIx thread callback can reach the inbox. */
     rt_boot_finalize(&ctx->boot);
     if (ctx->log.level >= UCFT_LOG_DEBUG)

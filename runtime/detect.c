@@ -146,6 +146,10 @@ static void *hb_thread_main(void *arg)
     while (!det_idle(d->det) && ucft_clock_now_ns() < end)
         tp_progress(tp);
     apply_fences(d);
+    /* The transport first: closing its endpoints completes sends still
+     * pending in UCX, whose callbacks touch the detector's requests. */
+    tp_destroy(tp);
+    d->hb_tp = NULL; /* the owner reads it after joining this thread */
     det_destroy(d->det);
     d->det = NULL;
     return NULL;
