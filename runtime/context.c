@@ -280,7 +280,17 @@ ucft_status_t ucft_finalize(ucft_context_h ctx)
         return UCFT_OK;
     if (ctx->log.level >= UCFT_LOG_DEBUG)
         t = ucft_clock_now_ns();
-    /* Stop heartbeats first (the observer is told not to watch us), so a
+    /* Every live rank reaches finalize before anyone closes a connection:
+     * a peer that closed while this rank was still working would look
+     * failed (an endpoint error is failure evidence). The corrected barrier
+     * tolerates the dead ranks that the PMIx fence may not. */
+    if (ctx->boot.size > 1) {
+        st = ucft_barrier(&ctx->world);
+        if (st != UCFT_OK)
+            ucft_debug(&ctx->log, "finalize barrier: %s",
+                       ucft_status_string(st));
+    }
+    /* Then stop heartbeats (the observer is told not to watch us), so a
      * rank that leaves is never reported as failed. */
     rt_detect_stop(ctx);
     ctx->finalizing = 1;
