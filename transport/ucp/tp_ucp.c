@@ -172,7 +172,8 @@ static ucft_status_t ep_get(tp_ucp_t *tp, int rank, ucp_ep_h *ep_p)
     if (addr != tp->address)
         free(addr);
     if (us != UCS_OK) {
-        if (from_ucs(us) == UCFT_ERR_PROC_FAILED) {
+        if (from_ucs(us) == UCFT_ERR_PROC_FAILED ||
+            us == UCS_ERR_SHMEM_SEGMENT) { /* its segment is gone */
             /* The peer is gone already (timeout, unreachable): that is
              * failure evidence, not a local error. */
             ucft_info(tp->super.log, "rank %d unreachable: %s", rank,
