@@ -291,8 +291,16 @@ ucft_status_t ucft_finalize(ucft_context_h ctx)
                        ucft_status_string(st));
     }
     /* Then stop heartbeats (the observer is told not to watch us), so a
-     * rank that leaves is never reported as failed. */
+     * rank that leaves is never reported as failed, and wait until every
+     * rank has: only then may heartbeat workers go away (a detector still
+     * connecting to a destroyed worker trips UCX's TCP transport). */
     rt_detect_stop(ctx);
+    if (ctx->boot.size > 1 && ctx->detect.mode == RT_DETECT_THREAD) {
+        st = ucft_barrier(&ctx->world);
+        if (st != UCFT_OK)
+            ucft_debug(&ctx->log, "finalize barrier (detectors stopped): %s",
+                       ucft_status_string(st));
+    }
     ctx->finalizing = 1;
     rt_requests_cancel_all(ctx);
     rt_wait_until(ctx, no_pending, ctx, ctx->cfg.finalize_timeout_ns);

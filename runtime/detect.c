@@ -78,7 +78,8 @@ static void hb_peer_error(void *arg, int rank, ucft_status_t why)
 {
     rt_detect_t *d = arg;
     (void)why;
-    if (d->fastpath)
+    /* `stopped` is written by this thread only: no lock needed to read. */
+    if (d->fastpath && !d->stopped)
         det_declare(d->det, rank, DET_WHY_EXTERNAL);
 }
 
@@ -146,6 +147,25 @@ static void *hb_thread_main(void *arg)
     while (!det_idle(d->det) && ucft_clock_now_ns() < end)
         tp_progress(tp);
     apply_fences(d);
+    pthread_mutex_lock(&d->lock);
+    d->stopped = 1;
+    pthread_mutex_unlock(&d->lock);
+    /* Keep serving the worker (peers may still be finishing with it) until
+     * the owner says every rank has stopped its detector. */
+    for (;;) {
+        pthread_mutex_lock(&d->lock);
+        int quit = d->quit;
+        pthread_mutex_unlock(&d->lock);
+        if (quit)
+            break;
+        if (tp_progress(tp) > 0 || tp->ops->arm(tp) != UCFT_OK)
+            continue;
+        if (poll(pfd, 2, 100) > 0 && (pfd[1].revents & POLLIN)) {
+            uint64_t v;
+            ssize_t r = read(d->evfd, &v, sizeof(v));
+            (void)r;
+        }
+    }
     /* The transport first: closing its endpoints completes sends still
      * pending in UCX, whose callbacks touch the detector's requests. */
     tp_destroy(tp);
@@ -199,7 +219,8 @@ ucft_status_t rt_detect_init(struct ucft_context *ctx)
                          .log = &ctx->log,
                          .lookup = rt_boot_lookup_hb,
                          .lookup_arg = &ctx->boot,
-                         .keepalive_ns = cfg->keepalive_ns};
+                         .keepalive_ns = cfg->keepalive_ns,
+                         .serialized = 1};
     st = tp_ucp_create(&p, &d->hb_tp);
     if (st != UCFT_OK)
         return st;
@@ -249,6 +270,11 @@ void rt_detect_report(struct ucft_context *ctx, int rank, ucft_status_t why)
         return;
     case RT_DETECT_THREAD:
         pthread_mutex_lock(&d->lock);
+        if (d->stop) { /* the detector is stopping: decide here */
+            pthread_mutex_unlock(&d->lock);
+            rt_inbox_push(&ctx->inbox, rank, why, 0);
+            return;
+        }
         if (d->nqueue == d->capqueue) {
             size_t cap = d->capqueue ? 2 * d->capqueue : 16;
             int *q = realloc(d->queue, cap * sizeof(*q));
@@ -274,6 +300,13 @@ void rt_detect_declare(struct ucft_context *ctx, int rank)
         det_declare(ctx->detect.det, rank, DET_WHY_EXTERNAL);
 }
 
+static void wake(rt_detect_t *d)
+{
+    uint64_t one = 1;
+    ssize_t r = write(d->evfd, &one, sizeof(one));
+    (void)r;
+}
+
 static int inline_idle(void *arg)
 {
     return det_idle(arg);
@@ -291,18 +324,39 @@ void rt_detect_stop(struct ucft_context *ctx)
         pthread_mutex_lock(&d->lock);
         d->stop = 1;
         pthread_mutex_unlock(&d->lock);
-        uint64_t one = 1;
-        ssize_t r = write(d->evfd, &one, sizeof(one));
-        (void)r;
-        pthread_join(d->thread, NULL);
-        d->thread_started = 0;
+        wake(d);
+        /* Wait (bounded) until the detector has told its observer. */
+        uint64_t end = ucft_clock_now_ns() + 2 * STOP_BOUND_NS;
+        for (;;) {
+            pthread_mutex_lock(&d->lock);
+            int stopped = d->stopped;
+            pthread_mutex_unlock(&d->lock);
+            if (stopped || ucft_clock_now_ns() > end)
+                break;
+            nanosleep(&(struct timespec){0, 200 * 1000}, NULL);
+        }
     }
+}
+
+/* Destroys the heartbeat worker (after rt_detect_stop and a barrier). */
+static void quit_thread(rt_detect_t *d)
+{
+    if (d->mode != RT_DETECT_THREAD || !d->thread_started)
+        return;
+    pthread_mutex_lock(&d->lock);
+    d->stop = 1;
+    d->quit = 1;
+    pthread_mutex_unlock(&d->lock);
+    wake(d);
+    pthread_join(d->thread, NULL);
+    d->thread_started = 0;
 }
 
 void rt_detect_cleanup(struct ucft_context *ctx)
 {
     rt_detect_t *d = &ctx->detect;
     rt_detect_stop(ctx);
+    quit_thread(d);
     if (d->mode == RT_DETECT_THREAD) {
         tp_destroy(d->hb_tp);
         d->hb_tp = NULL;

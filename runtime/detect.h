@@ -54,8 +54,10 @@ typedef struct rt_detect {
     int lock_ready;
     int *queue; /* external evidence for the detector */
     size_t nqueue, capqueue;
-    int stop;
-    int *fence; /* thread only: ranks to fence on hb_tp after progress */
+    int stop;    /* owner asks: stop the detector (keep the worker) */
+    int stopped; /* thread says: detector stopped, worker still serving */
+    int quit;    /* owner asks: destroy the worker and exit */
+    int *fence;  /* thread only: ranks to fence on hb_tp after progress */
     size_t nfence, capfence;
 } rt_detect_t;
 
@@ -71,7 +73,11 @@ ucft_status_t rt_detect_start(struct ucft_context *ctx);
 void rt_detect_report(struct ucft_context *ctx, int rank, ucft_status_t why);
 /* INLINE only, from the owner's progress: evidence taken from the inbox. */
 void rt_detect_declare(struct ucft_context *ctx, int rank);
-/* Clean stop (finalize): the observer is told not to watch us any more. */
+/* Clean stop (finalize), in two steps so that no heartbeat worker goes
+ * away while another rank's detector may still connect to it:
+ * rt_detect_stop stops the detector (the observer is told not to watch us;
+ * the worker keeps serving; evidence is applied directly from now on);
+ * after a barrier, rt_detect_cleanup destroys the worker. */
 void rt_detect_stop(struct ucft_context *ctx);
 void rt_detect_cleanup(struct ucft_context *ctx);
 

@@ -717,7 +717,9 @@ ucft_status_t tp_ucp_create(const tp_ucp_params_t *params, tp_t **tp_p)
         goto err_free;
     }
     ucp_worker_params_t wp = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
-                              .thread_mode = UCS_THREAD_MODE_SINGLE};
+                              .thread_mode = params->serialized
+                                                 ? UCS_THREAD_MODE_SERIALIZED
+                                                 : UCS_THREAD_MODE_SINGLE};
     us = ucp_worker_create(tp->context, &wp, &tp->worker);
     if (us != UCS_OK) {
         ucft_error(log, "ucp_worker_create: %s", ucs_status_string(us));

@@ -24,6 +24,10 @@ typedef struct tp_ucp_params {
     /* UCX keepalive interval for peer-failure checks (0: UCX's default),
      * applied unless UCX_KEEPALIVE_INTERVAL is set in the environment. */
     uint64_t keepalive_ns;
+    /* The worker is driven by a thread other than the one that created
+     * the context (the heartbeat thread): ask UCX for serialized mode, so
+     * that it locks against its own async thread. */
+    int serialized;
 } tp_ucp_params_t;
 
 ucft_status_t tp_ucp_create(const tp_ucp_params_t *params, tp_t **tp_p);
