@@ -52,15 +52,15 @@ static ucft_status_t wireup(struct ucft_context *ctx)
         return UCFT_OK;
     w.sreq = (tp_req_t){.cb = wireup_send_done, .arg = &w};
     w.rreq = (tp_req_t){.cb = wireup_recv_done, .arg = &w};
-    uint64_t rtag =
-        ucft_tag_make(UCFT_TAG_CLASS_CTRL, 0, (uint32_t)w.left, RT_CTRL_WIREUP);
+    uint64_t rtag = ucft_tag_make(UCFT_TAG_CLASS_CTRL, 0, (uint32_t)w.left,
+                                  UCFT_CTRL_WIREUP);
     st = tp_recv(ctx->tp, rtag, UCFT_TAG_FULL_MASK, &in, sizeof(in), &w.rreq);
     if (st == UCFT_OK)
         w.rdone = 1;
     else if (st != UCFT_INPROGRESS)
         return st;
     uint64_t stag =
-        ucft_tag_make(UCFT_TAG_CLASS_CTRL, 0, (uint32_t)rank, RT_CTRL_WIREUP);
+        ucft_tag_make(UCFT_TAG_CLASS_CTRL, 0, (uint32_t)rank, UCFT_CTRL_WIREUP);
     st = tp_send(ctx->tp, (rank + 1) % size, stag, &out, sizeof(out), &w.sreq);
     if (st == UCFT_OK) {
         w.sdone = 1;

@@ -6,6 +6,7 @@
 #include "runtime/base/log.h"
 #include "runtime/bootstrap.h"
 #include "runtime/coll.h"
+#include "runtime/ctrl_kinds.h"
 #include "runtime/detect.h"
 #include "runtime/rt_config.h"
 #include "transport/transport.h"
@@ -13,11 +14,6 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
-
-/* Control-class message kinds (tag payload, class UCFT_TAG_CLASS_CTRL). */
-enum rt_ctrl_kind {
-    RT_CTRL_WIREUP = 1,
-};
 
 enum rt_req_kind { RT_REQ_SEND = 1, RT_REQ_RECV = 2, RT_REQ_COLL = 3 };
 

@@ -2,10 +2,7 @@
  * Every control-class message kind, in one place. A control message has
  * tag class UCFT_TAG_CLASS_CTRL, context id 0 (the job), source = the
  * sender's job rank and payload = one of the kinds below (transport/tag.h).
- *
- * Kind 1 is RT_CTRL_WIREUP, still defined in runtime/context.h (enum
- * rt_ctrl_kind); it must move here when the detector is integrated into the
- * runtime, so that this enum is the only list of control kinds.
+
  */
 #ifndef UCFT_RT_CTRL_KINDS_H
 #define UCFT_RT_CTRL_KINDS_H
@@ -16,7 +13,9 @@
 
 enum ucft_ctrl_kind {
     /* 0 is never used: a zero payload marks a bug, not a message. */
-    /* 1: RT_CTRL_WIREUP (runtime/context.h), endpoint wire-up. */
+    /* Endpoint wire-up at start-up: one message around the ring
+     * (runtime/context.c). Body: 8 bytes, the sender's rank. */
+    UCFT_CTRL_WIREUP = 1,
 
     /* Heartbeat, observed rank -> its observer, every eta. Body: 8 bytes,
      * the sender's heartbeat sequence number (debugging only). */
