@@ -57,14 +57,14 @@ static ucft_status_t send_children(bcast_binomial_t *s, int in_cb)
             break;
         s->next++;
         ucft_status_t st =
-            tp_send(s->tp, coll_rank(c, a->root, n),
+            tp_send(s->tp, coll_rank_of(a, c, a->root, n),
                     coll_tag(a, s->tp->rank, COLL_KIND_BCAST_BINOMIAL), s->buf,
                     a->len, &s->sreq);
         if (st == UCFT_INPROGRESS)
             return UCFT_INPROGRESS;
         if (st != UCFT_OK)
             ucft_debug(s->tp->log, "bcast: send to rank %d failed: %s",
-                       coll_rank(c, a->root, n), ucft_status_string(st));
+                       coll_rank_of(a, c, a->root, n), ucft_status_string(st));
     }
     finish(s, UCFT_OK, in_cb);
     return UCFT_OK;
@@ -105,7 +105,7 @@ static ucft_status_t bcast_init(void *state, tp_t *tp, const coll_args_t *args,
     s->tp = tp;
     s->args = args;
     s->buf = buf;
-    s->vrank = coll_vrank(tp->rank, args->root, tp->size);
+    s->vrank = coll_vrank_of(args, tp->rank, args->root, tp->size);
     s->status = UCFT_INPROGRESS;
     s->rreq.cb = recv_cb;
     s->rreq.arg = s;
@@ -124,7 +124,7 @@ static ucft_status_t bcast_start(void *state)
         s->phase = PH_SEND;
         return send_children(s, 0);
     }
-    int parent = coll_rank(coll_binomial_parent(s->vrank), a->root, n);
+    int parent = coll_rank_of(a, coll_binomial_parent(s->vrank), a->root, n);
     s->phase = PH_RECV;
     ucft_status_t st =
         tp_recv(s->tp, coll_tag(a, parent, COLL_KIND_BCAST_BINOMIAL),

@@ -334,13 +334,14 @@ static ucft_status_t bc_step(bcast_corrected_t *s, int in_cb)
             break;
         }
         ucft_status_t st =
-            tp_send(s->tp, coll_rank(dst, a->root, s->n),
+            tp_send(s->tp, coll_rank_of(a, dst, a->root, s->n),
                     coll_tag(a, s->tp->rank, kind), s->buf, a->len, &s->sreq);
         if (st == UCFT_INPROGRESS)
             s->send_pending = 1;
         else if (st != UCFT_OK)
             ucft_debug(s->tp->log, "bcast: send to rank %d failed: %s",
-                       coll_rank(dst, a->root, s->n), ucft_status_string(st));
+                       coll_rank_of(a, dst, a->root, s->n),
+                       ucft_status_string(st));
     }
 out:
     s->in_step = 0;
@@ -362,7 +363,8 @@ static void bc_send_cb(tp_req_t *req)
 static void bc_on_msg(bcast_corrected_t *s, const tp_req_t *req)
 {
     unsigned kind = ucft_tag_coll_kind(req->tag);
-    int src = coll_vrank((int)ucft_tag_src(req->tag), s->args->root, s->n);
+    int src = coll_vrank_of(s->args, (int)ucft_tag_src(req->tag), s->args->root,
+                            s->n);
 
     if (!s->has_data && s->buf != NULL && req->length != s->args->len)
         return; /* short message: not the payload */
@@ -437,7 +439,7 @@ static ucft_status_t bc_init(void *state, tp_t *tp, const coll_args_t *args,
     s->cfg = cfg;
     s->buf = buf;
     s->n = tp->size;
-    s->vrank = coll_vrank(tp->rank, args->root, tp->size);
+    s->vrank = coll_vrank_of(args, tp->rank, args->root, tp->size);
     s->lame_m =
         cfg->tree == BC_TREE_LAME ? coll_lame_block(s->vrank, cfg->k) : 0;
     s->next[BC_R] = s->next[BC_L] = 1;
@@ -490,7 +492,7 @@ static void bc_cleanup(void *state)
 static void bc_on_failure(void *state, int rank)
 {
     bcast_corrected_t *s = state;
-    int v = coll_vrank(rank, s->args->root, s->n);
+    int v = coll_vrank_of(s->args, rank, s->args->root, s->n);
 
     if (bc_is_dead(s, v))
         return;

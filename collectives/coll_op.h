@@ -48,6 +48,18 @@ enum coll_kind {
     COLL_KIND_BASELINE_LAST = 127,
 };
 
+/* Placement (collectives/placement.h): which rank holds which tree
+ * position. Position 0 is the start of the order; an operation rooted at
+ * `root` rotates the order so that the root is virtual rank 0:
+ * vrank(rank) = (pos[rank] - pos[root]) mod n. NULL map = identity
+ * (pos[rank] = rank). Every algorithm, baseline included, maps ranks only
+ * through coll_vrank_of / coll_rank_of, so a policy applies everywhere. */
+typedef struct coll_map {
+    int n;
+    const int *rank; /* rank[pos], n entries */
+    const int *pos;  /* pos[rank], n entries */
+} coll_map_t;
+
 /* Called from a transport callback when `rank` has finished its part. */
 typedef void (*coll_done_cb_t)(void *arg, int rank, ucft_status_t status);
 
@@ -64,6 +76,7 @@ typedef struct coll_args {
     size_t count;
     int dtype;
     int redop;
+    const coll_map_t *map;  /* NULL: identity placement */
     coll_done_cb_t done_cb; /* may be NULL */
     void *done_arg;
 } coll_args_t;
@@ -105,6 +118,22 @@ extern const coll_op_ops_t *const coll_op_table[];
 /* The algorithm `alg` of operation `op` (alg NULL: the first one listed for
  * op), or NULL. */
 const coll_op_ops_t *coll_op_find(const char *op, const char *alg);
+
+/* Virtual rank of `rank` in a tree rooted at `root` (root -> 0). */
+static inline int coll_vrank_of(const coll_args_t *a, int rank, int root, int n)
+{
+    if (a->map == NULL)
+        return (rank - root + n) % n;
+    return (a->map->pos[rank] - a->map->pos[root] + n) % n;
+}
+
+/* The rank holding virtual rank `v` of a tree rooted at `root`. */
+static inline int coll_rank_of(const coll_args_t *a, int v, int root, int n)
+{
+    if (a->map == NULL)
+        return (v + root) % n;
+    return a->map->rank[(v + a->map->pos[root]) % n];
+}
 
 /* The tag of a message of this instance sent by `src`. */
 static inline uint64_t coll_tag(const coll_args_t *args, int src, unsigned kind)

@@ -4,11 +4,13 @@
  *
  * One attempt = up-correction + tree phase to a root (+ for allreduce a
  * broadcast from it). Reduce runs attempt 0 with root args->root.
- * Allreduce tries the candidate roots args->root + i (mod n), i = 0..f:
+ * Allreduce tries the candidate roots i = 0..f positions after args->root
+ * in the placement order (coll_rank_of; identity: args->root + i mod n):
  * every survivor that learns that the root of its attempt failed moves to
  * the next candidate whose failure it does not know of (section 5.2).
  *
- * Per rank, virtual rank v = (rank - root) mod n (itree.h):
+ * Per rank, virtual rank v = coll_vrank_of(rank) (itree.h; identity
+ * placement: (rank - root) mod n):
  *  up    send my input to every other member of my group (no failure
  *        information, section 4.2) and combine what each member sends;
  *  tree  combine what each tree child sends, then send (value, failure

@@ -34,12 +34,12 @@ static inline int slot_parent(const rc_state_t *s)
 
 static inline int vr(const rc_state_t *s, int rank)
 {
-    return (rank - s->root + s->n) % s->n;
+    return coll_vrank_of(s->args, rank, s->root, s->n);
 }
 
 static inline int rk(const rc_state_t *s, int v)
 {
-    return (v + s->root) % s->n;
+    return coll_rank_of(s->args, v, s->root, s->n);
 }
 
 static inline int is_dead(const rc_state_t *s, int rank)

@@ -94,7 +94,10 @@ void rc__begin_attempt(rc_state_t *s, int i)
 {
     int n = s->n, f = s->f;
 
-    while (i < s->ncand && is_dead(s, (s->args->root + i) % n))
+    /* Candidate i: the rank i positions after args->root in the
+     * placement order (identity: args->root + i mod n). */
+    while (i < s->ncand &&
+           is_dead(s, coll_rank_of(s->args, i, s->args->root, n)))
         i++;
     s->restart = 0;
     if (i >= s->ncand || (!s->cfg->allreduce && i > 0)) {
@@ -103,7 +106,7 @@ void rc__begin_attempt(rc_state_t *s, int i)
         return;
     }
     s->attempt = i;
-    s->root = (s->args->root + i) % n;
+    s->root = coll_rank_of(s->args, i, s->args->root, n);
     s->v = vr(s, s->tp->rank);
     s->g = s->v == 0 ? itree_full_groups(n, f) : itree_group(s->v, f);
     s->nchild = itree_nchildren(s->v, n, f);

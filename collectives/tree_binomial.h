@@ -21,16 +21,6 @@ static inline unsigned coll_bitlen(uint32_t v)
     return v ? 32u - (unsigned)__builtin_clz(v) : 0u;
 }
 
-static inline int coll_vrank(int rank, int root, int n)
-{
-    return (rank - root + n) % n;
-}
-
-static inline int coll_rank(int vrank, int root, int n)
-{
-    return (vrank + root) % n;
-}
-
 /* Parent of vrank v, or -1 for the root. */
 static inline int coll_binomial_parent(int v)
 {

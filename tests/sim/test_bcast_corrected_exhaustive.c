@@ -35,7 +35,7 @@ static size_t events_of(const bct_variant_t *var, int n, int root, int f,
 {
     size_t ne = 0;
     for (int r = 0; r < n; r++) {
-        int v = coll_vrank(r, root, n);
+        int v = (r - root + n) % n; /* identity placement */
         unsigned sends =
             bct_nchildren(var, v, n) + bct_corrections(var, n, f) + 1;
         for (unsigned k = 0; k <= sends; k++)

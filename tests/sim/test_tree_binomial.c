@@ -1,4 +1,5 @@
 /* Rank arithmetic of the interleaved binomial tree (collectives/). */
+#include "collectives/coll_op.h"
 #include "collectives/tree_binomial.h"
 
 #include <setjmp.h>
@@ -70,16 +71,33 @@ static void test_tree_binomial_subtrees_interleave(void **state)
     }
 }
 
+/* Identity and a permuted placement (position p held by rank
+ * (p * 7 + 3) mod n for n prime to 7): vrank and rank are inverse, the
+ * root is vrank 0, and vrank order follows the position order. */
 static void test_tree_binomial_vrank_roundtrip(void **state)
 {
-    for (int n = 1; n < 20; n++)
-        for (int root = 0; root < n; root++)
-            for (int r = 0; r < n; r++) {
-                int v = coll_vrank(r, root, n);
-                assert_true(v >= 0 && v < n);
-                assert_int_equal(coll_rank(v, root, n), r);
-                assert_int_equal(v == 0, r == root);
-            }
+    int rank_at[20], pos_of[20];
+
+    for (int n = 1; n < 20; n++) {
+        coll_map_t map = {n, rank_at, pos_of};
+        for (int p = 0; p < n; p++) {
+            rank_at[p] = n % 7 ? (p * 7 + 3) % n : p;
+            pos_of[rank_at[p]] = p;
+        }
+        for (int m = 0; m < 2; m++) {
+            coll_args_t a = {.map = m ? &map : NULL};
+            for (int root = 0; root < n; root++)
+                for (int r = 0; r < n; r++) {
+                    int v = coll_vrank_of(&a, r, root, n);
+                    assert_true(v >= 0 && v < n);
+                    assert_int_equal(coll_rank_of(&a, v, root, n), r);
+                    assert_int_equal(v == 0, r == root);
+                    int p = m ? pos_of[root] : root;
+                    assert_int_equal(coll_rank_of(&a, 1 % n, root, n),
+                                     m ? rank_at[(p + 1) % n] : (p + 1) % n);
+                }
+        }
+    }
     assert_int_equal(coll_bitlen(0), 0);
     assert_int_equal(coll_bitlen(1), 1);
     assert_int_equal(coll_bitlen(1u << 23), 24);
