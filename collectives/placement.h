@@ -1,0 +1,60 @@
+/*
+ * Placement: which rank holds which tree position (coll_map_t in
+ * coll_op.h), computed once per communicator, identically at every rank,
+ * from data every rank has (the locus of every rank).
+ *
+ * A locus is where a rank runs: its node (the failure domain: a crashed
+ * host takes all its ranks) and, inside the node, the package, NUMA node
+ * and core of its binding (locality only). Ids are small integers that are
+ * comparable between ranks of one node (hwloc logical indexes); -1 means
+ * unknown or unbound (an unbound rank shares one domain with the other
+ * unbound ranks of its node below the node level).
+ *
+ * Policies (UCFT_PLACEMENT):
+ *  interleave  (default) recursive round robin: position p goes to node
+ *              p mod D (D nodes), and inside each node the ranks it
+ *              receives are themselves interleaved over packages, NUMA
+ *              nodes and cores. Ring neighbours, up-correction group
+ *              members and allreduce candidate roots sit on different
+ *              nodes; the deep levels of binomial trees stay inside a node.
+ *  locality    contiguous blocks: ranks sorted by (node, package, numa,
+ *              core, rank). Most tree edges and ring neighbours are local;
+ *              one node crash can take a whole up-correction group.
+ *  identity    position = rank (what ucft did before placement).
+ * The guarantees each policy gives are stated next to placement_compute()
+ * in placement.c and in docs/placement.md.
+ */
+#ifndef UCFT_COLL_PLACEMENT_H
+#define UCFT_COLL_PLACEMENT_H
+
+#include "ucft.h"
+
+#include <stdint.h>
+
+typedef struct placement_locus {
+    int32_t node;    /* node id (PMIx PMIX_NODEID); -1 unknown */
+    int32_t package; /* hwloc logical index; -1 unbound / unknown */
+    int32_t numa;
+    int32_t core;
+} placement_locus_t;
+
+typedef enum placement_policy {
+    PLACEMENT_INTERLEAVE = 0,
+    PLACEMENT_LOCALITY = 1,
+    PLACEMENT_IDENTITY = 2,
+} placement_policy_t;
+
+/* "interleave" | "locality" | "identity" -> policy; UCFT_ERR_INVALID_PARAM
+ * for anything else. */
+ucft_status_t placement_policy_parse(const char *name,
+                                     placement_policy_t *policy);
+const char *placement_policy_name(placement_policy_t policy);
+
+/* Fill rank_at[pos] and pos_of[rank] (n entries each) for `policy` from
+ * the loci of ranks 0..n-1. Deterministic: equal inputs give equal maps
+ * at every rank. UCFT_ERR_INVALID_PARAM on n < 1 or NULL arrays. */
+ucft_status_t placement_compute(placement_policy_t policy,
+                                const placement_locus_t *loci, int n,
+                                int *rank_at, int *pos_of);
+
+#endif
