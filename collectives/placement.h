@@ -57,4 +57,13 @@ ucft_status_t placement_compute(placement_policy_t policy,
                                 const placement_locus_t *loci, int n,
                                 int *rank_at, int *pos_of);
 
+/* Package / NUMA / core of a PMIx locality string
+ * ("SK0:L30:L20:L10:CR0:HT0:NM0", the fields are hwloc bitmap lists; a
+ * field naming several objects, e.g. "CR0-3", gives -1 for that level and
+ * below). NULL or "" = unbound: package, numa and core become -1. The node
+ * field is left alone. UCFT_ERR_INVALID_PARAM on a malformed string (locus
+ * untouched). Implemented with hwloc (collectives/topo_hwloc.c). */
+ucft_status_t placement_locus_parse(const char *locality,
+                                    placement_locus_t *locus);
+
 #endif
