@@ -290,6 +290,12 @@ void rt_detect_report(struct ucft_context *ctx, int rank, ucft_status_t why)
         uint64_t one = 1;
         ssize_t r = write(d->evfd, &one, sizeof(one));
         (void)r;
+        /* The detector declares outside evidence at once and unvetted
+         * (det_declare, DET_WHY_EXTERNAL), so the owner may apply it now
+         * instead of after a heartbeat-thread wake-up: one thread hop
+         * less on the fast path. The detector still propagates and
+         * fences; its own decision then finds the rank already failed. */
+        rt_inbox_push(&ctx->inbox, rank, why, 0);
         return;
     }
 }

@@ -17,6 +17,10 @@
  *   evidence (PMIx thread, endpoint errors) --rt_detect_report--> detector
  *   detector's decision --inbox (decided)--> owner: failed set, transport
  *   fencing, pending operations, failure callback (ucft_progress).
+ * In THREAD mode evidence also goes to the owner's inbox directly (the
+ * detector accepts outside evidence unvetted anyway), so the fast path
+ * does not wait for a heartbeat-thread wake-up; the detector's own
+ * decision for that rank then finds it already failed.
  * With UCFT_DETECTOR_FASTPATH=n evidence is ignored and only heartbeats
  * decide. A rank that learns it was declared failed logs why and aborts
  * (fencing: a declared rank is dead to the job forever).
