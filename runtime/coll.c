@@ -12,11 +12,10 @@
  *   RT_COLL_LINGER_NS after the request is released: the transport requests
  *   it cancelled complete from later progress calls and still touch it.
  * - Late messages of finished operations (corrections keep coming after a
- *   rank is done) are swallowed by a receive kept posted for each of the
- *   last RT_DRAIN_SLOTS finished instances ("this sequence, any sender,
- *   any kind"), re-posted after every match: they neither match a later
- *   instance (the tag carries the sequence) nor pile up in the transport's
- *   unexpected queue, where every masked receive would have to scan them.
+ *   rank is done) are swallowed by block receives (runtime/coll_drain.c):
+ *   they neither match a later instance (the tag carries the sequence)
+ *   nor pile up in the transport's unexpected queue, where every masked
+ *   receive would have to scan them.
  */
 #include "runtime/coll.h"
 #include "runtime/context.h"
@@ -78,69 +77,6 @@ static void coll_free(struct rt_coll *c)
     free(c);
 }
 
-static void drain_post(rt_drain_t *d);
-
-static void drain_cb(tp_req_t *t)
-{
-    rt_drain_t *d = t->arg;
-    d->posted = 0;
-    if (t->status != UCFT_ERR_CANCELED && !d->retiring) {
-        d->ctx->drained++; /* a late message (possibly truncated): again */
-        drain_post(d);
-        return;
-    }
-    if (t->status != UCFT_ERR_CANCELED)
-        d->ctx->drained++;
-    d->retiring = 0;
-    if (d->has_next) {
-        d->has_next = 0;
-        d->ctx_id = d->next_ctx_id;
-        d->seq = d->next_seq;
-        drain_post(d);
-    }
-}
-
-static void drain_post(rt_drain_t *d)
-{
-    uint64_t tag = ucft_tag_make(UCFT_TAG_CLASS_COLL, d->ctx_id, 0,
-                                 ucft_tag_coll_payload(d->seq, 0));
-    uint64_t mask =
-        ~(UCFT_TAG_SRC_MASK | (((uint64_t)1 << UCFT_TAG_KIND_BITS) - 1));
-    for (int i = 0; i < 64; i++) {
-        d->req = (tp_req_t){.cb = drain_cb, .arg = d};
-        ucft_status_t st =
-            tp_recv(d->ctx->tp, tag, mask, d->buf, sizeof(d->buf), &d->req);
-        if (st == UCFT_INPROGRESS) {
-            d->posted = 1;
-            return;
-        }
-        if (st != UCFT_OK)
-            return;
-        d->ctx->drained++; /* one that was already waiting: look again */
-    }
-}
-
-/* Instance (cid, seq) finished here: swallow its late messages from now
- * on, in the slot of the oldest of the last RT_DRAIN_SLOTS. */
-static void drain_add(struct ucft_context *ctx, unsigned cid, uint32_t seq)
-{
-    rt_drain_t *d = &ctx->drain[ctx->drain_next++ % RT_DRAIN_SLOTS];
-    d->ctx = ctx;
-    if (d->posted || d->retiring) {
-        d->next_ctx_id = cid;
-        d->next_seq = seq;
-        d->has_next = 1;
-        if (d->posted && !d->retiring) {
-            d->retiring = 1;
-            tp_cancel(ctx->tp, &d->req); /* drain_cb reposts for seq */
-        }
-        return;
-    }
-    d->ctx_id = cid;
-    d->seq = seq;
-    drain_post(d);
-}
-
 /* Completion, from a transport callback inside the algorithm. */
 static void coll_done(void *arg, int rank, ucft_status_t status)
 {
@@ -153,7 +89,7 @@ static void coll_done(void *arg, int rank, ucft_status_t status)
     r->info.length = status == UCFT_OK ? c->args.len : 0;
     r->done = 1;
     list_del(c);
-    drain_add(r->ctx, c->args.ctx, c->args.seq);
+    rt_drain_finished(r->ctx, c->args.ctx, c->args.seq);
     if (r->released)
         rt_coll_release(r);
 }
@@ -165,8 +101,10 @@ void rt_coll_release(struct ucft_request *r)
     if (c == NULL)
         return;
     r->coll = NULL;
-    if (c->next != c)
+    if (c->next != c) {
         list_del(c); /* still running: the caller gave it up */
+        rt_drain_finished(ctx, c->args.ctx, c->args.seq);
+    }
     c->ops->cleanup(c->state);
     c->free_at = ucft_clock_now_ns() + RT_COLL_LINGER_NS;
     list_add(&ctx->zombies, c);
@@ -249,6 +187,7 @@ ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,
         coll_done(c, comm->rank, ops->test(c->state));
     } else if (st != UCFT_INPROGRESS) {
         list_del(c);
+        rt_drain_finished(ctx, c->args.ctx, c->args.seq);
         ops->cleanup(c->state);
         c->free_at = ucft_clock_now_ns() + RT_COLL_LINGER_NS;
         list_add(&ctx->zombies, c);
@@ -295,14 +234,7 @@ void rt_coll_cleanup(struct ucft_context *ctx)
         c->ops->cleanup(c->state);
         list_add(&ctx->zombies, c);
     }
-    for (int i = 0; i < RT_DRAIN_SLOTS; i++) {
-        rt_drain_t *d = &ctx->drain[i];
-        d->has_next = 0;
-        if (d->posted && !d->retiring) {
-            d->retiring = 1;
-            tp_cancel(ctx->tp, &d->req);
-        }
-    }
+    rt_drain_cancel_all(ctx);
     /* Let the cancellations complete (their callbacks touch the states):
      * progress until the transport is quiet for a few rounds, bounded. */
     uint64_t end = ucft_clock_now_ns() + 200 * UCFT_NSEC_PER_MSEC;

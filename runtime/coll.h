@@ -49,4 +49,10 @@ void rt_coll_release(struct ucft_request *r);
 void rt_coll_cleanup(struct ucft_context *ctx);
 void rt_coll_free_all(struct ucft_context *ctx);
 
+/* coll_drain.c: instance (cid, seq) is over at this rank (completed,
+ * given up, or failed to start): its late messages are to be dropped. */
+void rt_drain_finished(struct ucft_context *ctx, unsigned cid, uint32_t seq);
+/* Finalize: cancel the drain receives. */
+void rt_drain_cancel_all(struct ucft_context *ctx);
+
 #endif

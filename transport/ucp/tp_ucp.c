@@ -594,7 +594,8 @@ static void drain_cb(void *request, ucs_status_t status,
 static void drain_unexpected(tp_ucp_t *tp)
 {
     char scratch[256];
-    for (int i = 0; i < 4096; i++) {
+    int i;
+    for (i = 0; i < 4096; i++) {
         ucp_tag_recv_info_t info;
         ucp_tag_message_h m = ucp_tag_probe_nb(tp->worker, 0, 0, 1, &info);
         if (m == NULL)
@@ -614,6 +615,10 @@ static void drain_unexpected(tp_ucp_t *tp)
         if (buf != scratch)
             free(buf);
     }
+    if (i > 0)
+        ucft_info(tp->super.log,
+                  "discarded %d unmatched message(s) at destroy%s", i,
+                  i == 4096 ? " (stopped there: more remain)" : "");
 }
 
 static void tp_ucp_destroy(tp_t *t)
