@@ -12,9 +12,9 @@
  *   RT_COLL_LINGER_NS after the request is released: the transport requests
  *   it cancelled complete from later progress calls and still touch it.
  * - Late messages of finished operations (corrections keep coming after a
- *   rank is done) are swallowed by block receives (runtime/coll_drain.c):
- *   they neither match a later instance (the tag carries the sequence)
- *   nor pile up in the transport's unexpected queue, where every masked
+ *   rank is done) are swept out of the transport's unexpected queue
+ *   (runtime/coll_drain.c): they cannot match a later instance (the tag
+ *   carries the sequence) and must not pile up there, where every masked
  *   receive would have to scan them.
  */
 #include "runtime/coll.h"
@@ -138,6 +138,8 @@ ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,
     }
     const coll_op_ops_t *ops = ctx->coll_alg[op];
     size_t len = count * esize;
+    if (ctx->drain.pending)
+        rt_drain_sweep(ctx); /* before this instance posts its receives */
     struct rt_coll *c = calloc(1, sizeof(*c));
     if (c == NULL)
         return UCFT_ERR_NO_MEMORY;
@@ -211,6 +213,8 @@ void rt_coll_failure(struct ucft_context *ctx, int rank)
 unsigned rt_coll_progress(struct ucft_context *ctx)
 {
     unsigned n = 0;
+    if (ctx->drain.pending)
+        rt_drain_sweep(ctx);
     /* Lingering states are freed in bulk now and then: a clock read on
      * every progress call would tax the point-to-point hot path. */
     if (ctx->zombies.next == &ctx->zombies || (++ctx->coll_tick & 63) != 0)

@@ -52,7 +52,9 @@ void rt_coll_free_all(struct ucft_context *ctx);
 /* coll_drain.c: instance (cid, seq) is over at this rank (completed,
  * given up, or failed to start): its late messages are to be dropped. */
 void rt_drain_finished(struct ucft_context *ctx, unsigned cid, uint32_t seq);
-/* Finalize: cancel the drain receives. */
+/* Drops the late messages now waiting (when a sweep is due). */
+void rt_drain_sweep(struct ucft_context *ctx);
+/* Finalize: stop sweeping. */
 void rt_drain_cancel_all(struct ucft_context *ctx);
 
 #endif

@@ -4,151 +4,104 @@
  * Corrected algorithms keep sending after a rank is done (corrections,
  * down-phase copies), so a finished instance's messages keep arriving,
  * possibly long after: a broadcast root never waits, so in a loop of
- * broadcasts it runs ahead of its receivers by any number of instances,
- * and their corrections reach it that much later. Left alone, these
- * messages would sit in the transport's unexpected queue for ever (memory
- * grows), and every wildcard receive that finds no match scans that whole
- * queue (UCP searches unexpected messages linearly for masked receives):
- * the rank slows down with every operation.
+ * broadcasts it runs ahead of its receivers by hundreds of instances, and
+ * their corrections reach it that much later. Left alone, these messages
+ * would sit in the transport's unexpected queue for ever (memory grows)
+ * and every wildcard receive that finds no match would scan them (UCP
+ * searches unexpected messages linearly for masked receives): the rank
+ * would slow down with every operation.
  *
- * So finished instances are drained by aligned blocks of sequence numbers
- * of one communicator, at three levels: 16, 256 and 4096 instances. Once
- * every instance of a level-0 block has finished here, one receive masked
- * on the low 4 sequence bits, the kind and the sender swallows all their
- * messages, those already waiting and those still to come (re-posted
- * after each match); once 16 level-0 blocks of a level-1 block are
- * complete, a receive masked on 8 sequence bits covers the whole 256, and
- * so on. Each level keeps its last RT_DRAIN_SLOTS blocks posted, so
- * messages up to about 12,000 instances late are swallowed, with 9
- * wildcard receives posted in all. A receive that finds nothing costs one
- * scan of the unexpected queue: about one per 16 instances, not one per
- * instance. Messages of an instance whose level-0 block is not complete
- * yet wait in the unexpected queue until it is (at most 16 instances).
+ * The sweeper removes them. It looks at the oldest unexpected collective
+ * message (a probe on the tag class); if that message belongs to an
+ * instance that this rank has started and that is no longer running here
+ * (its sequence number is in the past of its communicator), it receives
+ * it with its exact tag (a hash lookup in UCP) into a scratch buffer and
+ * looks again; it stops at the first message that may still be wanted (a
+ * running or future instance, an unknown communicator). Messages arrive
+ * roughly in instance order, so late ones are found at the head. A sweep
+ * is due whenever an instance ends and after every dropped message; it
+ * runs from rt_coll_progress and before a new instance starts, never
+ * inside a transport callback, and nothing stays posted in between (no
+ * wildcard receive slows down the matching of other messages).
  *
- * An instance counts as finished once: on completion, when its request is
- * given up while it runs, or when it fails to start.
+ * Sequence numbers are 16 bits in the tag: an instance counts as past when
+ * it is at most 32,767 instances older than the newest one started.
  */
 #include "runtime/context.h"
 
-static void drain_post(rt_drain_t *d);
+#define SEQ_MASK  ((1u << UCFT_TAG_SEQ_BITS) - 1)
+#define SWEEP_MAX 1024 /* messages dropped per sweep (then: next progress) */
+
+static struct ucft_comm *comm_of(struct ucft_context *ctx, unsigned cid)
+{
+    return cid == ctx->world.ctx_id ? &ctx->world : NULL;
+}
+
+/* 1 when a message with this tag can only be late: its instance has
+ * started here and is not running any more. */
+static int is_late(struct ucft_context *ctx, uint64_t tag)
+{
+    unsigned cid = ucft_tag_ctx(tag);
+    struct ucft_comm *comm = comm_of(ctx, cid);
+    uint32_t s = ucft_tag_coll_seq(tag);
+
+    if (comm == NULL || comm->seq == 0)
+        return 0;
+    if (((comm->seq - 1 - s) & SEQ_MASK) >= (SEQ_MASK + 1) / 2)
+        return 0; /* not started here yet */
+    for (struct rt_coll *c = ctx->colls.next; c != &ctx->colls; c = c->next)
+        if (c->args.ctx == cid && (c->args.seq & SEQ_MASK) == s)
+            return 0;
+    return 1;
+}
 
 static void drain_cb(tp_req_t *t)
 {
     rt_drain_t *d = t->arg;
     d->posted = 0;
-    if (t->status != UCFT_ERR_CANCELED && !d->retiring) {
-        d->ctx->drained++; /* a late message (possibly truncated): again */
-        drain_post(d);
-        return;
+    if (t->status != UCFT_ERR_CANCELED) {
+        d->ctx->drained++; /* possibly truncated: it is dropped anyway */
+        d->pending = 1;
     }
-    if (t->status != UCFT_ERR_CANCELED)
-        d->ctx->drained++;
-    d->retiring = 0;
-    if (d->has_next) {
-        d->has_next = 0;
-        d->ctx_id = d->next_ctx_id;
-        d->block = d->next_block;
-        drain_post(d);
-    }
-}
-
-static unsigned level_bits(unsigned level)
-{
-    return RT_DRAIN_LEVEL_BITS * (level + 1);
-}
-
-static void drain_post(rt_drain_t *d)
-{
-    unsigned low = UCFT_TAG_KIND_BITS + level_bits(d->level);
-    uint64_t tag = ucft_tag_make(
-        UCFT_TAG_CLASS_COLL, d->ctx_id, 0,
-        ucft_tag_coll_payload(d->block << level_bits(d->level), 0));
-    uint64_t mask = ~(UCFT_TAG_SRC_MASK | (((uint64_t)1 << low) - 1));
-    for (int i = 0; i < 4096; i++) {
-        d->req = (tp_req_t){.cb = drain_cb, .arg = d};
-        ucft_status_t st =
-            tp_recv(d->ctx->tp, tag, mask, d->buf, sizeof(d->buf), &d->req);
-        if (st == UCFT_INPROGRESS) {
-            d->posted = 1;
-            return;
-        }
-        if (st != UCFT_OK)
-            return;
-        d->ctx->drained++; /* one that was already waiting: look again */
-    }
-}
-
-/* Every instance of block `block` of `level` has finished: drain it from
- * now on, in the slot of the oldest of that level. */
-static void drain_block(struct ucft_context *ctx, unsigned level, unsigned cid,
-                        uint32_t block)
-{
-    rt_drain_t *d =
-        &ctx->drain[level][ctx->drain_next[level]++ % RT_DRAIN_SLOTS];
-    d->ctx = ctx;
-    d->level = level;
-    if (d->posted || d->retiring) {
-        d->next_ctx_id = cid;
-        d->next_block = block;
-        d->has_next = 1;
-        if (d->posted && !d->retiring) {
-            d->retiring = 1;
-            tp_cancel(ctx->tp, &d->req); /* drain_cb reposts for block */
-        }
-        return;
-    }
-    d->ctx_id = cid;
-    d->block = block;
-    drain_post(d);
-}
-
-/* One more sub-block (level 0: instance) of `block` of `level` is done. */
-static void drain_count(struct ucft_context *ctx, unsigned level, unsigned cid,
-                        uint32_t block)
-{
-    rt_drain_count_t *cs = ctx->drain_count[level], *c = NULL, *oldest = cs;
-
-    for (int i = 0; i < RT_DRAIN_COUNTS; i++) {
-        if (cs[i].n > 0 && cs[i].ctx_id == cid && cs[i].block == block) {
-            c = &cs[i];
-            break;
-        }
-        if (cs[i].n == 0 || (oldest->n > 0 && cs[i].stamp < oldest->stamp))
-            oldest = &cs[i];
-    }
-    if (c == NULL) {
-        /* Nothing of this block finished yet. Replacing a partial block (an
-         * instance still running while RT_DRAIN_COUNTS newer blocks began
-         * to finish) gives up draining that block at this level. */
-        c = oldest;
-        c->ctx_id = cid;
-        c->block = block;
-        c->n = 0;
-    }
-    c->stamp = ++ctx->drain_stamp;
-    if (++c->n < (1u << RT_DRAIN_LEVEL_BITS))
-        return;
-    c->n = 0;
-    drain_block(ctx, level, cid, block);
-    if (level + 1 < RT_DRAIN_LEVELS)
-        drain_count(ctx, level + 1, cid, block >> RT_DRAIN_LEVEL_BITS);
 }
 
 void rt_drain_finished(struct ucft_context *ctx, unsigned cid, uint32_t seq)
 {
-    uint32_t s = seq & ((1u << UCFT_TAG_SEQ_BITS) - 1);
-    drain_count(ctx, 0, cid, s >> level_bits(0));
+    (void)cid;
+    (void)seq;
+    ctx->drain.pending = 1;
+}
+
+void rt_drain_sweep(struct ucft_context *ctx)
+{
+    rt_drain_t *d = &ctx->drain;
+    const uint64_t ctag = ucft_tag_make(UCFT_TAG_CLASS_COLL, 0, 0, 0);
+    const uint64_t cmask = (uint64_t)3 << UCFT_TAG_CLASS_SHIFT;
+
+    if (!d->pending || d->posted || ctx->finalizing)
+        return;
+    d->pending = 0;
+    d->ctx = ctx;
+    for (int i = 0; i < SWEEP_MAX; i++) {
+        tp_probe_info_t info;
+        if (tp_probe(ctx->tp, ctag, cmask, &info) != UCFT_OK ||
+            !is_late(ctx, info.tag))
+            return;
+        d->req = (tp_req_t){.cb = drain_cb, .arg = d};
+        ucft_status_t st = tp_recv(ctx->tp, info.tag, UCFT_TAG_FULL_MASK,
+                                   d->buf, sizeof(d->buf), &d->req);
+        if (st == UCFT_INPROGRESS) {
+            d->posted = 1; /* a large message: drain_cb asks for more */
+            return;
+        }
+        ctx->drained++;
+    }
+    d->pending = 1;
 }
 
 void rt_drain_cancel_all(struct ucft_context *ctx)
 {
-    for (int l = 0; l < RT_DRAIN_LEVELS; l++)
-        for (int i = 0; i < RT_DRAIN_SLOTS; i++) {
-            rt_drain_t *d = &ctx->drain[l][i];
-            d->has_next = 0;
-            if (d->posted && !d->retiring) {
-                d->retiring = 1;
-                tp_cancel(ctx->tp, &d->req);
-            }
-        }
+    ctx->drain.pending = 0;
+    if (ctx->drain.posted)
+        tp_cancel(ctx->tp, &ctx->drain.req);
 }

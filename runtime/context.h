@@ -63,30 +63,15 @@ typedef struct rt_inbox {
     int evfd;              /* written to wake the owner */
 } rt_inbox_t;
 
-/* A receive that swallows the late messages of one block of finished
- * collective instances (runtime/coll_drain.c): blocks of 16, 256 and 4096
- * sequence numbers (levels 0..2), the last RT_DRAIN_SLOTS of each level. */
-#define RT_DRAIN_LEVELS     3
-#define RT_DRAIN_LEVEL_BITS 4 /* a block of level l has 16^(l+1) instances */
-#define RT_DRAIN_SLOTS      3
-#define RT_DRAIN_COUNTS     4 /* blocks of a level being counted */
+/* The sweeper of late messages of finished collectives
+ * (runtime/coll_drain.c): one receive at a time. */
 typedef struct rt_drain {
     tp_req_t req;
     struct ucft_context *ctx;
-    unsigned ctx_id, next_ctx_id;
-    uint32_t block, next_block;
-    unsigned level;
-    int posted;   /* the receive is posted */
-    int retiring; /* cancelled; repost for next_* if has_next */
-    int has_next;
+    int posted;  /* a receive is in flight (a large message) */
+    int pending; /* a sweep is due */
     unsigned char buf[64];
 } rt_drain_t;
-typedef struct rt_drain_count {
-    unsigned ctx_id;
-    uint32_t block;
-    unsigned n; /* sub-blocks (level 0: instances) finished (0: free) */
-    uint64_t stamp;
-} rt_drain_count_t;
 
 struct ucft_context {
     ucft_log_t log;
@@ -117,10 +102,7 @@ struct ucft_context {
     /* Collectives (runtime/coll.c). */
     const coll_op_ops_t *coll_alg[RT_COLL_NOPS];
     rt_coll_t colls, zombies; /* sentinels: running, lingering */
-    rt_drain_t drain[RT_DRAIN_LEVELS][RT_DRAIN_SLOTS];
-    unsigned drain_next[RT_DRAIN_LEVELS];
-    rt_drain_count_t drain_count[RT_DRAIN_LEVELS][RT_DRAIN_COUNTS];
-    uint64_t drain_stamp;
+    rt_drain_t drain;
     unsigned coll_tick;
     uint64_t drained; /* late collective messages dropped */
 };
