@@ -169,8 +169,14 @@ ucft_status_t rt_boot_publish_hb(rt_boot_t *b, const void *addr, size_t len)
     return put_bytes(b, HB_ADDR_KEY, addr, len);
 }
 
-static ucft_status_t get_bytes(rt_boot_t *b, const char *key, int rank,
-                               void **addr, size_t *len)
+ucft_status_t rt_boot_put(rt_boot_t *b, const char *key, const void *data,
+                          size_t len)
+{
+    return put_bytes(b, key, data, len);
+}
+
+static ucft_status_t get_bytes_q(rt_boot_t *b, const char *key, int rank,
+                                 void **addr, size_t *len, int quiet)
 {
     pmix_proc_t p;
     pmix_value_t *v = NULL;
@@ -181,15 +187,16 @@ static ucft_status_t get_bytes(rt_boot_t *b, const char *key, int rank,
     load_proc(b, &p, (pmix_rank_t)rank);
     rc = PMIx_Get(&p, key, NULL, 0, &v);
     if (rc != PMIX_SUCCESS || v == NULL) {
-        ucft_error(b->log, "PMIx_Get(%s) of rank %d: %s", key, rank,
-                   PMIx_Error_string(rc));
+        if (!quiet)
+            ucft_error(b->log, "PMIx_Get(%s) of rank %d: %s", key, rank,
+                       PMIx_Error_string(rc));
         return UCFT_ERR_BOOTSTRAP;
     }
     if (v->type != PMIX_BYTE_OBJECT || v->data.bo.size == 0) {
         ucft_error(b->log,
-                   "PMIx: address of rank %d has type %d, expected a "
+                   "PMIx: %s of rank %d has type %d, expected a "
                    "byte object",
-                   rank, (int)v->type);
+                   key, rank, (int)v->type);
         PMIX_VALUE_RELEASE(v);
         return UCFT_ERR_BOOTSTRAP;
     }
@@ -204,14 +211,64 @@ static ucft_status_t get_bytes(rt_boot_t *b, const char *key, int rank,
     return UCFT_OK;
 }
 
+ucft_status_t rt_boot_get(rt_boot_t *b, int rank, const char *key, void **data,
+                          size_t *len)
+{
+    return get_bytes_q(b, key, rank, data, len, 1);
+}
+
 ucft_status_t rt_boot_lookup(void *arg, int rank, void **addr, size_t *len)
 {
-    return get_bytes(arg, ADDR_KEY, rank, addr, len);
+    return get_bytes_q(arg, ADDR_KEY, rank, addr, len, 0);
 }
 
 ucft_status_t rt_boot_lookup_hb(void *arg, int rank, void **addr, size_t *len)
 {
-    return get_bytes(arg, HB_ADDR_KEY, rank, addr, len);
+    return get_bytes_q(arg, HB_ADDR_KEY, rank, addr, len, 0);
+}
+
+ucft_status_t rt_boot_local_peers(rt_boot_t *b, int **ranks, size_t *n)
+{
+    pmix_proc_t p;
+    pmix_value_t *v = NULL;
+
+    *ranks = NULL;
+    *n = 0;
+    if (b->singleton)
+        return UCFT_OK;
+    load_proc(b, &p, PMIX_RANK_WILDCARD);
+    if (PMIx_Get(&p, PMIX_LOCAL_PEERS, NULL, 0, &v) != PMIX_SUCCESS ||
+        v == NULL)
+        return UCFT_ERR_NOT_SUPPORTED;
+    ucft_status_t st = UCFT_ERR_NOT_SUPPORTED;
+    if (v->type == PMIX_STRING && v->data.string != NULL) {
+        const char *s = v->data.string;
+        size_t cap = 1;
+        for (const char *c = s; *c; c++)
+            cap += *c == ',';
+        int *r = malloc(cap * sizeof(*r));
+        st = r ? UCFT_OK : UCFT_ERR_NO_MEMORY;
+        while (r != NULL && *s) {
+            char *end;
+            long x = strtol(s, &end, 10);
+            if (end == s || x < 0 || x >= b->size || *n == cap) {
+                ucft_debug(b->log, "PMIX_LOCAL_PEERS '%s': not a rank list",
+                           v->data.string);
+                free(r);
+                r = NULL;
+                *n = 0;
+                st = UCFT_ERR_NOT_SUPPORTED;
+                break;
+            }
+            r[(*n)++] = (int)x;
+            s = *end == ',' ? end + 1 : end;
+            if (*end != ',' && *end != '\0')
+                s = ""; /* trailing junk: stop */
+        }
+        *ranks = r;
+    }
+    PMIX_VALUE_RELEASE(v);
+    return st;
 }
 
 /* ---- death events ----------------------------------------------------- */

@@ -48,6 +48,17 @@ ucft_status_t rt_boot_publish_hb(rt_boot_t *b, const void *addr, size_t len);
  * thread-safe, so the heartbeat thread may call it. */
 ucft_status_t rt_boot_lookup(void *arg, int rank, void **addr, size_t *len);
 ucft_status_t rt_boot_lookup_hb(void *arg, int rank, void **addr, size_t *len);
+/* Any other key of this rank (Put + Commit; visible after the fence) and
+ * of another rank (*data malloc'ed; UCFT_ERR_BOOTSTRAP, not logged, when
+ * the rank did not publish it). */
+ucft_status_t rt_boot_put(rt_boot_t *b, const char *key, const void *data,
+                          size_t len);
+ucft_status_t rt_boot_get(rt_boot_t *b, int rank, const char *key, void **data,
+                          size_t *len);
+/* The ranks of this job on this node (PMIX_LOCAL_PEERS; *ranks malloc'ed,
+ * may include this rank). UCFT_ERR_NOT_SUPPORTED when the launcher does
+ * not say. */
+ucft_status_t rt_boot_local_peers(rt_boot_t *b, int **ranks, size_t *n);
 ucft_status_t rt_boot_watch_deaths(rt_boot_t *b, rt_boot_death_cb_t cb,
                                    void *arg);
 /* Starts a fence over the job (collect: with data collection); `cb` runs

@@ -105,12 +105,27 @@ static int take_queue(rt_detect_t *d, int *ranks, size_t max, size_t *n)
     return stop;
 }
 
+/* Local ranks whose processes ended: outside evidence. */
+static void take_procwatch(rt_detect_t *d)
+{
+    int ranks[32];
+    size_t n;
+    while ((n = rt_procwatch_take(&d->pw, ranks, 32)) > 0)
+        for (size_t i = 0; i < n; i++) {
+            ucft_debug(&d->ctx->log, "rank %d: its process ended (pidfd)",
+                       ranks[i]);
+            if (!d->stopped)
+                det_declare(d->det, ranks[i], DET_WHY_EXTERNAL);
+        }
+}
+
 static void *hb_thread_main(void *arg)
 {
     rt_detect_t *d = arg;
     tp_t *tp = d->hb_tp;
-    struct pollfd pfd[2] = {{.fd = tp->ops->fd(tp), .events = POLLIN},
-                            {.fd = d->evfd, .events = POLLIN}};
+    struct pollfd pfd[3] = {{.fd = tp->ops->fd(tp), .events = POLLIN},
+                            {.fd = d->evfd, .events = POLLIN},
+                            {.fd = rt_procwatch_fd(&d->pw), .events = POLLIN}};
     int ranks[64];
     size_t n;
 
@@ -136,10 +151,14 @@ static void *hb_thread_main(void *arg)
                      ? 1000
                      : (int)((next - now + UCFT_NSEC_PER_MSEC - 1) /
                              UCFT_NSEC_PER_MSEC);
-        if (poll(pfd, 2, ms) > 0 && (pfd[1].revents & POLLIN)) {
-            uint64_t v;
-            ssize_t r = read(d->evfd, &v, sizeof(v));
-            (void)r;
+        if (poll(pfd, 3, ms) > 0) {
+            if (pfd[1].revents & POLLIN) {
+                uint64_t v;
+                ssize_t r = read(d->evfd, &v, sizeof(v));
+                (void)r;
+            }
+            if (pfd[2].revents & POLLIN)
+                take_procwatch(d);
         }
     }
     det_stop(d->det);
@@ -186,6 +205,7 @@ ucft_status_t rt_detect_init(struct ucft_context *ctx)
 
     d->ctx = ctx;
     d->evfd = -1;
+    d->pw.epfd = -1;
     d->fastpath = cfg->detector_fastpath;
     if (!cfg->detector || ctx->boot.size < 2) {
         d->mode = RT_DETECT_OFF;
@@ -226,7 +246,8 @@ ucft_status_t rt_detect_init(struct ucft_context *ctx)
         return st;
     d->hb_tp->peer_error_cb = hb_peer_error;
     d->hb_tp->peer_error_arg = d;
-    return UCFT_OK;
+    d->pidfd = cfg->detector_fastpath && cfg->detector_pidfd;
+    return d->pidfd ? rt_procwatch_publish(&ctx->boot) : UCFT_OK;
 }
 
 void rt_detect_address(struct ucft_context *ctx, const void **addr, size_t *len)
@@ -246,6 +267,8 @@ ucft_status_t rt_detect_start(struct ucft_context *ctx)
     case RT_DETECT_INLINE:
         return make_det(d, ctx->tp);
     case RT_DETECT_THREAD:
+        if (d->pidfd)
+            rt_procwatch_open(&d->pw, &ctx->boot, &ctx->log);
         if (pthread_create(&d->thread, NULL, hb_thread_main, d) != 0) {
             ucft_error(&ctx->log, "cannot start the heartbeat thread");
             return UCFT_ERR_NO_RESOURCE;
@@ -363,6 +386,7 @@ void rt_detect_cleanup(struct ucft_context *ctx)
     rt_detect_t *d = &ctx->detect;
     rt_detect_stop(ctx);
     quit_thread(d);
+    rt_procwatch_close(&d->pw);
     if (d->mode == RT_DETECT_THREAD) {
         tp_destroy(d->hb_tp);
         d->hb_tp = NULL;

@@ -21,6 +21,8 @@
  * detector accepts outside evidence unvetted anyway), so the fast path
  * does not wait for a heartbeat-thread wake-up; the detector's own
  * decision for that rank then finds it already failed.
+ * In THREAD mode the heartbeat thread also watches the processes of the
+ * ranks on this node (runtime/procwatch.h): a death there is evidence too.
  * With UCFT_DETECTOR_FASTPATH=n evidence is ignored and only heartbeats
  * decide. A rank that learns it was declared failed logs why and aborts
  * (fencing: a declared rank is dead to the job forever).
@@ -29,6 +31,7 @@
 #define UCFT_RT_DETECT_H
 
 #include "ucft.h"
+#include "runtime/procwatch.h"
 #include "transport/transport.h"
 
 #include <pthread.h>
@@ -63,6 +66,8 @@ typedef struct rt_detect {
     int quit;    /* owner asks: destroy the worker and exit */
     int *fence;  /* thread only: ranks to fence on hb_tp after progress */
     size_t nfence, capfence;
+    int pidfd;         /* watch local ranks' processes (UCFT_DETECTOR_PIDFD) */
+    rt_procwatch_t pw; /* the thread's once started */
 } rt_detect_t;
 
 /* Before the address exchange: chooses the mode and, for THREAD, creates

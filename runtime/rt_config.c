@@ -47,6 +47,12 @@ static const ucft_config_field_t rt_fields[] = {
      "also declare a rank failed at once on a launcher death event or a UCX "
      "endpoint error (n: only heartbeats decide; for testing)",
      ucft_config_parse_bool, F(detector_fastpath), NULL},
+    {"DETECTOR_PIDFD", "y",
+     "fast path: the heartbeat thread watches the processes of the ranks on "
+     "this node through pidfds (Linux 5.3+), so a rank that dies is known "
+     "within microseconds, before any launcher event (needs "
+     "UCFT_DETECTOR_FASTPATH and the heartbeat thread)",
+     ucft_config_parse_bool, F(detector_pidfd), NULL},
     {"HB_PERIOD", "20ms",
      "heartbeat period (eta); a rank sends one heartbeat per period to its "
      "observer",

@@ -20,6 +20,7 @@ typedef struct rt_config {
     int detector;                /* heartbeat failure detector on/off */
     int detector_thread;    /* heartbeats from a thread with its own worker */
     int detector_fastpath;  /* PMIx events and endpoint errors declare too */
+    int detector_pidfd;     /* fast path: watch local ranks' pidfds */
     uint64_t hb_period_ns;  /* eta */
     uint64_t hb_timeout_ns; /* delta */
     uint64_t hb_grace_ns;   /* no suspicion this soon after start-up */
