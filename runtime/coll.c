@@ -29,8 +29,8 @@
 
 #define RT_COLL_LINGER_NS (2 * UCFT_NSEC_PER_SEC)
 
-static const char *const op_names[RT_COLL_NOPS] = {"bcast", "reduce",
-                                                   "allreduce", "barrier"};
+static const char *const op_names[RT_COLL_NOPS + 1] = {
+    "bcast", "reduce", "allreduce", "barrier", "barrier"};
 
 ucft_status_t rt_coll_init(struct ucft_context *ctx)
 {
@@ -48,6 +48,9 @@ ucft_status_t rt_coll_init(struct ucft_context *ctx)
             return UCFT_ERR_INVALID_PARAM;
         }
     }
+    ctx->coll_sync = coll_op_find("barrier", "corrected");
+    if (ctx->coll_sync == NULL)
+        return UCFT_ERR_INTERNAL;
     if (ctx->cfg.f < 1 || ctx->cfg.f > 64) {
         ucft_error(&ctx->log, "UCFT_F=%d: must be 1..64", ctx->cfg.f);
         return UCFT_ERR_INVALID_PARAM;
@@ -198,7 +201,8 @@ ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,
                    out);
         return UCFT_ERR_INVALID_PARAM;
     }
-    const coll_op_ops_t *ops = ctx->coll_alg[op];
+    const coll_op_ops_t *ops =
+        op == RT_COLL_SYNC ? ctx->coll_sync : ctx->coll_alg[op];
     size_t len = count * esize;
     struct rt_coll *c = calloc(1, sizeof(*c));
     if (c == NULL)
@@ -399,6 +403,14 @@ ucft_status_t ucft_allreduce(ucft_comm_h comm, const void *sendbuf,
     ucft_request_h r;
     ucft_status_t st =
         ucft_iallreduce(comm, sendbuf, recvbuf, count, dtype, op, &r);
+    return st == UCFT_OK ? ucft_wait(&r, NULL) : st;
+}
+
+ucft_status_t rt_coll_sync(ucft_comm_h comm)
+{
+    ucft_request_h r;
+    ucft_status_t st =
+        rt_coll_post(comm, RT_COLL_SYNC, 0, NULL, NULL, 0, UCFT_UINT8, 0, &r);
     return st == UCFT_OK ? ucft_wait(&r, NULL) : st;
 }
 

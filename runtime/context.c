@@ -283,9 +283,10 @@ ucft_status_t ucft_finalize(ucft_context_h ctx)
     /* Every live rank reaches finalize before anyone closes a connection:
      * a peer that closed while this rank was still working would look
      * failed (an endpoint error is failure evidence). The corrected barrier
-     * tolerates the dead ranks that the PMIx fence may not. */
+     * (whatever UCFT_BARRIER_ALG says) tolerates the dead ranks that the
+     * PMIx fence may not. */
     if (ctx->boot.size > 1) {
-        st = ucft_barrier(&ctx->world);
+        st = rt_coll_sync(&ctx->world);
         if (st != UCFT_OK)
             ucft_debug(&ctx->log, "finalize barrier: %s",
                        ucft_status_string(st));
@@ -296,7 +297,7 @@ ucft_status_t ucft_finalize(ucft_context_h ctx)
      * connecting to a destroyed worker trips UCX's TCP transport). */
     rt_detect_stop(ctx);
     if (ctx->boot.size > 1 && ctx->detect.mode == RT_DETECT_THREAD) {
-        st = ucft_barrier(&ctx->world);
+        st = rt_coll_sync(&ctx->world);
         if (st != UCFT_OK)
             ucft_debug(&ctx->log, "finalize barrier (detectors stopped): %s",
                        ucft_status_string(st));

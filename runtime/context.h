@@ -105,7 +105,8 @@ struct ucft_context {
 
     /* Collectives (runtime/coll.c). */
     const coll_op_ops_t *coll_alg[RT_COLL_NOPS];
-    rt_coll_t colls, zombies; /* sentinels: running, lingering */
+    const coll_op_ops_t *coll_sync; /* corrected barrier (finalize) */
+    rt_coll_t colls, zombies;       /* sentinels: running, lingering */
     rt_drain_t drain[RT_DRAIN_SLOTS];
     unsigned drain_next;
     unsigned coll_tick;

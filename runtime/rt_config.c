@@ -71,13 +71,17 @@ static const ucft_config_field_t rt_fields[] = {
      ucft_config_parse_string, F(alg[0]), NULL},
     {"REDUCE_ALG", "corrected",
      "reduce algorithm: corrected (= corrected-list), corrected-countbit, "
-     "corrected-bit",
+     "corrected-bit, binomial (baseline: any failure it depends on ends it "
+     "with ERR_PROC_FAILED)",
      ucft_config_parse_string, F(alg[1]), NULL},
     {"ALLREDUCE_ALG", "corrected",
      "allreduce algorithm: corrected (= corrected-list), "
-     "corrected-countbit, corrected-bit",
+     "corrected-countbit, corrected-bit, recdbl (baseline recursive "
+     "doubling: any failure ends it with ERR_PROC_FAILED)",
      ucft_config_parse_string, F(alg[2]), NULL},
-    {"BARRIER_ALG", "corrected", "barrier algorithm: corrected",
+    {"BARRIER_ALG", "corrected",
+     "barrier algorithm: corrected, recdbl (baseline; finalize always uses "
+     "the corrected one)",
      ucft_config_parse_string, F(alg[3]), NULL},
     {NULL, NULL, NULL, NULL, 0, NULL},
 };
