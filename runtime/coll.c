@@ -235,7 +235,11 @@ ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,
     r->kind = RT_REQ_COLL;
     r->comm = comm;
     r->coll = c;
-    st = ops->init(c->state, ctx->tp, &c->args, c->buf);
+    /* UCFT_INJECT: a call it names runs on a filter that may kill us. */
+    tp_t *tp = ctx->tp;
+    if (op != RT_COLL_SYNC && rt_inject_active(&ctx->inject))
+        tp = rt_inject_call(&ctx->inject, op, comm->ctx_id, c->args.seq);
+    st = ops->init(c->state, tp, &c->args, c->buf);
     if (st == UCFT_OK) {
         list_add(&ctx->colls, c);
         st = ops->start(c->state);

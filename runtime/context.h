@@ -8,6 +8,7 @@
 #include "runtime/coll.h"
 #include "runtime/ctrl_kinds.h"
 #include "runtime/detect.h"
+#include "runtime/inject.h"
 #include "runtime/rt_config.h"
 #include "transport/transport.h"
 
@@ -110,7 +111,8 @@ struct ucft_context {
     rt_drain_t drain[RT_DRAIN_SLOTS];
     unsigned drain_next;
     unsigned coll_tick;
-    uint64_t drained; /* late collective messages dropped */
+    uint64_t drained;   /* late collective messages dropped */
+    rt_inject_t inject; /* UCFT_INJECT (runtime/inject.h) */
 };
 
 /* failure.c */

@@ -83,6 +83,12 @@ static const ucft_config_field_t rt_fields[] = {
      "barrier algorithm: corrected, recdbl (baseline; finalize always uses "
      "the corrected one)",
      ucft_config_parse_string, F(alg[3]), NULL},
+    {"INJECT", "",
+     "failure injection for tests: 'rank=R,op=OP[,call=C][,msg=K]' (specs "
+     "separated by ';'): rank R SIGKILLs itself just before sending message "
+     "K (default 1; 0 = at the start) of its C-th (default 1) call of OP "
+     "(bcast, reduce, allreduce, barrier); empty = none",
+     ucft_config_parse_string, F(inject), NULL},
     {NULL, NULL, NULL, NULL, 0, NULL},
 };
 
