@@ -29,6 +29,7 @@
  *              the root's
  *   barrier    completes
  */
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +41,7 @@
 
 int g_rank = -1;
 
-enum { AFTER = 25, MAX_ITERS = 4000, LIMIT_S = 20 };
+enum { AFTER = 25, MAX_ITERS = 1 << 18, LIMIT_S = 20, HANG_S = 12 };
 
 static double now_s(void)
 {
@@ -60,6 +61,46 @@ static int knows_dead(ucft_context_h ctx, int victim)
         if (r[i] == victim)
             return 1;
     return 0;
+}
+
+static void print_failed(ucft_context_h ctx)
+{
+    int r[64];
+    size_t n = 0;
+    ucft_failed_ranks(ctx, r, 64, &n);
+    fprintf(stderr, "rank %d: known failed:", g_rank);
+    for (size_t i = 0; i < n && i < 64; i++)
+        fprintf(stderr, " %d", r[i]);
+    fprintf(stderr, "\n");
+}
+
+/* Waits for a collective like ucft_wait (spin 50 us, then sleep on the
+ * context's fd), but a wait longer than HANG_S is a hang: say which
+ * operation of which iteration, and fail. */
+static ucft_status_t wait_op(ucft_context_h ctx, ucft_request_h *r,
+                             const char *what, int it)
+{
+    double t0 = now_s();
+    int fd = -1;
+    CHECK(ucft_context_fd(ctx, &fd) == UCFT_OK, "no context fd");
+    for (;;) {
+        int done = 0;
+        ucft_progress(ctx);
+        ucft_status_t st = ucft_test(r, &done, NULL);
+        if (done)
+            return st;
+        double el = now_s() - t0;
+        if (el > HANG_S) {
+            print_failed(ctx);
+            CHECK(0, "it %d: %s still pending after %d s (a hang)", it, what,
+                  (int)HANG_S);
+        }
+        int tmo = 100;
+        if (el > 50e-6 && ucft_context_arm(ctx, &tmo) == UCFT_OK) {
+            struct pollfd p = {.fd = fd, .events = POLLIN};
+            poll(&p, 1, tmo < 0 || tmo > 100 ? 100 : tmo);
+        }
+    }
 }
 
 /* A root for iteration `it` that is not the victim. */
@@ -116,16 +157,22 @@ int main(int argc, char **argv)
             known_at = it;
         int root = root_of(it, n, victim);
         ucft_status_t st = UCFT_OK;
+        ucft_request_h r = NULL;
         memset(v, 0, 2 * (size_t)n * sizeof(*v));
         v[rank] = v[n + rank] = it + 1;
         memset(s, 0, 2 * (size_t)n * sizeof(*s));
         if (strcmp(op, "allreduce") == 0) {
-            st = ucft_allreduce(w, v, s, 2 * (size_t)n, UCFT_INT32, UCFT_SUM);
+            st = ucft_iallreduce(w, v, s, 2 * (size_t)n, UCFT_INT32, UCFT_SUM,
+                                 &r);
+            if (st == UCFT_OK)
+                st = wait_op(ctx, &r, "allreduce", it);
             if (st == UCFT_OK)
                 incl[it] = (uint8_t)(1 + check_sum(s, n, it, victim));
         } else if (strcmp(op, "reduce") == 0) {
-            st =
-                ucft_reduce(w, v, s, 2 * (size_t)n, UCFT_INT32, UCFT_SUM, root);
+            st = ucft_ireduce(w, v, s, 2 * (size_t)n, UCFT_INT32, UCFT_SUM,
+                              root, &r);
+            if (st == UCFT_OK)
+                st = wait_op(ctx, &r, "reduce", it);
             if (st == UCFT_OK && rank == root)
                 check_sum(s, n, it, victim);
         } else if (strcmp(op, "bcast") == 0) {
@@ -133,12 +180,16 @@ int main(int argc, char **argv)
             for (int i = 0; i < 64; i++)
                 b[i] =
                     rank == root ? (unsigned char)(i * 13 + it * 7 + root) : 0;
-            st = ucft_bcast(w, b, sizeof(b), UCFT_BYTE, root);
+            st = ucft_ibcast(w, b, sizeof(b), UCFT_BYTE, root, &r);
+            if (st == UCFT_OK)
+                st = wait_op(ctx, &r, "bcast", it);
             for (int i = 0; st == UCFT_OK && i < 64; i++)
                 CHECK(b[i] == (unsigned char)(i * 13 + it * 7 + root),
                       "it %d: bcast from %d: byte %d is %u", it, root, i, b[i]);
         } else if (strcmp(op, "barrier") == 0) {
-            st = ucft_barrier(w);
+            st = ucft_ibarrier(w, &r);
+            if (st == UCFT_OK)
+                st = wait_op(ctx, &r, "barrier", it);
         } else {
             CHECK(0, "unknown operation '%s'", op);
         }
@@ -159,7 +210,9 @@ int main(int argc, char **argv)
             if (timeout && known_at < 0)
                 cmd = -1; /* the victim never died: the test is void */
         }
-        st = ucft_bcast(w, &cmd, 1, UCFT_INT32, 0);
+        st = ucft_ibcast(w, &cmd, 1, UCFT_INT32, 0, &r);
+        if (st == UCFT_OK)
+            st = wait_op(ctx, &r, "the go/stop broadcast", it);
         CHECK_ST(st, UCFT_OK);
         CHECK(cmd >= 0, "rank %d was still alive after %d s", victim,
               (int)LIMIT_S);
