@@ -19,6 +19,9 @@ extern const coll_op_ops_t coll_allreduce_corrected_list_ops;
 extern const coll_op_ops_t coll_allreduce_corrected_countbit_ops;
 extern const coll_op_ops_t coll_allreduce_corrected_bit_ops;
 extern const coll_op_ops_t coll_barrier_corrected_ops;
+extern const coll_op_ops_t coll_reduce_binomial_ops;
+extern const coll_op_ops_t coll_allreduce_recdbl_ops;
+extern const coll_op_ops_t coll_barrier_recdbl_ops;
 
 const coll_op_ops_t *const coll_op_table[] = {
     &coll_bcast_binomial_ops,
@@ -37,6 +40,11 @@ const coll_op_ops_t *const coll_op_table[] = {
     &coll_allreduce_corrected_countbit_ops,
     &coll_allreduce_corrected_bit_ops,
     &coll_barrier_corrected_ops,
+    /* Baselines (fault-aware, not fault-tolerant): after the corrected
+     * algorithms, so that coll_op_find(op, NULL) stays corrected. */
+    &coll_reduce_binomial_ops,
+    &coll_allreduce_recdbl_ops,
+    &coll_barrier_recdbl_ops,
     NULL,
 };
 

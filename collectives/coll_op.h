@@ -43,8 +43,15 @@ enum coll_kind {
     /* 48..95: corrected reduce / allreduce / barrier. */
     COLL_KIND_REDUCE_CORRECTED_FIRST = 48,
     COLL_KIND_REDUCE_CORRECTED_LAST = 95,
-    /* 96..127: baselines (reduce, recursive doubling). */
+    /* 96..127: baselines (reduce, recursive doubling). Each baseline
+     * takes an even data kind and the odd kind after it for "I failed"
+     * messages (no payload), so that one receive (mask without kind bit
+     * 0) takes either from a peer. */
     COLL_KIND_BASELINE_FIRST = 96,
+    COLL_KIND_REDUCE_BINOMIAL = 96,
+    COLL_KIND_REDUCE_BINOMIAL_ERR = 97,
+    COLL_KIND_RECDBL = 98,
+    COLL_KIND_RECDBL_ERR = 99,
     COLL_KIND_BASELINE_LAST = 127,
 };
 

@@ -226,7 +226,11 @@ ucft_status_t ucft_recv(ucft_comm_h comm, void *buf, size_t length, int source,
  * at every survivor), with no recovery step. With more failures an
  * operation ends with UCFT_ERR_PROC_FAILED, never hangs. The algorithm of
  * each operation comes from UCFT_BCAST_ALG, UCFT_REDUCE_ALG,
- * UCFT_ALLREDUCE_ALG, UCFT_BARRIER_ALG (`ucft-sim --list` shows them).
+ * UCFT_ALLREDUCE_ALG, UCFT_BARRIER_ALG (`ucft-sim --list` shows them);
+ * the baselines among them (UCFT_REDUCE_ALG=binomial,
+ * UCFT_ALLREDUCE_ALG=recdbl, UCFT_BARRIER_ALG=recdbl) are not
+ * fault-tolerant: any failure they depend on ends them with
+ * UCFT_ERR_PROC_FAILED (docs/baselines.md).
  * Every rank of the communicator must call the same collectives in the
  * same order with matching arguments. */
 typedef enum ucft_datatype {

@@ -28,8 +28,8 @@
 
 #define RT_COLL_LINGER_NS (2 * UCFT_NSEC_PER_SEC)
 
-static const char *const op_names[RT_COLL_NOPS] = {"bcast", "reduce",
-                                                   "allreduce", "barrier"};
+static const char *const op_names[RT_COLL_NOPS + 1] = {
+    "bcast", "reduce", "allreduce", "barrier", "barrier"};
 
 ucft_status_t rt_coll_init(struct ucft_context *ctx)
 {
@@ -47,6 +47,9 @@ ucft_status_t rt_coll_init(struct ucft_context *ctx)
             return UCFT_ERR_INVALID_PARAM;
         }
     }
+    ctx->coll_sync = coll_op_find("barrier", "corrected");
+    if (ctx->coll_sync == NULL)
+        return UCFT_ERR_INTERNAL;
     if (ctx->cfg.f < 1 || ctx->cfg.f > 64) {
         ucft_error(&ctx->log, "UCFT_F=%d: must be 1..64", ctx->cfg.f);
         return UCFT_ERR_INVALID_PARAM;
@@ -136,7 +139,8 @@ ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,
                    out);
         return UCFT_ERR_INVALID_PARAM;
     }
-    const coll_op_ops_t *ops = ctx->coll_alg[op];
+    const coll_op_ops_t *ops =
+        op == RT_COLL_SYNC ? ctx->coll_sync : ctx->coll_alg[op];
     size_t len = count * esize;
     if (ctx->drain.pending)
         rt_drain_sweep(ctx); /* before this instance posts its receives */
@@ -171,7 +175,11 @@ ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,
     r->kind = RT_REQ_COLL;
     r->comm = comm;
     r->coll = c;
-    st = ops->init(c->state, ctx->tp, &c->args, c->buf);
+    /* UCFT_INJECT: a call it names runs on a filter that may kill us. */
+    tp_t *tp = ctx->tp;
+    if (op != RT_COLL_SYNC && rt_inject_active(&ctx->inject))
+        tp = rt_inject_call(&ctx->inject, op, comm->ctx_id, c->args.seq);
+    st = ops->init(c->state, tp, &c->args, c->buf);
     if (st == UCFT_OK) {
         list_add(&ctx->colls, c);
         st = ops->start(c->state);
@@ -335,6 +343,14 @@ ucft_status_t ucft_allreduce(ucft_comm_h comm, const void *sendbuf,
     ucft_request_h r;
     ucft_status_t st =
         ucft_iallreduce(comm, sendbuf, recvbuf, count, dtype, op, &r);
+    return st == UCFT_OK ? ucft_wait(&r, NULL) : st;
+}
+
+ucft_status_t rt_coll_sync(ucft_comm_h comm)
+{
+    ucft_request_h r;
+    ucft_status_t st =
+        rt_coll_post(comm, RT_COLL_SYNC, 0, NULL, NULL, 0, UCFT_UINT8, 0, &r);
     return st == UCFT_OK ? ucft_wait(&r, NULL) : st;
 }
 

@@ -29,7 +29,11 @@ enum {
     RT_COLL_REDUCE,
     RT_COLL_ALLREDUCE,
     RT_COLL_BARRIER,
-    RT_COLL_NOPS
+    RT_COLL_NOPS,
+    /* Not an operation of its own: the corrected barrier whatever
+     * UCFT_BARRIER_ALG says (finalize's synchronisation must tolerate the
+     * dead ranks; a baseline barrier would only report them). */
+    RT_COLL_SYNC = RT_COLL_NOPS
 };
 
 ucft_status_t rt_coll_init(struct ucft_context *ctx);
@@ -38,6 +42,8 @@ ucft_status_t rt_coll_init(struct ucft_context *ctx);
 ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,
                            void *out, size_t count, int dtype, int redop,
                            ucft_request_h *req);
+/* The corrected barrier on `comm` (RT_COLL_SYNC), blocking. */
+ucft_status_t rt_coll_sync(ucft_comm_h comm);
 /* `rank` failed: tell every running collective. */
 void rt_coll_failure(struct ucft_context *ctx, int rank);
 /* Frees lingering states, drops late messages; the work done. */

@@ -183,6 +183,11 @@ ucft_status_t ucft_init(const ucft_params_t *params, ucft_context_h *ctx_p)
         goto err_free;
     }
     ctx->log.level = (ucft_log_level_t)ctx->cfg.log_level;
+    st = rt_inject_parse(ctx->cfg.inject, &ctx->inject, err, sizeof(err));
+    if (st != UCFT_OK) {
+        ucft_error(&ctx->log, "UCFT_INJECT='%s': %s", ctx->cfg.inject, err);
+        goto err_free;
+    }
     if (params != NULL && (params->field_mask & UCFT_PARAM_FIELD_FAILURE_CB)) {
         ctx->failure_cb = params->failure_cb;
         ctx->failure_arg = params->failure_cb_arg;
@@ -209,6 +214,12 @@ ucft_status_t ucft_init(const ucft_params_t *params, ucft_context_h *ctx_p)
         goto err_failure;
     ctx->tp->peer_error_cb = rt_peer_error_cb;
     ctx->tp->peer_error_arg = ctx;
+    st = rt_inject_setup(&ctx->inject, ctx->boot.rank, ctx->boot.size, ctx->tp,
+                         &ctx->log, NULL, NULL, err, sizeof(err));
+    if (st != UCFT_OK) {
+        ucft_error(&ctx->log, "UCFT_INJECT='%s': %s", ctx->cfg.inject, err);
+        goto err_tp;
+    }
     st = setup_fd(ctx);
     if (st == UCFT_OK)
         st = rt_detect_init(ctx);
@@ -283,9 +294,10 @@ ucft_status_t ucft_finalize(ucft_context_h ctx)
     /* Every live rank reaches finalize before anyone closes a connection:
      * a peer that closed while this rank was still working would look
      * failed (an endpoint error is failure evidence). The corrected barrier
-     * tolerates the dead ranks that the PMIx fence may not. */
+     * (whatever UCFT_BARRIER_ALG says) tolerates the dead ranks that the
+     * PMIx fence may not. */
     if (ctx->boot.size > 1) {
-        st = ucft_barrier(&ctx->world);
+        st = rt_coll_sync(&ctx->world);
         if (st != UCFT_OK)
             ucft_debug(&ctx->log, "finalize barrier: %s",
                        ucft_status_string(st));
@@ -296,7 +308,7 @@ ucft_status_t ucft_finalize(ucft_context_h ctx)
      * connecting to a destroyed worker trips UCX's TCP transport). */
     rt_detect_stop(ctx);
     if (ctx->boot.size > 1 && ctx->detect.mode == RT_DETECT_THREAD) {
-        st = ucft_barrier(&ctx->world);
+        st = rt_coll_sync(&ctx->world);
         if (st != UCFT_OK)
             ucft_debug(&ctx->log, "finalize barrier (detectors stopped): %s",
                        ucft_status_string(st));

@@ -8,6 +8,7 @@
 #include "runtime/coll.h"
 #include "runtime/ctrl_kinds.h"
 #include "runtime/detect.h"
+#include "runtime/inject.h"
 #include "runtime/rt_config.h"
 #include "transport/transport.h"
 
@@ -101,10 +102,12 @@ struct ucft_context {
 
     /* Collectives (runtime/coll.c). */
     const coll_op_ops_t *coll_alg[RT_COLL_NOPS];
-    rt_coll_t colls, zombies; /* sentinels: running, lingering */
+    const coll_op_ops_t *coll_sync; /* corrected barrier (finalize) */
+    rt_coll_t colls, zombies;       /* sentinels: running, lingering */
     rt_drain_t drain;
     unsigned coll_tick;
-    uint64_t drained; /* late collective messages dropped */
+    uint64_t drained;   /* late collective messages dropped */
+    rt_inject_t inject; /* UCFT_INJECT (runtime/inject.h) */
 };
 
 /* failure.c */

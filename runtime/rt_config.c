@@ -77,14 +77,24 @@ static const ucft_config_field_t rt_fields[] = {
      ucft_config_parse_string, F(alg[0]), NULL},
     {"REDUCE_ALG", "corrected",
      "reduce algorithm: corrected (= corrected-list), corrected-countbit, "
-     "corrected-bit",
+     "corrected-bit, binomial (baseline: any failure it depends on ends it "
+     "with ERR_PROC_FAILED)",
      ucft_config_parse_string, F(alg[1]), NULL},
     {"ALLREDUCE_ALG", "corrected",
      "allreduce algorithm: corrected (= corrected-list), "
-     "corrected-countbit, corrected-bit",
+     "corrected-countbit, corrected-bit, recdbl (baseline recursive "
+     "doubling: any failure ends it with ERR_PROC_FAILED)",
      ucft_config_parse_string, F(alg[2]), NULL},
-    {"BARRIER_ALG", "corrected", "barrier algorithm: corrected",
+    {"BARRIER_ALG", "corrected",
+     "barrier algorithm: corrected, recdbl (baseline; finalize always uses "
+     "the corrected one)",
      ucft_config_parse_string, F(alg[3]), NULL},
+    {"INJECT", "",
+     "failure injection for tests: 'rank=R,op=OP[,call=C][,msg=K]' (specs "
+     "separated by ';'): rank R SIGKILLs itself just before sending message "
+     "K (default 1; 0 = at the start) of its C-th (default 1) call of OP "
+     "(bcast, reduce, allreduce, barrier); empty = none",
+     ucft_config_parse_string, F(inject), NULL},
     {NULL, NULL, NULL, NULL, 0, NULL},
 };
 

@@ -26,6 +26,7 @@ typedef struct rt_config {
     uint64_t hb_grace_ns;   /* no suspicion this soon after start-up */
     int f;                  /* failures tolerated by collectives */
     const char *alg[4];     /* bcast, reduce, allreduce, barrier */
+    const char *inject;     /* UCFT_INJECT specs (runtime/inject.h) */
 } rt_config_t;
 
 extern const ucft_config_table_t rt_config_table;

@@ -165,10 +165,11 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
             if (op->check != NULL && bufs != NULL &&
                 !op->check(bufs + (size_t)r * bsize, &args, r, n, dead))
                 res->data_errors++;
-            /* Results that must be identical at every survivor. */
+            /* Results that must be identical at every survivor: the
+             * first len bytes (the rest of the buffer is scratch). */
             if (op->consistent && bufs != NULL && first_ok >= 0 &&
                 memcmp(bufs + (size_t)r * bsize,
-                       bufs + (size_t)first_ok * bsize, bsize) != 0)
+                       bufs + (size_t)first_ok * bsize, p->len) != 0)
                 res->inconsistent++;
             if (first_ok < 0)
                 first_ok = r;

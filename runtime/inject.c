@@ -1,0 +1,335 @@
+/* In-process failure injection (see inject.h). */
+#include "runtime/inject.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const op_names[RT_COLL_NOPS] = {"bcast", "reduce",
+                                                   "allreduce", "barrier"};
+
+const char *rt_inject_op_name(int op)
+{
+    return op >= 0 && op < RT_COLL_NOPS ? op_names[op] : "?";
+}
+
+static ucft_status_t bad(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (err != NULL && errlen > 0)
+        vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return UCFT_ERR_INVALID_PARAM;
+}
+
+/* A decimal number in [min, max] spanning [s, e) exactly. */
+static int parse_num(const char *s, const char *e, long min, long max,
+                     long *out)
+{
+    char buf[24];
+    char *end;
+    size_t l = (size_t)(e - s);
+
+    if (l == 0 || l >= sizeof(buf) || s[0] == '+' || s[0] == '-')
+        return -1;
+    memcpy(buf, s, l);
+    buf[l] = '\0';
+    errno = 0;
+    long v = strtol(buf, &end, 10);
+    if (errno != 0 || *end != '\0' || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* One spec in [s, e). */
+static ucft_status_t parse_spec(const char *s, const char *e,
+                                rt_inject_spec_t *sp, char *err, size_t errlen)
+{
+    int seen[4] = {0, 0, 0, 0}; /* rank, op, call, msg */
+    static const char *const keys[4] = {"rank", "op", "call", "msg"};
+    int spec_len = (int)(e - s);
+
+    *sp = (rt_inject_spec_t){.rank = -1, .op = -1, .call = 1, .msg = 1};
+    if (s == e)
+        return bad(err, errlen, "empty spec (two ';' in a row?)");
+    while (s < e) {
+        const char *c = memchr(s, ',', (size_t)(e - s));
+        const char *ie = c ? c : e;
+        const char *eq = memchr(s, '=', (size_t)(ie - s));
+        int klen = (int)((eq ? eq : ie) - s);
+        int k = 0;
+        while (k < 4 && !(strlen(keys[k]) == (size_t)klen &&
+                          strncmp(keys[k], s, (size_t)klen) == 0))
+            k++;
+        if (k == 4)
+            return bad(err, errlen,
+                       "unknown key '%.*s' in '%.*s' (keys: rank, op, call, "
+                       "msg)",
+                       klen, s, spec_len, e - spec_len);
+        if (eq == NULL || eq + 1 == ie)
+            return bad(err, errlen, "'%s' needs a value in '%.*s'", keys[k],
+                       spec_len, e - spec_len);
+        if (seen[k]++)
+            return bad(err, errlen, "'%s' given twice in '%.*s'", keys[k],
+                       spec_len, e - spec_len);
+        const char *v = eq + 1;
+        int vlen = (int)(ie - v);
+        long num;
+        if (k == 1) {
+            int o = 0;
+            while (o < RT_COLL_NOPS &&
+                   !(strlen(op_names[o]) == (size_t)vlen &&
+                     strncmp(op_names[o], v, (size_t)vlen) == 0))
+                o++;
+            if (o == RT_COLL_NOPS)
+                return bad(err, errlen,
+                           "op '%.*s': expected bcast, reduce, allreduce or "
+                           "barrier",
+                           vlen, v);
+            sp->op = o;
+        } else if (parse_num(v, ie, k == 2 ? 1 : 0,
+                             k == 0 ? UCFT_TAG_MAX_RANKS - 1 : 1000000000L,
+                             &num) != 0) {
+            return bad(err, errlen, "%s '%.*s': expected %s", keys[k], vlen, v,
+                       k == 0   ? "a rank (0 or more)"
+                       : k == 2 ? "a call number (1 or more)"
+                                : "a message number (0 or more)");
+        } else if (k == 0) {
+            sp->rank = (int)num;
+        } else if (k == 2) {
+            sp->call = (unsigned)num;
+        } else {
+            sp->msg = (unsigned)num;
+        }
+        s = c ? c + 1 : e;
+        if (c != NULL && s == e)
+            return bad(err, errlen, "trailing ',' in '%.*s'", spec_len,
+                       e - spec_len);
+    }
+    if (!seen[0] || !seen[1])
+        return bad(err, errlen, "'%.*s' lacks %s", spec_len, e - spec_len,
+                   !seen[0] ? "rank=" : "op=");
+    return UCFT_OK;
+}
+
+ucft_status_t rt_inject_parse(const char *text, rt_inject_t *inj, char *err,
+                              size_t errlen)
+{
+    memset(inj, 0, sizeof(*inj));
+    if (text == NULL || text[0] == '\0')
+        return UCFT_OK;
+    const char *s = text, *end = text + strlen(text);
+    while (s <= end) {
+        const char *semi = memchr(s, ';', (size_t)(end - s));
+        const char *e = semi ? semi : end;
+        if (semi == NULL && s == end && s != text)
+            break; /* one trailing ';' is allowed */
+        if (inj->n == RT_INJECT_MAX) {
+            inj->n = 0;
+            return bad(err, errlen, "more than %d specs", RT_INJECT_MAX);
+        }
+        ucft_status_t st = parse_spec(s, e, &inj->spec[inj->n], err, errlen);
+        if (st != UCFT_OK) {
+            inj->n = 0;
+            return st;
+        }
+        inj->n++;
+        if (semi == NULL)
+            break;
+        s = semi + 1;
+    }
+    return UCFT_OK;
+}
+
+/* ---- the filter transport ---------------------------------------------- */
+
+static rt_inject_t *inj_of(tp_t *tp)
+{
+    return ((rt_inject_tp_t *)tp)->inj;
+}
+
+static void die_default(void *arg, const rt_inject_spec_t *spec)
+{
+    (void)arg;
+    (void)spec;
+    /* The one deliberate self-kill of the library (inject.h). */
+    kill(getpid(), SIGKILL);
+}
+
+static ucft_status_t w_send(tp_t *tp, int dst, uint64_t tag, const void *buf,
+                            size_t len, tp_req_t *req)
+{
+    rt_inject_t *inj = inj_of(tp);
+
+    if (ucft_tag_class(tag) == UCFT_TAG_CLASS_COLL) {
+        uint32_t seq = ucft_tag_coll_seq(tag);
+        unsigned cid = ucft_tag_ctx(tag);
+        for (size_t i = 0; i < inj->n; i++) {
+            const rt_inject_spec_t *sp = &inj->spec[i];
+            if (!(inj->armed >> i & 1) || inj->ctx_id[i] != cid ||
+                inj->seq[i] != seq || ++inj->sent[i] != sp->msg)
+                continue;
+            ucft_warn(inj->log,
+                      "UCFT_INJECT: killing myself before message %u of "
+                      "%s call %u (to rank %d)",
+                      sp->msg, rt_inject_op_name(sp->op), sp->call, dst);
+            inj->armed &= ~(1u << i);
+            inj->die(inj->die_arg, sp);
+        }
+    }
+    return tp_send(inj->real, dst, tag, buf, len, req);
+}
+
+static ucft_status_t w_recv(tp_t *tp, uint64_t tag, uint64_t mask, void *buf,
+                            size_t len, tp_req_t *req)
+{
+    return tp_recv(inj_of(tp)->real, tag, mask, buf, len, req);
+}
+
+static ucft_status_t w_probe(tp_t *tp, uint64_t tag, uint64_t mask,
+                             tp_probe_info_t *info)
+{
+    return tp_probe(inj_of(tp)->real, tag, mask, info);
+}
+
+static void w_cancel(tp_t *tp, tp_req_t *req)
+{
+    tp_cancel(inj_of(tp)->real, req);
+}
+
+static void w_peer_failed(tp_t *tp, int rank)
+{
+    tp_peer_failed(inj_of(tp)->real, rank);
+}
+
+static void w_watch(tp_t *tp, int rank)
+{
+    tp_watch(inj_of(tp)->real, rank);
+}
+
+static unsigned w_progress(tp_t *tp)
+{
+    return tp_progress(inj_of(tp)->real);
+}
+
+static int w_fd(tp_t *tp)
+{
+    tp_t *r = inj_of(tp)->real;
+    return r->ops->fd(r);
+}
+
+static ucft_status_t w_arm(tp_t *tp)
+{
+    tp_t *r = inj_of(tp)->real;
+    return r->ops->arm(r);
+}
+
+static uint64_t w_now(tp_t *tp)
+{
+    return tp_now(inj_of(tp)->real);
+}
+
+static ucft_status_t w_timer_start(tp_t *tp, ucft_timer_t *t, uint64_t dl)
+{
+    return tp_timer_start(inj_of(tp)->real, t, dl);
+}
+
+static void w_timer_stop(tp_t *tp, ucft_timer_t *t)
+{
+    tp_timer_stop(inj_of(tp)->real, t);
+}
+
+static uint64_t w_timer_next(tp_t *tp)
+{
+    return tp_timer_next(inj_of(tp)->real);
+}
+
+static void w_destroy(tp_t *tp)
+{
+    (void)tp; /* the filter is part of the context; the real one is not ours */
+}
+
+static const tp_ops_t inject_tp_ops = {
+    .name = "inject",
+    .send = w_send,
+    .recv = w_recv,
+    .probe = w_probe,
+    .cancel = w_cancel,
+    .peer_failed = w_peer_failed,
+    .watch = w_watch,
+    .progress = w_progress,
+    .fd = w_fd,
+    .arm = w_arm,
+    .now = w_now,
+    .timer_start = w_timer_start,
+    .timer_stop = w_timer_stop,
+    .timer_next = w_timer_next,
+    .destroy = w_destroy,
+};
+
+ucft_status_t rt_inject_setup(rt_inject_t *inj, int rank, int size, tp_t *real,
+                              const ucft_log_t *log, rt_inject_die_cb die,
+                              void *die_arg, char *err, size_t errlen)
+{
+    size_t k = 0;
+
+    for (size_t i = 0; i < inj->n; i++) {
+        if (inj->spec[i].rank >= size) {
+            inj->n = 0;
+            return bad(err, errlen, "rank=%d: the job has %d ranks",
+                       inj->spec[i].rank, size);
+        }
+        if (inj->spec[i].rank == rank)
+            inj->spec[k++] = inj->spec[i];
+    }
+    inj->n = k;
+    memset(inj->calls, 0, sizeof(inj->calls));
+    inj->armed = 0;
+    inj->real = real;
+    inj->log = log;
+    inj->die = die != NULL ? die : die_default;
+    inj->die_arg = die_arg;
+    inj->wrap.inj = inj;
+    inj->wrap.base = (tp_t){.ops = &inject_tp_ops,
+                            .rank = real->rank,
+                            .size = real->size,
+                            .log = real->log};
+    for (size_t i = 0; i < k; i++)
+        ucft_info(log, "UCFT_INJECT: will die before message %u of %s call %u",
+                  inj->spec[i].msg, rt_inject_op_name(inj->spec[i].op),
+                  inj->spec[i].call);
+    return UCFT_OK;
+}
+
+tp_t *rt_inject_call(rt_inject_t *inj, int op, unsigned ctx_id, uint32_t seq)
+{
+    tp_t *tp = inj->real;
+
+    if (inj->n == 0 || op < 0 || op >= RT_COLL_NOPS)
+        return tp;
+    unsigned call = ++inj->calls[op];
+    for (size_t i = 0; i < inj->n; i++) {
+        const rt_inject_spec_t *sp = &inj->spec[i];
+        if (sp->op != op || sp->call != call)
+            continue;
+        if (sp->msg == 0) {
+            ucft_warn(inj->log,
+                      "UCFT_INJECT: killing myself at the start of %s call %u",
+                      rt_inject_op_name(op), call);
+            inj->die(inj->die_arg, sp);
+            continue;
+        }
+        inj->armed |= 1u << i;
+        inj->ctx_id[i] = ctx_id;
+        inj->seq[i] = seq & ((1u << UCFT_TAG_SEQ_BITS) - 1);
+        inj->sent[i] = 0;
+        tp = &inj->wrap.base;
+    }
+    return tp;
+}

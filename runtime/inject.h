@@ -1,0 +1,97 @@
+/*
+ * In-process failure injection (UCFT_INJECT, docs/launcher.md): a rank
+ * kills itself (SIGKILL) just before it sends its k-th message of its c-th
+ * call of a given collective, for failures at a precise point of an
+ * operation in real runs. This is the library's one deliberate self-kill:
+ * it happens only when UCFT_INJECT names this rank.
+ *
+ * Syntax: specs separated by ';', each a comma-separated list of key=value
+ *   rank=R     job rank that dies (required)
+ *   op=OP      bcast | reduce | allreduce | barrier (required)
+ *   call=C     the C-th call of OP on this rank, 1-based (default 1)
+ *   msg=K      die just before sending message K of that call, 1-based
+ *              (default 1); 0 = when the call is posted, before any message
+ * e.g. UCFT_INJECT='rank=3,op=allreduce,call=5,msg=2;rank=1,op=bcast'.
+ * Calls are counted per operation over every communicator; finalize's own
+ * barrier is not a call. A rank that sends fewer than K messages in that
+ * call does not die.
+ *
+ * How: the call that matches is given a transport of its own, a filter in
+ * front of the context's transport whose send counts the collective-class
+ * messages of that instance (context id, sequence number) and kills the
+ * process before the K-th. Everything else goes straight through.
+ */
+#ifndef UCFT_RT_INJECT_H
+#define UCFT_RT_INJECT_H
+
+#include "ucft.h"
+#include "runtime/coll.h"
+#include "transport/transport.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RT_INJECT_MAX 16
+
+typedef struct rt_inject_spec {
+    int rank;
+    int op; /* RT_COLL_* */
+    unsigned call;
+    unsigned msg;
+} rt_inject_spec_t;
+
+/* How the injection kills: the process by default, a recorder in tests. */
+typedef void (*rt_inject_die_cb)(void *arg, const rt_inject_spec_t *spec);
+
+typedef struct rt_inject rt_inject_t;
+
+/* The filter transport handed to one matching call. */
+typedef struct rt_inject_tp {
+    tp_t base; /* first: the collective sees a tp_t */
+    rt_inject_t *inj;
+} rt_inject_tp_t;
+
+struct rt_inject {
+    rt_inject_spec_t spec[RT_INJECT_MAX];
+    size_t n;
+    /* After setup: this rank's specs only. */
+    unsigned calls[RT_COLL_NOPS]; /* calls so far, per operation */
+    unsigned armed;               /* bit i: spec i's call is running */
+    unsigned ctx_id[RT_INJECT_MAX];
+    uint32_t seq[RT_INJECT_MAX];
+    unsigned sent[RT_INJECT_MAX];
+    tp_t *real;
+    const ucft_log_t *log;
+    rt_inject_tp_t wrap;
+    rt_inject_die_cb die;
+    void *die_arg;
+};
+
+/* Parses `text` (NULL or "" = no injection) into inj->spec. Returns
+ * UCFT_OK, or UCFT_ERR_INVALID_PARAM with what is wrong in `err`. Pure:
+ * needs neither a context nor a transport. */
+ucft_status_t rt_inject_parse(const char *text, rt_inject_t *inj, char *err,
+                              size_t errlen);
+
+/* Once the job is known: checks every spec's rank against `size` (the
+ * same error convention), keeps the specs of `rank`, and builds the filter
+ * in front of `real`. `die` NULL: SIGKILL this process. */
+ucft_status_t rt_inject_setup(rt_inject_t *inj, int rank, int size, tp_t *real,
+                              const ucft_log_t *log, rt_inject_die_cb die,
+                              void *die_arg, char *err, size_t errlen);
+
+/* 1 if some spec concerns this rank (after setup). */
+static inline int rt_inject_active(const rt_inject_t *inj)
+{
+    return inj->n > 0;
+}
+
+/* A call of operation `op` (RT_COLL_*) on (ctx_id, seq) is being posted:
+ * counts it and returns the transport it must use (the filter if a spec
+ * matches, else `real`). A spec with msg = 0 dies here. */
+tp_t *rt_inject_call(rt_inject_t *inj, int op, unsigned ctx_id, uint32_t seq);
+
+/* The name of RT_COLL_* operation `op` as the syntax spells it. */
+const char *rt_inject_op_name(int op);
+
+#endif

@@ -1,0 +1,250 @@
+/*
+ * One collective in a loop while a rank is killed (by ucftrun --kill at a
+ * random time, or by UCFT_INJECT at a chosen message): every survivor
+ * checks every result. Driven by it_faults.sh, which picks the victim and
+ * the moment from a seed.
+ *
+ * Usage: it_faults OP VICTIM EXPECT
+ *   OP      bcast | reduce | allreduce | barrier (algorithm: UCFT_*_ALG)
+ *   VICTIM  the rank that will die (never 0)
+ *   EXPECT  corrected: every operation succeeds with the right result
+ *           baseline:  an operation succeeds with the right result or ends
+ *                      with UCFT_ERR_PROC_FAILED; the operations well after
+ *                      the death end with UCFT_ERR_PROC_FAILED (allreduce
+ *                      and barrier at every survivor, reduce at its root)
+ *
+ * Iteration i: the operation under test, then rank 0 (never the victim)
+ * tells everyone with a corrected broadcast whether to go on, so that all
+ * survivors run the same operations. Rank 0 stops once the victim has been
+ * known dead for AFTER iterations (bounded by LIMIT_S). Values (rank r,
+ * iteration i; n ranks):
+ *   allreduce  int32 sum over 2n elements, rank r puts i+1 at r and n+r:
+ *              every other rank's pair must hold i+1 exactly (its value
+ *              once), the victim's pair 0 or i+1, both the same (entirely
+ *              or not at all); whether the victim was included must be the
+ *              same at every survivor (compared at the end through rank
+ *              0's record, sent with a corrected broadcast)
+ *   reduce     the same at the root; roots rotate over the other ranks
+ *   bcast      64 bytes from a rotating root (never the victim): equal to
+ *              the root's
+ *   barrier    completes
+ */
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <ucft.h>
+
+#include "it_check.h"
+
+int g_rank = -1;
+
+enum { AFTER = 25, MAX_ITERS = 1 << 18, LIMIT_S = 20, HANG_S = 12 };
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int knows_dead(ucft_context_h ctx, int victim)
+{
+    int r[64];
+    size_t n = 0;
+    ucft_progress(ctx);
+    if (ucft_failed_ranks(ctx, r, 64, &n) != UCFT_OK)
+        return 0;
+    for (size_t i = 0; i < n && i < 64; i++)
+        if (r[i] == victim)
+            return 1;
+    return 0;
+}
+
+static void print_failed(ucft_context_h ctx)
+{
+    int r[64];
+    size_t n = 0;
+    ucft_failed_ranks(ctx, r, 64, &n);
+    fprintf(stderr, "rank %d: known failed:", g_rank);
+    for (size_t i = 0; i < n && i < 64; i++)
+        fprintf(stderr, " %d", r[i]);
+    fprintf(stderr, "\n");
+}
+
+/* Waits for a collective like ucft_wait (spin 50 us, then sleep on the
+ * context's fd), but a wait longer than HANG_S is a hang: say which
+ * operation of which iteration, and fail. */
+static ucft_status_t wait_op(ucft_context_h ctx, ucft_request_h *r,
+                             const char *what, int it)
+{
+    double t0 = now_s();
+    int fd = -1;
+    CHECK(ucft_context_fd(ctx, &fd) == UCFT_OK, "no context fd");
+    for (;;) {
+        int done = 0;
+        ucft_progress(ctx);
+        ucft_status_t st = ucft_test(r, &done, NULL);
+        if (done)
+            return st;
+        double el = now_s() - t0;
+        if (el > HANG_S) {
+            print_failed(ctx);
+            CHECK(0, "it %d: %s still pending after %d s (a hang)", it, what,
+                  (int)HANG_S);
+        }
+        int tmo = 100;
+        if (el > 50e-6 && ucft_context_arm(ctx, &tmo) == UCFT_OK) {
+            struct pollfd p = {.fd = fd, .events = POLLIN};
+            poll(&p, 1, tmo < 0 || tmo > 100 ? 100 : tmo);
+        }
+    }
+}
+
+/* A root for iteration `it` that is not the victim. */
+static int root_of(int it, int n, int victim)
+{
+    int r = it % n;
+    return r == victim ? (r + 1) % n : r;
+}
+
+/* Checks a reduction result; returns 1 if the victim's value is in it. */
+static int check_sum(const int32_t *s, int n, int it, int victim)
+{
+    for (int r = 0; r < n; r++) {
+        if (r == victim) {
+            CHECK(s[r] == s[n + r] && (s[r] == 0 || s[r] == it + 1),
+                  "it %d: victim %d's value partly or wrongly included: "
+                  "%d/%d",
+                  it, r, s[r], s[n + r]);
+            continue;
+        }
+        CHECK(s[r] == it + 1 && s[n + r] == it + 1,
+              "it %d: rank %d's value included %d/%d times (want once)", it, r,
+              s[r] / (it + 1), s[n + r] / (it + 1));
+    }
+    return s[victim] != 0;
+}
+
+int main(int argc, char **argv)
+{
+    ucft_context_h ctx;
+    if (argc != 4) {
+        fprintf(stderr, "usage: it_faults OP VICTIM corrected|baseline\n");
+        return 2;
+    }
+    const char *op = argv[1];
+    int victim = atoi(argv[2]);
+    int baseline = strcmp(argv[3], "baseline") == 0;
+    if (ucft_init(NULL, &ctx) != UCFT_OK)
+        return 1;
+    ucft_comm_h w = ucft_comm_world(ctx);
+    int rank = g_rank = ucft_comm_rank(w);
+    int n = ucft_comm_size(w);
+    CHECK(victim > 0 && victim < n && n <= 64, "victim %d of %d", victim, n);
+    int32_t *v = calloc(2 * (size_t)n, sizeof(*v));
+    int32_t *s = calloc(2 * (size_t)n, sizeof(*s));
+    uint8_t *incl = calloc(MAX_ITERS, 1);
+    CHECK(v != NULL && s != NULL && incl != NULL, "out of memory");
+    double t0 = now_s();
+    int it = 0, known_at = -1, oks = 0, fails = 0, last_failed = 0;
+    for (int go = 1; go; it++) {
+        CHECK(it < MAX_ITERS, "too many iterations");
+        int known = knows_dead(ctx, victim);
+        if (known && known_at < 0)
+            known_at = it;
+        int root = root_of(it, n, victim);
+        ucft_status_t st = UCFT_OK;
+        ucft_request_h r = NULL;
+        memset(v, 0, 2 * (size_t)n * sizeof(*v));
+        v[rank] = v[n + rank] = it + 1;
+        memset(s, 0, 2 * (size_t)n * sizeof(*s));
+        if (strcmp(op, "allreduce") == 0) {
+            st = ucft_iallreduce(w, v, s, 2 * (size_t)n, UCFT_INT32, UCFT_SUM,
+                                 &r);
+            if (st == UCFT_OK)
+                st = wait_op(ctx, &r, "allreduce", it);
+            if (st == UCFT_OK)
+                incl[it] = (uint8_t)(1 + check_sum(s, n, it, victim));
+        } else if (strcmp(op, "reduce") == 0) {
+            st = ucft_ireduce(w, v, s, 2 * (size_t)n, UCFT_INT32, UCFT_SUM,
+                              root, &r);
+            if (st == UCFT_OK)
+                st = wait_op(ctx, &r, "reduce", it);
+            if (st == UCFT_OK && rank == root)
+                check_sum(s, n, it, victim);
+        } else if (strcmp(op, "bcast") == 0) {
+            unsigned char b[64];
+            for (int i = 0; i < 64; i++)
+                b[i] =
+                    rank == root ? (unsigned char)(i * 13 + it * 7 + root) : 0;
+            st = ucft_ibcast(w, b, sizeof(b), UCFT_BYTE, root, &r);
+            if (st == UCFT_OK)
+                st = wait_op(ctx, &r, "bcast", it);
+            for (int i = 0; st == UCFT_OK && i < 64; i++)
+                CHECK(b[i] == (unsigned char)(i * 13 + it * 7 + root),
+                      "it %d: bcast from %d: byte %d is %u", it, root, i, b[i]);
+        } else if (strcmp(op, "barrier") == 0) {
+            st = ucft_ibarrier(w, &r);
+            if (st == UCFT_OK)
+                st = wait_op(ctx, &r, "barrier", it);
+        } else {
+            CHECK(0, "unknown operation '%s'", op);
+        }
+        if (baseline)
+            CHECK(st == UCFT_OK || st == UCFT_ERR_PROC_FAILED,
+                  "it %d: %s: %s (want OK or ERR_PROC_FAILED)", it, op,
+                  ucft_status_name(st));
+        else
+            CHECK_ST(st, UCFT_OK);
+        oks += st == UCFT_OK;
+        fails += st != UCFT_OK;
+        last_failed = st != UCFT_OK;
+        /* Rank 0 decides, everyone follows (corrected broadcast). */
+        int32_t cmd = 1;
+        if (rank == 0) {
+            int timeout = now_s() - t0 > LIMIT_S;
+            cmd = !(timeout || (known_at >= 0 && it - known_at >= AFTER));
+            if (timeout && known_at < 0)
+                cmd = -1; /* the victim never died: the test is void */
+        }
+        st = ucft_ibcast(w, &cmd, 1, UCFT_INT32, 0, &r);
+        if (st == UCFT_OK)
+            st = wait_op(ctx, &r, "the go/stop broadcast", it);
+        CHECK_ST(st, UCFT_OK);
+        CHECK(cmd >= 0, "rank %d was still alive after %d s", victim,
+              (int)LIMIT_S);
+        go = cmd == 1;
+    }
+    CHECK(knows_dead(ctx, victim), "rank %d's death unknown at the end",
+          victim);
+    if (baseline) {
+        /* Well after the death the baseline cannot succeed. */
+        int needs_all = strcmp(op, "reduce") != 0;
+        if (needs_all || rank == root_of(it - 1, n, victim))
+            CHECK(last_failed, "%s succeeded %d iterations after the death", op,
+                  it - 1 - known_at);
+    }
+    /* Allreduce: was the victim included at the same iterations
+     * everywhere? Rank 0's record against mine. */
+    if (strcmp(op, "allreduce") == 0) {
+        uint8_t *ref = malloc((size_t)it);
+        CHECK(ref != NULL, "out of memory");
+        memcpy(ref, incl, (size_t)it);
+        CHECK_ST(ucft_bcast(w, ref, (size_t)it, UCFT_BYTE, 0), UCFT_OK);
+        for (int i = 0; i < it; i++)
+            CHECK(!incl[i] || !ref[i] || incl[i] == ref[i],
+                  "it %d: victim included here %d, at rank 0 %d", i,
+                  incl[i] - 1, ref[i] - 1);
+        free(ref);
+    }
+    printf("it_faults: rank %d: %s, victim %d known dead from iteration %d "
+           "of %d: %d ok, %d ERR_PROC_FAILED, all checked\n",
+           rank, op, victim, known_at, it, oks, fails);
+    free(v);
+    free(s);
+    free(incl);
+    return ucft_finalize(ctx) == UCFT_OK ? 0 : 1;
+}

@@ -1,0 +1,310 @@
+/* The fault-aware baselines on the sim (docs/baselines.md): binomial
+ * reduce to every root and recursive-doubling allreduce / barrier give
+ * the right result for n = 1..64 over several datatypes, operations and
+ * counts (0 included), with exactly the messages of their formulas; with
+ * one failure before the operation or before any send of any rank, every
+ * live rank ends (bounded run) with a correct result or
+ * UCFT_ERR_PROC_FAILED, never a hang, never a wrong value. */
+#include "collectives/dtype.h"
+#include "tools/sim/simrun.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+/* Sanitizer builds run the same sweeps over fewer rank counts. */
+#if defined(__SANITIZE_ADDRESS__)
+#define RD_SCALE 3
+#else
+#define RD_SCALE 1
+#endif
+
+static unsigned long long runs_total;
+
+static const coll_op_ops_t *find_op(const char *op, const char *alg)
+{
+    const coll_op_ops_t *o = coll_op_find(op, alg);
+    assert_non_null(o);
+    return o;
+}
+
+static const coll_op_ops_t *reduce_op(void)
+{
+    return find_op("reduce", "binomial");
+}
+
+static const coll_op_ops_t *allreduce_op(void)
+{
+    return find_op("allreduce", "recdbl");
+}
+
+/* Largest power of two <= n (n >= 1) and its exponent. */
+static int pow2_floor(int n, int *lg)
+{
+    int p = 1, l = 0;
+    while (2 * p <= n) {
+        p *= 2;
+        l++;
+    }
+    *lg = l;
+    return p;
+}
+
+/* Recursive doubling, failure-free: p = 2^L <= n < 2p ranks exchange in L
+ * rounds (p L messages); each of the n - p extra ranks sends its value to
+ * a partner and gets the result back (2 (n - p)). n = 2^L: n log2 n. */
+static uint64_t recdbl_msgs(int n)
+{
+    int lg, p = pow2_floor(n, &lg);
+    return (uint64_t)p * (uint64_t)lg + 2 * (uint64_t)(n - p);
+}
+
+/* Failure-free sends of (virtual = job, identity placement, root 0) rank
+ * v: an upper bound for the "k-th send" sweep (a failing rank sends at
+ * most as many messages: error messages replace data ones). */
+static unsigned recdbl_sends(int v, int n)
+{
+    int lg, p = pow2_floor(n, &lg);
+    if (v >= p)
+        return 1;
+    return (unsigned)lg + (v < n - p);
+}
+
+typedef struct dcase {
+    int dtype, redop;
+    size_t count; /* (size_t)-1: 2 n, the counting encoding */
+} dcase_t;
+
+static const dcase_t dcases[] = {
+    {COLL_DTYPE_UINT8, COLL_REDOP_SUM, (size_t)-1},
+    {COLL_DTYPE_INT32, COLL_REDOP_SUM, 5},
+    {COLL_DTYPE_INT64, COLL_REDOP_SUM, 1},
+    {COLL_DTYPE_DOUBLE, COLL_REDOP_MAX, 3},
+    {COLL_DTYPE_FLOAT, COLL_REDOP_SUM, 7},
+    {COLL_DTYPE_UINT16, COLL_REDOP_BXOR, 2},
+    {COLL_DTYPE_INT16, COLL_REDOP_MIN, 4},
+    {COLL_DTYPE_UINT32, COLL_REDOP_PROD, 3},
+    {COLL_DTYPE_INT32, COLL_REDOP_SUM, 0},
+};
+#define NDCASES (sizeof(dcases) / sizeof(dcases[0]))
+/* Barrier: no payload (its buffer is not filled, nothing to compare). */
+static const dcase_t no_data = {COLL_DTYPE_UINT8, COLL_REDOP_SUM, 0};
+
+/* One bounded run; asserts what every outcome must satisfy. */
+static void run(const coll_op_ops_t *op, int n, int root, const dcase_t *dc,
+                const simrun_fail_t *fails, size_t nfails,
+                const coll_map_t *map, simrun_result_t *r, uint8_t *ok)
+{
+    simrun_params_t p;
+    size_t count = dc->count == (size_t)-1 ? 2 * (size_t)n : dc->count;
+
+    simrun_params_default(&p, op, n);
+    p.root = root;
+    p.seq = (uint32_t)(runs_total & 0xffff);
+    p.args.dtype = dc->dtype;
+    p.args.redop = dc->redop;
+    p.args.count = count;
+    p.args.map = map;
+    p.len = count * dtype_size(dc->dtype);
+    p.fails = fails;
+    p.nfails = nfails;
+    p.max_events = 1000000;
+    runs_total++;
+    assert_int_equal(simrun_run(&p, r, ok), UCFT_OK);
+    if (r->bounded || r->unfinished || r->data_errors || r->inconsistent)
+        fprintf(stderr,
+                "%s/%s n=%d root=%d %s/%s count %zu: bounded %d unfinished "
+                "%d data_errors %d inconsistent %d (failure %d@%u kind %d)\n",
+                op->op, op->alg, n, root, dtype_name(dc->dtype),
+                dtype_op_name(dc->redop), count, r->bounded, r->unfinished,
+                r->data_errors, r->inconsistent, nfails ? fails[0].rank : -1,
+                nfails ? fails[0].k : 0, nfails ? (int)fails[0].kind : -1);
+    assert_int_equal(r->bounded, 0);
+    assert_int_equal(r->unfinished, 0);
+    assert_int_equal(r->data_errors, 0);
+    assert_int_equal(r->inconsistent, 0);
+    /* Every live rank ended: with the result or with an error. */
+    assert_int_equal(r->completed + r->failed_ops, r->live);
+}
+
+static void test_baselines_reduce_failure_free(void **state)
+{
+    static uint8_t ok[64];
+    simrun_result_t r;
+    for (int n = 1; n <= 64; n++)
+        for (int root = 0; root < n; root++)
+            for (size_t d = 0; d < NDCASES; d++) {
+                /* every root with the counting encoding, a few otherwise */
+                if (d > 0 && root != 0 && root != n - 1 && root != n / 3)
+                    continue;
+                run(reduce_op(), n, root, &dcases[d], NULL, 0, NULL, &r, ok);
+                assert_int_equal(r.completed, n);
+                assert_int_equal(ok[root], 1);
+                assert_int_equal(r.stats.messages, (uint64_t)(n - 1));
+            }
+}
+
+static void test_baselines_allreduce_failure_free(void **state)
+{
+    static uint8_t ok[64];
+    simrun_result_t r;
+    for (int n = 1; n <= 64; n++)
+        for (size_t d = 0; d < NDCASES; d++) {
+            run(allreduce_op(), n, 0, &dcases[d], NULL, 0, NULL, &r, ok);
+            assert_int_equal(r.completed, n);
+            assert_int_equal(r.stats.messages, recdbl_msgs(n));
+        }
+    /* Spot values of the formula: 2^k ranks, n log2 n. */
+    assert_int_equal(recdbl_msgs(1), 0);
+    assert_int_equal(recdbl_msgs(2), 2);
+    assert_int_equal(recdbl_msgs(3), 4);
+    assert_int_equal(recdbl_msgs(8), 24);
+    assert_int_equal(recdbl_msgs(13), 34);
+    assert_int_equal(recdbl_msgs(64), 384);
+}
+
+static void test_baselines_barrier_failure_free(void **state)
+{
+    simrun_result_t r;
+    for (int n = 1; n <= 64; n++) {
+        run(find_op("barrier", "recdbl"), n, 0, &no_data, NULL, 0, NULL, &r,
+            NULL);
+        assert_int_equal(r.completed, n);
+        assert_int_equal(r.stats.messages, recdbl_msgs(n));
+    }
+}
+
+/* A placement map (reversed order): same counts, same results. */
+static void test_baselines_placement(void **state)
+{
+    static uint8_t ok[64];
+    int rank[24], pos[24];
+    simrun_result_t r;
+    for (int n = 2; n <= 24; n += 5) {
+        for (int i = 0; i < n; i++) {
+            rank[i] = n - 1 - i;
+            pos[n - 1 - i] = i;
+        }
+        coll_map_t map = {n, rank, pos};
+        for (int root = 0; root < n; root += 3) {
+            run(reduce_op(), n, root, &dcases[0], NULL, 0, &map, &r, ok);
+            assert_int_equal(ok[root], 1);
+            assert_int_equal(r.stats.messages, (uint64_t)(n - 1));
+        }
+        run(allreduce_op(), n, 0, &dcases[1], NULL, 0, &map, &r, ok);
+        assert_int_equal(r.completed, n);
+        assert_int_equal(r.stats.messages, recdbl_msgs(n));
+    }
+}
+
+/* One failure before the operation or before the k-th send of one rank,
+ * every rank and every k up to its failure-free sends (+ 1: "never"). */
+static void sweep_one_failure(const coll_op_ops_t *op, int allreduce, int n0,
+                              int n1)
+{
+    static uint8_t ok[64];
+    simrun_result_t r;
+    n1 = n0 + (n1 - n0) / RD_SCALE;
+    for (int n = n0; n <= n1; n++)
+        for (int root = 0; root < (allreduce ? 1 : n); root++)
+            for (int a = 0; a < n; a++) {
+                int v = (a - root + n) % n;
+                unsigned ka = allreduce ? recdbl_sends(a, n) : v > 0;
+                for (unsigned k = 0; k <= ka + 1; k++) {
+                    const dcase_t *dc = &dcases[k % 2 ? 0 : 3];
+                    if (strcmp(op->op, "barrier") == 0)
+                        dc = &no_data;
+                    simrun_fail_t fl = {k ? SIMRUN_FAIL_BEFORE_SEND
+                                          : SIMRUN_FAIL_BEFORE_OP,
+                                        a, k, 0};
+                    run(op, n, root, dc, &fl, 1, NULL, &r, ok);
+                    /* Without corrections the root of a reduce, and every
+                     * survivor of an allreduce, needs the dead rank's
+                     * value: before the op nobody can have it. */
+                    if (k == 0 && allreduce)
+                        assert_int_equal(r.completed, 0);
+                    if (k == 0 && !allreduce && a != root)
+                        assert_int_equal(ok[root], 0);
+                    /* A rank that never reaches its k-th send: no
+                     * failure within the operation. */
+                    if (k == ka + 1)
+                        assert_int_equal(r.completed, n);
+                }
+            }
+}
+
+static void test_baselines_reduce_one_failure(void **state)
+{
+    sweep_one_failure(reduce_op(), 0, 2, 24);
+}
+
+static void test_baselines_allreduce_one_failure(void **state)
+{
+    sweep_one_failure(allreduce_op(), 1, 2, 64);
+    sweep_one_failure(find_op("barrier", "recdbl"), 1, 2, 33);
+}
+
+/* Two deaths at once, seeded: still no hang and no wrong value. */
+static void test_baselines_two_failures_campaign(void **state)
+{
+    static uint8_t ok[64];
+    simrun_result_t r;
+    uint64_t x = 12345;
+    for (int i = 0; i < 600 / RD_SCALE; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        int n = 2 + (int)((x >> 33) % 40);
+        simrun_fail_t fl[2];
+        for (int j = 0; j < 2; j++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            unsigned k = (unsigned)((x >> 50) % 4);
+            fl[j] = (simrun_fail_t){k ? SIMRUN_FAIL_BEFORE_SEND
+                                      : SIMRUN_FAIL_BEFORE_OP,
+                                    (int)((x >> 20) % (uint64_t)n), k, 0};
+        }
+        int root = (int)((x >> 8) % (uint64_t)n);
+        run(reduce_op(), n, root, &dcases[0], fl, 2, NULL, &r, ok);
+        run(allreduce_op(), n, 0, &dcases[i % NDCASES], fl, 2, NULL, &r, ok);
+    }
+}
+
+/* Bad arguments: an error from init, nothing posted. */
+static void test_baselines_bad_args(void **state)
+{
+    static const dcase_t bad = {COLL_DTYPE_DOUBLE, COLL_REDOP_BAND, 1};
+    simrun_params_t p;
+    simrun_result_t r;
+    const coll_op_ops_t *ops[2] = {reduce_op(), allreduce_op()};
+    for (int i = 0; i < 2; i++) {
+        simrun_params_default(&p, ops[i], 4);
+        p.args.dtype = bad.dtype;
+        p.args.redop = bad.redop;
+        p.args.count = 1;
+        p.len = 8;
+        assert_int_equal(simrun_run(&p, &r, NULL), UCFT_ERR_INVALID_PARAM);
+        p.args.redop = COLL_REDOP_SUM;
+        p.args.count = 3; /* 24 bytes, but len 8 */
+        assert_int_equal(simrun_run(&p, &r, NULL), UCFT_ERR_INVALID_PARAM);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_baselines_reduce_failure_free),
+        cmocka_unit_test(test_baselines_allreduce_failure_free),
+        cmocka_unit_test(test_baselines_barrier_failure_free),
+        cmocka_unit_test(test_baselines_placement),
+        cmocka_unit_test(test_baselines_reduce_one_failure),
+        cmocka_unit_test(test_baselines_allreduce_one_failure),
+        cmocka_unit_test(test_baselines_two_failures_campaign),
+        cmocka_unit_test(test_baselines_bad_args),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    fprintf(stderr, "%llu simulated runs\n", runs_total);
+    return rc;
+}
