@@ -42,13 +42,19 @@
  * receive (any source, the three kinds) is kept posted while the rank is
  * active; into the output buffer until the data is there, into a scratch
  * copy after that. One send request, chained on completion. Nothing is
- * allocated: the state holds the known failures (up to BC_MAX_DEAD).
+ * allocated without failures: the state holds up to BC_DEAD_INLINE known
+ * failures (sorted vranks); more (a whole node, say) are kept in an array
+ * grown when a failure is learnt and freed by cleanup. Only when that
+ * allocation fails does the rank forget (dead_overflow): it then expects
+ * nothing of anybody, so it never waits on a dead sender, and ends with an
+ * error unless the data reaches it.
  */
 #include "coll_op.h"
 #include "tree_binomial.h"
 #include "tree_kary.h"
 #include "tree_lame.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 enum {
@@ -63,8 +69,8 @@ enum { BC_TREE_BINOMIAL, BC_TREE_KARY, BC_TREE_LAME };
 enum { BC_MODE_HEARD, BC_MODE_WINDOW };
 enum { BC_R = 0, BC_L = 1 };
 
-#define BC_MAX_DEAD 20
-#define BC_MAX_F    8
+#define BC_DEAD_INLINE 8
+#define BC_MAX_F       8
 
 typedef struct bc_cfg {
     uint8_t tree;
@@ -82,17 +88,18 @@ typedef struct bcast_corrected {
     tp_req_t sreq;
     int n;
     int vrank;
-    int lame_m;             /* Lamé block of vrank */
-    int dead[BC_MAX_DEAD];  /* vranks known dead */
+    int lame_m;                   /* Lamé block of vrank */
+    int dead_inl[BC_DEAD_INLINE]; /* vranks known dead, sorted ... */
+    int *dead_heap;               /* ... or here once more than inline */
+    uint32_t ndead, capdead;
     int next[2];            /* next correction offset per side */
     int heard_max[2];       /* farthest sender heard per side */
     uint64_t heard_bits[2]; /* offsets 1..64 heard per side */
     uint16_t heard[2];      /* distinct senders heard per side */
     uint16_t nchild;        /* tree children handled */
-    uint8_t ndead;
-    uint8_t dead_overflow;
-    uint8_t h;   /* HEARD threshold, or WINDOW width per side */
-    uint8_t tol; /* failures tolerated at any time */
+    uint8_t dead_overflow;  /* a failure could not be remembered */
+    uint8_t h;              /* HEARD threshold, or WINDOW width per side */
+    uint8_t tol;            /* failures tolerated at any time */
     uint8_t has_data;
     uint8_t sender; /* got the tree message (or is the root) */
     uint8_t side_done[2];
@@ -133,11 +140,52 @@ static int bc_child(const bcast_corrected_t *s, unsigned i)
 
 /* ---- knowledge of failures ---------------------------------------------- */
 
+static const int *bc_dead(const bcast_corrected_t *s)
+{
+    return s->dead_heap != NULL ? s->dead_heap : s->dead_inl;
+}
+
+/* Index of the first known-dead vrank >= v. */
+static uint32_t bc_dead_lower(const bcast_corrected_t *s, int v)
+{
+    const int *d = bc_dead(s);
+    uint32_t lo = 0, hi = s->ndead;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (d[mid] < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 static int bc_is_dead(const bcast_corrected_t *s, int v)
 {
-    for (unsigned i = 0; i < s->ndead; i++)
-        if (s->dead[i] == v)
-            return 1;
+    uint32_t i = bc_dead_lower(s, v);
+    return i < s->ndead && bc_dead(s)[i] == v;
+}
+
+/* Remembers that vrank v died (sorted insert). 0, or -1 when the array
+ * could not grow. */
+static int bc_add_dead(bcast_corrected_t *s, int v)
+{
+    uint32_t cap = s->dead_heap != NULL ? s->capdead : BC_DEAD_INLINE;
+    if (s->ndead == cap) {
+        uint32_t ncap = 2 * cap;
+        int *d = malloc((size_t)ncap * sizeof(*d));
+        if (d == NULL)
+            return -1;
+        memcpy(d, bc_dead(s), (size_t)s->ndead * sizeof(*d));
+        free(s->dead_heap);
+        s->dead_heap = d;
+        s->capdead = ncap;
+    }
+    int *d = s->dead_heap != NULL ? s->dead_heap : s->dead_inl;
+    uint32_t i = bc_dead_lower(s, v);
+    memmove(d + i + 1, d + i, (size_t)(s->ndead - i) * sizeof(*d));
+    d[i] = v;
+    s->ndead++;
     return 0;
 }
 
@@ -487,19 +535,26 @@ static void bc_cleanup(void *state)
     s->cleaned = 1;
     if (s->recv_pending)
         tp_cancel(s->tp, &s->rreq);
+    free(s->dead_heap);
+    s->dead_heap = NULL;
+    s->ndead = 0;
 }
 
 static void bc_on_failure(void *state, int rank)
 {
     bcast_corrected_t *s = state;
+    if (s->cleaned || rank < 0 || rank >= s->n)
+        return;
     int v = coll_vrank_of(s->args, rank, s->args->root, s->n);
-
     if (bc_is_dead(s, v))
         return;
-    if (s->ndead < BC_MAX_DEAD)
-        s->dead[s->ndead++] = v;
-    else
+    if (bc_add_dead(s, v) != 0) {
+        ucft_error(s->tp->log,
+                   "bcast: no memory to record the failure of "
+                   "rank %d: expecting nothing of anybody",
+                   rank);
         s->dead_overflow = 1;
+    }
     if (s->started)
         bc_step(s, 1);
 }
