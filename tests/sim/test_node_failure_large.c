@@ -133,9 +133,43 @@ static void test_node_failure_large_cross_fraction(void **state)
         assert_int_equal(cross[2][c], cross[1][c]);
 }
 
+/* The moments check itself: right sums pass, a live rank counted twice
+ * with another left out fails, a dead rank counted twice fails. */
+static void test_node_failure_large_moments_check(void **state)
+{
+    static uint8_t dead[N];
+    uint64_t acc[NF_MOMENTS] = {0}, v[NF_MOMENTS];
+    coll_args_t a = {0};
+    for (int r = 3 * PPN; r < 4 * PPN; r++)
+        dead[r] = 1;
+    for (int r = 0; r < N; r++) {
+        if (dead[r] && r % 3 != 0)
+            continue; /* a third of the dead ranks included */
+        nf_moments_fill(v, &a, r, N);
+        for (int k = 0; k < NF_MOMENTS; k++)
+            acc[k] += v[k];
+    }
+    assert_true(nf_moments_check(acc, &a, 0, N, dead));
+    uint64_t bad[NF_MOMENTS];
+    uint64_t v5[NF_MOMENTS], v6[NF_MOMENTS], vd[NF_MOMENTS];
+    nf_moments_fill(v5, &a, 5, N);
+    nf_moments_fill(v6, &a, 6, N);
+    nf_moments_fill(vd, &a, 3 * PPN, N);
+    for (int k = 0; k < NF_MOMENTS; k++)
+        bad[k] = acc[k] + v5[k] - v6[k];
+    assert_false(nf_moments_check(bad, &a, 0, N, dead));
+    for (int k = 0; k < NF_MOMENTS; k++)
+        bad[k] = acc[k] + vd[k];
+    assert_false(nf_moments_check(bad, &a, 0, N, dead));
+    for (int k = 0; k < NF_MOMENTS; k++)
+        bad[k] = acc[k] - v5[k];
+    assert_false(nf_moments_check(bad, &a, 0, N, dead));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_node_failure_large_moments_check),
         cmocka_unit_test(test_node_failure_large_bcast),
         cmocka_unit_test(test_node_failure_large_allreduce),
         cmocka_unit_test(test_node_failure_large_cross_fraction),
