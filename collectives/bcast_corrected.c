@@ -42,19 +42,19 @@
  * receive (any source, the three kinds) is kept posted while the rank is
  * active; into the output buffer until the data is there, into a scratch
  * copy after that. One send request, chained on completion. Nothing is
- * allocated without failures: the state holds up to BC_DEAD_INLINE known
- * failures (sorted vranks); more (a whole node, say) are kept in an array
- * grown when a failure is learnt and freed by cleanup. Only when that
+ * allocated without failures: the known-dead vranks are a coll_rankset_t
+ * (rankset.h: 8 in place, more, e.g. a whole node, in an array grown when a
+ * failure is learnt and freed by cleanup). Only when that
  * allocation fails does the rank forget (dead_overflow): it then expects
  * nothing of anybody, so it never waits on a dead sender, and ends with an
  * error unless the data reaches it.
  */
 #include "coll_op.h"
+#include "rankset.h"
 #include "tree_binomial.h"
 #include "tree_kary.h"
 #include "tree_lame.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 enum {
@@ -69,8 +69,7 @@ enum { BC_TREE_BINOMIAL, BC_TREE_KARY, BC_TREE_LAME };
 enum { BC_MODE_HEARD, BC_MODE_WINDOW };
 enum { BC_R = 0, BC_L = 1 };
 
-#define BC_DEAD_INLINE 8
-#define BC_MAX_F       8
+#define BC_MAX_F 8
 
 typedef struct bc_cfg {
     uint8_t tree;
@@ -88,10 +87,8 @@ typedef struct bcast_corrected {
     tp_req_t sreq;
     int n;
     int vrank;
-    int lame_m;                   /* Lamé block of vrank */
-    int dead_inl[BC_DEAD_INLINE]; /* vranks known dead, sorted ... */
-    int *dead_heap;               /* ... or here once more than inline */
-    uint32_t ndead, capdead;
+    int lame_m;             /* Lamé block of vrank */
+    coll_rankset_t dead;    /* vranks known dead */
     int next[2];            /* next correction offset per side */
     int heard_max[2];       /* farthest sender heard per side */
     uint64_t heard_bits[2]; /* offsets 1..64 heard per side */
@@ -140,53 +137,9 @@ static int bc_child(const bcast_corrected_t *s, unsigned i)
 
 /* ---- knowledge of failures ---------------------------------------------- */
 
-static const int *bc_dead(const bcast_corrected_t *s)
-{
-    return s->dead_heap != NULL ? s->dead_heap : s->dead_inl;
-}
-
-/* Index of the first known-dead vrank >= v. */
-static uint32_t bc_dead_lower(const bcast_corrected_t *s, int v)
-{
-    const int *d = bc_dead(s);
-    uint32_t lo = 0, hi = s->ndead;
-    while (lo < hi) {
-        uint32_t mid = (lo + hi) / 2;
-        if (d[mid] < v)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 static int bc_is_dead(const bcast_corrected_t *s, int v)
 {
-    uint32_t i = bc_dead_lower(s, v);
-    return i < s->ndead && bc_dead(s)[i] == v;
-}
-
-/* Remembers that vrank v died (sorted insert). 0, or -1 when the array
- * could not grow. */
-static int bc_add_dead(bcast_corrected_t *s, int v)
-{
-    uint32_t cap = s->dead_heap != NULL ? s->capdead : BC_DEAD_INLINE;
-    if (s->ndead == cap) {
-        uint32_t ncap = 2 * cap;
-        int *d = malloc((size_t)ncap * sizeof(*d));
-        if (d == NULL)
-            return -1;
-        memcpy(d, bc_dead(s), (size_t)s->ndead * sizeof(*d));
-        free(s->dead_heap);
-        s->dead_heap = d;
-        s->capdead = ncap;
-    }
-    int *d = s->dead_heap != NULL ? s->dead_heap : s->dead_inl;
-    uint32_t i = bc_dead_lower(s, v);
-    memmove(d + i + 1, d + i, (size_t)(s->ndead - i) * sizeof(*d));
-    d[i] = v;
-    s->ndead++;
-    return 0;
+    return coll_rankset_has(&s->dead, v);
 }
 
 /* v and all its tree ancestors are alive as far as I know: v gets the tree
@@ -194,7 +147,7 @@ static int bc_add_dead(bcast_corrected_t *s, int v)
  * With too many failures to remember, nothing is expected. */
 static int bc_expected(const bcast_corrected_t *s, int v)
 {
-    if (s->ndead == 0)
+    if (s->dead.n == 0)
         return 1;
     if (s->dead_overflow)
         return 0;
@@ -359,7 +312,7 @@ static ucft_status_t bc_step(bcast_corrected_t *s, int in_cb)
     s->in_step = 1;
     if (!s->has_data) {
         if (bc_is_dead(s, 0) ||
-            (s->ndead > s->tol && !bc_expected(s, s->vrank) &&
+            (s->dead.n > s->tol && !bc_expected(s, s->vrank) &&
              !bc_guaranteed(s)))
             bc_finish(s, UCFT_ERR_PROC_FAILED, in_cb);
         goto out;
@@ -535,9 +488,7 @@ static void bc_cleanup(void *state)
     s->cleaned = 1;
     if (s->recv_pending)
         tp_cancel(s->tp, &s->rreq);
-    free(s->dead_heap);
-    s->dead_heap = NULL;
-    s->ndead = 0;
+    coll_rankset_free(&s->dead);
 }
 
 static void bc_on_failure(void *state, int rank)
@@ -548,7 +499,7 @@ static void bc_on_failure(void *state, int rank)
     int v = coll_vrank_of(s->args, rank, s->args->root, s->n);
     if (bc_is_dead(s, v))
         return;
-    if (bc_add_dead(s, v) != 0) {
+    if (coll_rankset_add(&s->dead, v) != 0) {
         ucft_error(s->tp->log,
                    "bcast: no memory to record the failure of "
                    "rank %d: expecting nothing of anybody",
