@@ -184,25 +184,32 @@ static void placement_interleave(const placement_locus_t *loci, int *ord,
  *       group (f + 1 consecutive vranks; the root's short group wraps
  *       through vrank 0) are on distinct nodes, and so are the f + 1
  *       allreduce candidate roots. Losing up to f whole nodes leaves a
- *       live member in every group;
+ *       live member in every full group (f + 1 members);
  *  (I3) (f + 1) divides D: for every root all non-root positions of one
  *       node are in one I(f)-subtree class (v - 1) mod (f + 1). Losing up
  *       to f whole nodes other than the root's leaves a failure-free
- *       subtree, which the corrected reduce root can answer from;
- *  (I4) D a power of two: for every root the binomial tree has exactly
- *       D - 1 edges between nodes (the edges into vranks 1..D-1, the top
- *       log2(D) levels). If moreover each node holds P packages (P a power
- *       of two) with equal numbers of ranks, exactly D (P - 1) further
- *       edges join two packages of one node (into vranks D..DP-1).
- *  Without equal sizes (I1)-(I4) hold only inside the complete rounds.
+ *       subtree (n > f + 1), which the corrected reduce root can answer
+ *       from. Not so otherwise: D = 3, f = 1 puts a node in both;
+ *  (I4) a binomial edge joins vranks 2^b apart, so it stays inside a node
+ *       iff D divides 2^b. D a power of two: for every root exactly D - 1
+ *       edges join two nodes (the edges into vranks 1..D-1, the top
+ *       log2(D) levels). Otherwise: all n - 1 edges join two nodes (e.g.
+ *       D = 3 or 6). If each node holds P packages (P a power of two) with
+ *       equal numbers of ranks, exactly D (P - 1) further edges join two
+ *       packages of one node (into vranks D..DP-1);
+ *  (I5) q = D / (f + 1) a power of two, m >= 2: the I(f)-tree has exactly
+ *       D edges between nodes (D - 1 if q = 1), for every root.
+ *  Without equal node sizes only (I0) holds: sizes 3 and 1 give the node
+ *  sequence A B A A, whose groups of two include {A, A}.
  * locality: each domain is a contiguous run of positions.
  *  (L1) D nodes of m ranks: node index = p / m; D ring pairs cross nodes
  *       (D >= 2); an up-correction group lies on one node whenever it does
  *       not straddle a block boundary, so one node crash can take a whole
- *       group (and all f + 1 candidate roots when m >= f + 1);
- *  (L2) m a power of two, root at a block start (e.g. position 0): the
- *       binomial tree has exactly n - m edges between nodes (every vrank
- *       >= m).
+ *       group, and all f + 1 candidate roots when the root is at least
+ *       f positions before the end of its block;
+ *  (L2) root at a block start (e.g. position 0): the binomial tree has
+ *       exactly n - m edges between nodes (every vrank >= m), the
+ *       opposite of (I4); other roots add a few (4 x 4: 12 to 14).
  * identity: pos = rank; its domains are whatever the launcher's mapping
  *  made them (by slot: like locality at node level; by node: like
  *  interleave at node level, no inner levels).

@@ -287,7 +287,7 @@ static void test_placement_random_against_reference(void **state)
     }
 }
 
-/* (I1), (I2), (I3), (I4) for D nodes of m ranks, every f < D and every
+/* (I1) to (I5) for D nodes of m ranks, every f < D and every
  * root, with shuffled rank numbers and sparse node ids. */
 static void test_placement_interleave_equal_nodes(void **state)
 {
@@ -330,18 +330,29 @@ static void test_placement_interleave_equal_nodes(void **state)
                                 cls[d] = itree_subtree(v, f);
                             assert_int_equal(cls[d], itree_subtree(v, f));
                         }
+                        /* (I5): q = D / (f + 1) a power of two, m >= 2: the
+                         * I(f)-tree has exactly D edges between nodes
+                         * (D - 1 when q = 1: child f + 1 = D of the root
+                         * shares its node). */
+                        int q = D / (f + 1), cross = 0;
+                        for (int v = 1; v < n; v++)
+                            cross += pl_vnode(&j, v, root) !=
+                                     pl_vnode(&j, itree_parent(v, f), root);
+                        if ((q & (q - 1)) == 0 && m >= 2)
+                            assert_int_equal(cross, q == 1 ? D - 1 : D);
                     }
                 }
-                if ((D & (D - 1)) == 0) { /* (I4) */
-                    int cross = 0;
-                    for (int v = 1; v < n; v++)
-                        if (pl_vnode(&j, v, root) !=
-                            pl_vnode(&j, coll_binomial_parent(v), root)) {
-                            cross++;
-                            assert_true(v < D);
-                        }
-                    assert_int_equal(cross, D - 1);
-                }
+                /* (I4): an edge spans 2^b positions, so it stays on a
+                 * node iff D divides 2^b: D - 1 edges across for D a
+                 * power of two (all into vranks < D), else all n - 1. */
+                int cross = 0, pow2 = (D & (D - 1)) == 0;
+                for (int v = 1; v < n; v++)
+                    if (pl_vnode(&j, v, root) !=
+                        pl_vnode(&j, coll_binomial_parent(v), root)) {
+                        cross++;
+                        assert_true(!pow2 || v < D);
+                    }
+                assert_int_equal(cross, pow2 ? D - 1 : n - 1);
             }
             pl_free(&j);
         }
@@ -524,9 +535,10 @@ static void test_placement_unknown_ids(void **state)
     pl_free(&k);
 }
 
-/* (L1), (L2): locality makes blocks; D ring pairs cross nodes; with m a
- * power of two and the root at a block start, n - m binomial edges cross
- * nodes; the first group (f + 1 <= m - 1) lies on one node. */
+/* (L1), (L2): locality makes blocks; D ring pairs cross nodes; with the
+ * root at a block start exactly n - m binomial edges cross nodes (the
+ * edges into vranks >= m); the first group (f + 1 <= m - 1) lies on one
+ * node. */
 static void test_placement_locality_blocks(void **state)
 {
     for (int D = 1; D <= 8; D++)
@@ -541,14 +553,13 @@ static void test_placement_locality_blocks(void **state)
                         j.node[j.rank_at[p]] != j.node[j.rank_at[(p + 1) % n]];
             }
             assert_int_equal(ring, D >= 2 ? D : 0);
-            if ((m & (m - 1)) == 0)
-                for (int b = 0; b < D; b++) {
-                    int root = j.rank_at[b * m], cross = 0;
-                    for (int v = 1; v < n; v++)
-                        cross += pl_vnode(&j, v, root) !=
-                                 pl_vnode(&j, coll_binomial_parent(v), root);
-                    assert_int_equal(cross, n - m);
-                }
+            for (int b = 0; b < D; b++) {
+                int root = j.rank_at[b * m], cross = 0;
+                for (int v = 1; v < n; v++)
+                    cross += pl_vnode(&j, v, root) !=
+                             pl_vnode(&j, coll_binomial_parent(v), root);
+                assert_int_equal(cross, n - m);
+            }
             for (int f = 0; f + 2 <= m; f++)
                 for (int v = 2; v <= f + 1; v++)
                     assert_int_equal(pl_vnode(&j, v, j.rank_at[0]),
