@@ -171,6 +171,49 @@ static void test_node_failure_wide_nodes(void **state)
     sweep("interleave", 128, 4, SIMNODES_BY_SLOT, PLACEMENT_INTERLEAVE, 5, 2);
 }
 
+static int gcd(int a, int b)
+{
+    return b == 0 ? a : gcd(b, a % b);
+}
+
+/* The I(f)-tree puts vrank v in subtree (v - 1) mod (f + 1), and
+ * interleave puts a node's ranks D positions apart (D nodes): with at
+ * least f + 1 ranks per node they meet (f + 1) / gcd(D, f + 1) of the
+ * f + 1 subtrees (one when f + 1 divides D). So a node crash leaves a
+ * clean subtree, and the allreduce delivers, exactly when gcd(D, f + 1) >
+ * 1; otherwise every subtree loses a rank and every survivor fails. */
+
+static void test_node_failure_subtree_divisibility(void **state)
+{
+    const coll_op_ops_t *op = nf_op("allreduce", "corrected");
+    static const int dcount[] = {6, 8, 9, 10, 12};
+    for (int f = 1; f <= 3; f++)
+        for (size_t di = 0; di < sizeof(dcount) / sizeof(dcount[0]); di++) {
+            int d = dcount[di], n = 8 * d;
+            simnodes_t s;
+            nf_nodes(&s, n, d, SIMNODES_BY_SLOT, PLACEMENT_INTERLEAVE);
+            for (int node = 0; node < d; node++) {
+                char what[64];
+                simrun_result_t r;
+                simrun_fail_t fl = {.kind = SIMRUN_FAIL_BEFORE_OP,
+                                    .rank = simnodes_first_rank(&s, node),
+                                    .whole_node = 1};
+                snprintf(what, sizeof(what), "f %d, %d nodes, node %d", f, d,
+                         node);
+                nf_run_f(op, &s, f, 0, &fl, 1, &r, NULL);
+                if (gcd(d, f + 1) > 1) {
+                    nf_assert_all(&r, what);
+                } else {
+                    nf_assert_safe(&r, what);
+                    if (r.completed != 0)
+                        fail_msg("%s: %d delivered without a clean subtree",
+                                 what, r.completed);
+                }
+            }
+            simnodes_cleanup(&s);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -178,6 +221,7 @@ int main(void)
         cmocka_unit_test(test_node_failure_interleave_node),
         cmocka_unit_test(test_node_failure_identity_slot),
         cmocka_unit_test(test_node_failure_wide_nodes),
+        cmocka_unit_test(test_node_failure_subtree_divisibility),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

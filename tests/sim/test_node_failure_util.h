@@ -114,12 +114,12 @@ static inline int nf_moments_root(const void *buf, const coll_args_t *args,
     return rank != args->root || nf_moments_check(buf, args, rank, size, dead);
 }
 
-/* Runs `op` with f = 1, the given failures: 8 bytes for a broadcast, none
- * for a barrier, reductions as above. Never bounded: a hang would show as
+/* Runs `op` with f (nf_run: 1), the given failures: 8 bytes for a broadcast,
+ * none for a barrier, reductions as above. Never bounded: a hang would show as
  * an unfinished rank. */
-static inline void nf_run(const coll_op_ops_t *op, const simnodes_t *s,
-                          int root, const simrun_fail_t *fails, size_t nfails,
-                          simrun_result_t *r, uint8_t *rank_ok)
+static inline void nf_run_f(const coll_op_ops_t *op, const simnodes_t *s, int f,
+                            int root, const simrun_fail_t *fails, size_t nfails,
+                            simrun_result_t *r, uint8_t *rank_ok)
 {
     simrun_params_t p;
     coll_op_ops_t moments = *op;
@@ -129,7 +129,7 @@ static inline void nf_run(const coll_op_ops_t *op, const simnodes_t *s,
     p.root = root;
     p.len = strcmp(op->op, "barrier") == 0 ? 0 : 8;
     p.seq = 3;
-    p.args.f = 1;
+    p.args.f = f;
     p.args.map = &s->map;
     if (reducing) {
         p.args.dtype = COLL_DTYPE_UINT64;
@@ -148,6 +148,13 @@ static inline void nf_run(const coll_op_ops_t *op, const simnodes_t *s,
     p.nfails = nfails;
     assert_int_equal(simrun_run(&p, r, rank_ok), UCFT_OK);
     assert_int_equal(r->bounded, 0);
+}
+
+static inline void nf_run(const coll_op_ops_t *op, const simnodes_t *s,
+                          int root, const simrun_fail_t *fails, size_t nfails,
+                          simrun_result_t *r, uint8_t *rank_ok)
+{
+    nf_run_f(op, s, 1, root, fails, nfails, r, rank_ok);
 }
 
 /* Never a wrong value, never a hang, never disagreeing survivors. */
