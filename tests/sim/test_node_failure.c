@@ -214,6 +214,43 @@ static void test_node_failure_subtree_divisibility(void **state)
         }
 }
 
+/* Two nodes of 32 dead before the op (64 failures, more than the 20 the
+ * broadcast state once remembered): the checked broadcasts still deliver
+ * to every survivor when the root lives (with all failures known, the
+ * heard rule walks across every gap). */
+static void test_node_failure_two_nodes_checked_bcast(void **state)
+{
+    static const char *const algs[] = {"corrected", "corrected-failproof"};
+    enum { N2 = 256, D2 = 8 };
+    simnodes_t s;
+    nf_nodes(&s, N2, D2, SIMNODES_BY_SLOT, PLACEMENT_INTERLEAVE);
+    for (int ai = 0; ai < 2; ai++)
+        for (int a = 0; a < D2; a++)
+            for (int b = a + 1; b < D2; b++)
+                for (int root = 3; root < N2; root += 17) {
+                    char what[96];
+                    simrun_result_t r;
+                    simrun_fail_t fl[2] = {
+                        {.kind = SIMRUN_FAIL_BEFORE_OP,
+                         .rank = simnodes_first_rank(&s, a),
+                         .whole_node = 1},
+                        {.kind = SIMRUN_FAIL_BEFORE_OP,
+                         .rank = simnodes_first_rank(&s, b),
+                         .whole_node = 1},
+                    };
+                    int rn = (int)s.node_of[root];
+                    snprintf(what, sizeof(what), "bcast/%s nodes %d+%d root %d",
+                             algs[ai], a, b, root);
+                    nf_run(nf_op("bcast", algs[ai]), &s, root, fl, 2, &r, NULL);
+                    assert_int_equal(r.ranks - r.live, 2 * N2 / D2);
+                    if (rn == a || rn == b)
+                        nf_assert_safe(&r, what);
+                    else
+                        nf_assert_all(&r, what);
+                }
+    simnodes_cleanup(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -222,6 +259,7 @@ int main(void)
         cmocka_unit_test(test_node_failure_identity_slot),
         cmocka_unit_test(test_node_failure_wide_nodes),
         cmocka_unit_test(test_node_failure_subtree_divisibility),
+        cmocka_unit_test(test_node_failure_two_nodes_checked_bcast),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
