@@ -163,12 +163,12 @@ static void placement_interleave(const placement_locus_t *loci, int *ord,
 }
 
 /*
- * Guarantees (proved by tests/unit/test_placement.c; docs/placement.md
- * explains them). Every policy: rank_at is a permutation of 0..n-1 and
- * pos_of its inverse; equal inputs give equal outputs. Notation: D nodes
- * (distinct node ids, -1 counting as one), node index = rank of the id
- * among them; positions are cyclic (vrank v of root r sits at position
- * pos_of[r] + v mod n).
+ * Guarantees (proved by tests/unit/test_placement_guarantees.c and
+ * test_placement.c; docs/placement.md explains them). Every policy: rank_at is
+ * a permutation of 0..n-1 and pos_of its inverse; equal inputs give equal
+ * outputs. Notation: D nodes (distinct node ids, -1 counting as one), node
+ * index = rank of the id among them; positions are cyclic (vrank v of root r
+ * sits at position pos_of[r] + v mod n).
  *
  * interleave, any node sizes:
  *  (I0) round robin: the positions are rounds; round k holds, in increasing
@@ -198,7 +198,12 @@ static void placement_interleave(const placement_locus_t *loci, int *ord,
  *       equal numbers of ranks, exactly D (P - 1) further edges join two
  *       packages of one node (into vranks D..DP-1);
  *  (I5) q = D / (f + 1) a power of two, m >= 2: the I(f)-tree has exactly
- *       D edges between nodes (D - 1 if q = 1), for every root.
+ *       D edges between nodes (D - 1 if q = 1), for every root;
+ *  (I6) D a power of two: after losing any f whole nodes other than the
+ *       root's, no run of consecutive positions that the binomial tree
+ *       misses is longer than 2^f - 1 (the single-failure bound of the
+ *       opportunistic correction, ALGORITHMS.md section 2). Other D: runs
+ *       up to m and more (3 nodes of 4: 3).
  *  Without equal node sizes only (I0) holds: sizes 3 and 1 give the node
  *  sequence A B A A, whose groups of two include {A, A}.
  * locality: each domain is a contiguous run of positions.

@@ -14,9 +14,12 @@
  *  interleave  (default) recursive round robin: position p goes to node
  *              p mod D (D nodes), and inside each node the ranks it
  *              receives are themselves interleaved over packages, NUMA
- *              nodes and cores. Ring neighbours, up-correction group
- *              members and allreduce candidate roots sit on different
- *              nodes; the deep levels of binomial trees stay inside a node.
+ *              nodes and cores. With nodes of equal size, ring
+ *              neighbours, up-correction group members and allreduce
+ *              candidate roots sit on different nodes (D >= f + 1); when
+ *              D is a power of two the deep levels of binomial trees stay
+ *              inside a node (otherwise every binomial edge crosses
+ *              nodes).
  *  locality    contiguous blocks: ranks sorted by (node, package, numa,
  *              core, rank). Most tree edges and ring neighbours are local;
  *              one node crash can take a whole up-correction group.
