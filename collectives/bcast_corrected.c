@@ -42,9 +42,15 @@
  * receive (any source, the three kinds) is kept posted while the rank is
  * active; into the output buffer until the data is there, into a scratch
  * copy after that. One send request, chained on completion. Nothing is
- * allocated: the state holds the known failures (up to BC_MAX_DEAD).
+ * allocated without failures: the known-dead vranks are a coll_rankset_t
+ * (rankset.h: 8 in place, more, e.g. a whole node, in an array grown when a
+ * failure is learnt and freed by cleanup). Only when that
+ * allocation fails does the rank forget (dead_overflow): it then expects
+ * nothing of anybody, so it never waits on a dead sender, and ends with an
+ * error unless the data reaches it.
  */
 #include "coll_op.h"
+#include "rankset.h"
 #include "tree_binomial.h"
 #include "tree_kary.h"
 #include "tree_lame.h"
@@ -63,8 +69,7 @@ enum { BC_TREE_BINOMIAL, BC_TREE_KARY, BC_TREE_LAME };
 enum { BC_MODE_HEARD, BC_MODE_WINDOW };
 enum { BC_R = 0, BC_L = 1 };
 
-#define BC_MAX_DEAD 20
-#define BC_MAX_F    8
+#define BC_MAX_F 8
 
 typedef struct bc_cfg {
     uint8_t tree;
@@ -83,16 +88,15 @@ typedef struct bcast_corrected {
     int n;
     int vrank;
     int lame_m;             /* Lamé block of vrank */
-    int dead[BC_MAX_DEAD];  /* vranks known dead */
+    coll_rankset_t dead;    /* vranks known dead */
     int next[2];            /* next correction offset per side */
     int heard_max[2];       /* farthest sender heard per side */
     uint64_t heard_bits[2]; /* offsets 1..64 heard per side */
     uint16_t heard[2];      /* distinct senders heard per side */
     uint16_t nchild;        /* tree children handled */
-    uint8_t ndead;
-    uint8_t dead_overflow;
-    uint8_t h;   /* HEARD threshold, or WINDOW width per side */
-    uint8_t tol; /* failures tolerated at any time */
+    uint8_t dead_overflow;  /* a failure could not be remembered */
+    uint8_t h;              /* HEARD threshold, or WINDOW width per side */
+    uint8_t tol;            /* failures tolerated at any time */
     uint8_t has_data;
     uint8_t sender; /* got the tree message (or is the root) */
     uint8_t side_done[2];
@@ -135,10 +139,7 @@ static int bc_child(const bcast_corrected_t *s, unsigned i)
 
 static int bc_is_dead(const bcast_corrected_t *s, int v)
 {
-    for (unsigned i = 0; i < s->ndead; i++)
-        if (s->dead[i] == v)
-            return 1;
-    return 0;
+    return coll_rankset_has(&s->dead, v);
 }
 
 /* v and all its tree ancestors are alive as far as I know: v gets the tree
@@ -146,7 +147,7 @@ static int bc_is_dead(const bcast_corrected_t *s, int v)
  * With too many failures to remember, nothing is expected. */
 static int bc_expected(const bcast_corrected_t *s, int v)
 {
-    if (s->ndead == 0)
+    if (s->dead.n == 0)
         return 1;
     if (s->dead_overflow)
         return 0;
@@ -311,7 +312,7 @@ static ucft_status_t bc_step(bcast_corrected_t *s, int in_cb)
     s->in_step = 1;
     if (!s->has_data) {
         if (bc_is_dead(s, 0) ||
-            (s->ndead > s->tol && !bc_expected(s, s->vrank) &&
+            (s->dead.n > s->tol && !bc_expected(s, s->vrank) &&
              !bc_guaranteed(s)))
             bc_finish(s, UCFT_ERR_PROC_FAILED, in_cb);
         goto out;
@@ -487,19 +488,24 @@ static void bc_cleanup(void *state)
     s->cleaned = 1;
     if (s->recv_pending)
         tp_cancel(s->tp, &s->rreq);
+    coll_rankset_free(&s->dead);
 }
 
 static void bc_on_failure(void *state, int rank)
 {
     bcast_corrected_t *s = state;
+    if (s->cleaned || rank < 0 || rank >= s->n)
+        return;
     int v = coll_vrank_of(s->args, rank, s->args->root, s->n);
-
     if (bc_is_dead(s, v))
         return;
-    if (s->ndead < BC_MAX_DEAD)
-        s->dead[s->ndead++] = v;
-    else
+    if (coll_rankset_add(&s->dead, v) != 0) {
+        ucft_error(s->tp->log,
+                   "bcast: no memory to record the failure of "
+                   "rank %d: expecting nothing of anybody",
+                   rank);
         s->dead_overflow = 1;
+    }
     if (s->started)
         bc_step(s, 1);
 }

@@ -17,9 +17,10 @@ enum { RC_B_SEND = 1, RC_B_UP = 2, RC_B_TREE = 4, RC_B_DOWN = 8 };
 /* Header flags (first word of tree, allreduce up and down messages). */
 enum {
     RC_F_TREEFAIL = 1, /* a tree child of this subtree failed */
-    RC_F_OVERFLOW = 2, /* the list did not fit: treat as failed */
+    RC_F_OVERFLOW = 2, /* a tree entry did not fit: treat as failed */
     RC_F_DECIDED = 4,  /* allreduce: the value is a delivered result */
     RC_F_NONE = 8,     /* down: no value (error or parent lost) */
+    RC_F_TRUNC = 16,   /* up-correction entries left out of the list */
 };
 
 static inline int slot_root(const rc_state_t *s)
@@ -102,6 +103,43 @@ static inline void combine(const rc_state_t *s, uint32_t *df,
     dtype_reduce(dst, src, s->count, s->args->dtype, s->args->redop);
 }
 
+/* A listed rank is a tree entry of my subtree (a rank of it, which makes
+ * the root reject the subtree) rather than an up-correction entry (a
+ * member of my group in another subtree, or the root: information only,
+ * answer_clean ignores it). */
+static inline int list_is_tree(const rc_state_t *s, uint32_t rank)
+{
+    int e = vr(s, (int)rank);
+    return e > 0 && s->v > 0 &&
+           itree_subtree(e, s->f) == itree_subtree(s->v, s->f);
+}
+
+/* Appends `rank` to my subtree's list (section 4.4). The list has room for
+ * cap = 2(f+1) entries; when it is full, what the root needs wins: a tree
+ * entry takes the place of an up-correction entry, a tree entry that finds
+ * none sets RC_F_OVERFLOW (the subtree has a failure: the root rejects it
+ * either way), and an up-correction entry that finds no room is left out
+ * (RC_F_TRUNC). Many failures spread over other subtrees (a whole node
+ * under the interleave placement) thus never disqualify a clean subtree. */
+static inline void list_add(rc_state_t *s, uint32_t rank)
+{
+    unsigned char *list = s->sbuf + s->hfix + s->len;
+    int tree = list_is_tree(s, rank);
+
+    if ((int)s->nlist < s->cap) {
+        wr32(list + 4 * s->nlist++, rank);
+        return;
+    }
+    for (uint32_t i = 0; tree && i < s->nlist; i++) {
+        if (!list_is_tree(s, rd32(list + 4 * i))) {
+            wr32(list + 4 * i, rank);
+            s->acc_flags |= RC_F_TRUNC;
+            return;
+        }
+    }
+    s->acc_flags |= tree ? RC_F_OVERFLOW : RC_F_TRUNC;
+}
+
 /* Records that `rank` could not be received from (section 4.4). */
 static inline void note_failure(rc_state_t *s, int rank, int in_tree)
 {
@@ -109,12 +147,8 @@ static inline void note_failure(rc_state_t *s, int rank, int in_tree)
         s->acc_flags |= RC_F_TREEFAIL;
     if (s->cfg->scheme == RC_SCHEME_COUNTBIT)
         s->fcount++;
-    if (s->cfg->scheme != RC_SCHEME_LIST)
-        return;
-    if ((int)s->nlist < s->cap)
-        wr32(s->sbuf + s->hfix + s->len + 4 * s->nlist++, (uint32_t)rank);
-    else
-        s->acc_flags |= RC_F_OVERFLOW;
+    if (s->cfg->scheme == RC_SCHEME_LIST)
+        list_add(s, (uint32_t)rank);
 }
 
 static inline void finish(rc_state_t *s, ucft_status_t st)

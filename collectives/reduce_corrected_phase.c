@@ -54,16 +54,13 @@ void rc__handle_tree(rc_state_t *s)
         return;
     }
     uint32_t nl = s->cfg->scheme == RC_SCHEME_BIT ? 0 : rd32(s->rbuf + 4);
-    s->acc_flags |= fl & (RC_F_TREEFAIL | RC_F_OVERFLOW);
+    s->acc_flags |= fl & (RC_F_TREEFAIL | RC_F_OVERFLOW | RC_F_TRUNC);
     if (s->cfg->scheme == RC_SCHEME_COUNTBIT)
         s->fcount += nl;
     for (uint32_t i = 0; s->cfg->scheme == RC_SCHEME_LIST && i < nl; i++) {
         if (s->rreq.length < base + 4 * (i + 1))
             break;
-        if ((int)s->nlist < s->cap)
-            memcpy(s->sbuf + base + 4 * s->nlist++, s->rbuf + base + 4 * i, 4);
-        else
-            s->acc_flags |= RC_F_OVERFLOW;
+        list_add(s, rd32(s->rbuf + base + 4 * i));
     }
     combine(s, &s->acc_flags, s->sbuf + s->hfix, fl & RC_F_DECIDED,
             s->rbuf + s->hfix);

@@ -136,10 +136,10 @@ static size_t draw_plan(uint64_t *seed, int n, int root, int nf, int allow_root,
             dup |= fl[j].rank == rk;
         if (dup)
             continue;
-        fl[m].rank = rk;
-        fl[m].k = k;
-        fl[m].kind = k ? SIMRUN_FAIL_BEFORE_SEND : SIMRUN_FAIL_BEFORE_OP;
-        m++;
+        fl[m++] = (simrun_fail_t){.kind = k ? SIMRUN_FAIL_BEFORE_SEND
+                                            : SIMRUN_FAIL_BEFORE_OP,
+                                  .rank = rk,
+                                  .k = k};
     }
     return m;
 }

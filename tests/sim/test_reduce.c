@@ -69,7 +69,7 @@ static void test_reduce_other_dtypes(void **state)
             for (int n = 2; n <= 20; n += 3) {
                 simrun_params_t p;
                 simrun_result_t r;
-                simrun_fail_t fl = {SIMRUN_FAIL_BEFORE_SEND, n - 1, 1, 0};
+                simrun_fail_t fl = {SIMRUN_FAIL_BEFORE_SEND, n - 1, 1, 0, 0};
                 simrun_params_default(&p, find_op("reduce", "corrected"), n);
                 p.args.f = 1;
                 p.args.dtype = dts[d];

@@ -62,7 +62,7 @@ static void test_allreduce_barrier(void **state)
         for (int dead = -1; dead < n; dead += 5) {
             simrun_params_t p;
             simrun_result_t r;
-            simrun_fail_t fl = {SIMRUN_FAIL_BEFORE_OP, dead, 0, 0};
+            simrun_fail_t fl = {SIMRUN_FAIL_BEFORE_OP, dead, 0, 0, 0};
             simrun_params_default(&p, find_op("barrier", "corrected"), n);
             p.fails = &fl;
             p.nfails = dead >= 0;

@@ -169,12 +169,13 @@ static void sweep(const coll_op_ops_t *op, int f, int n0, int n1, int modes)
             for (int a = 0; a < n; a++) {
                 unsigned ka = sends_of(a, n, f, root, allreduce);
                 if (modes & SW_PRE) {
-                    fl[0] = (simrun_fail_t){SIMRUN_FAIL_BEFORE_OP, a, 0, 0};
+                    fl[0] = (simrun_fail_t){SIMRUN_FAIL_BEFORE_OP, a, 0, 0, 0};
                     run_case(op, n, f, root, fl, 1, &r, ok);
                     expect_delivery(&r, ok, root, allreduce, a == root);
                 }
                 for (unsigned k = 1; (modes & SW_IN) && k <= ka; k++) {
-                    fl[0] = (simrun_fail_t){SIMRUN_FAIL_BEFORE_SEND, a, k, 0};
+                    fl[0] =
+                        (simrun_fail_t){SIMRUN_FAIL_BEFORE_SEND, a, k, 0, 0};
                     run_case(op, n, f, root, fl, 1, &r, ok);
                     expect_delivery(&r, ok, root, allreduce, a == root);
                 }
@@ -182,17 +183,19 @@ static void sweep(const coll_op_ops_t *op, int f, int n0, int n1, int modes)
                     unsigned kb = sends_of(b, n, f, root, allreduce);
                     int rd = a == root || b == root;
                     if (modes & SW_PRE) {
-                        fl[0] = (simrun_fail_t){SIMRUN_FAIL_BEFORE_OP, a, 0, 0};
-                        fl[1] = (simrun_fail_t){SIMRUN_FAIL_BEFORE_OP, b, 0, 0};
+                        fl[0] =
+                            (simrun_fail_t){SIMRUN_FAIL_BEFORE_OP, a, 0, 0, 0};
+                        fl[1] =
+                            (simrun_fail_t){SIMRUN_FAIL_BEFORE_OP, b, 0, 0, 0};
                         run_case(op, n, f, root, fl, 2, &r, ok);
                         expect_delivery(&r, ok, root, allreduce, rd);
                     }
                     for (unsigned i = 1; (modes & SW_IN) && i <= ka; i++)
                         for (unsigned j = 1; j <= kb; j++) {
                             fl[0] = (simrun_fail_t){SIMRUN_FAIL_BEFORE_SEND, a,
-                                                    i, 0};
+                                                    i, 0, 0};
                             fl[1] = (simrun_fail_t){SIMRUN_FAIL_BEFORE_SEND, b,
-                                                    j, 0};
+                                                    j, 0, 0};
                             run_case(op, n, f, root, fl, 2, &r, ok);
                             expect_delivery(&r, ok, root, allreduce, rd);
                         }
@@ -204,9 +207,9 @@ static void sweep(const coll_op_ops_t *op, int f, int n0, int n1, int modes)
                             if (kin == 0)
                                 continue;
                             fl[0] = (simrun_fail_t){SIMRUN_FAIL_BEFORE_OP, pre,
-                                                    0, 0};
+                                                    0, 0, 0};
                             fl[1] = (simrun_fail_t){SIMRUN_FAIL_BEFORE_SEND, in,
-                                                    kin, 0};
+                                                    kin, 0, 0};
                             run_case(op, n, f, root, fl, 2, &r, ok);
                             expect_delivery(&r, ok, root, allreduce, rd);
                         }
@@ -230,9 +233,9 @@ static void sweep_over(const coll_op_ops_t *op, int f, int n0, int n1)
                 for (int b = a + 1; b < n; b++)
                     for (int c = f >= 2 ? b + 1 : n; c < n || f < 2; c++) {
                         simrun_fail_t fl[3] = {
-                            {SIMRUN_FAIL_BEFORE_OP, a, 0, 0},
-                            {SIMRUN_FAIL_BEFORE_OP, b, 0, 0},
-                            {SIMRUN_FAIL_BEFORE_OP, c, 0, 0},
+                            {SIMRUN_FAIL_BEFORE_OP, a, 0, 0, 0},
+                            {SIMRUN_FAIL_BEFORE_OP, b, 0, 0, 0},
+                            {SIMRUN_FAIL_BEFORE_OP, c, 0, 0, 0},
                         };
                         run_case(op, n, f, root, fl, (size_t)f + 1, &r, ok);
                         for (int i = 0; i <= f; i++) {
@@ -267,7 +270,7 @@ static void campaign(const coll_op_ops_t *op, int f, int nruns, uint64_t seed)
             unsigned k = (unsigned)((x >> 50) % 4);
             fl[nf++] = (simrun_fail_t){k ? SIMRUN_FAIL_BEFORE_SEND
                                          : SIMRUN_FAIL_BEFORE_OP,
-                                       rank, k, 0};
+                                       rank, k, 0, 0};
         }
         simrun_result_t r;
         run_case(op, n, f, root, fl, nf, &r, ok);

@@ -417,6 +417,40 @@ static void test_sim_transport_determinism(void **state)
     assert_true(h1 != h3);
 }
 
+/* Domains: every send between ranks of different domains is counted, and
+ * only those; a send of a dead rank is not a message. No domains: 0. */
+static void test_sim_transport_cross_domain(void **state)
+{
+    enum { N = 12 };
+    static const uint32_t dom[N] = {0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3};
+    static int bufs[N];
+    static treq_t s[N][N];
+    for (int with = 0; with < 2; with++) {
+        sim_params_t p;
+        sim_world_t *w;
+        uint64_t cross = 0;
+        sim_params_default(&p, N);
+        p.domain = with ? dom : NULL;
+        assert_int_equal(sim_world_create(&p, &w), UCFT_OK);
+        assert_int_equal(sim_world_kill(w, 4), UCFT_OK);
+        for (int i = 0; i < N; i++)
+            for (int j = 0; j < N; j++) {
+                tp_t *tp = sim_world_tp(w, i);
+                treq_init(&s[i][j], tp);
+                tp_send(tp, j, tag(i, 0), &bufs[i], sizeof(int), &s[i][j].req);
+                if (i != 4 && dom[i] != dom[j])
+                    cross++;
+            }
+        sim_world_run(w, UINT64_MAX, UINT64_MAX);
+        sim_stats_t st;
+        sim_world_stats(w, &st);
+        assert_int_equal(st.messages, (uint64_t)(N - 1) * N);
+        assert_int_equal(st.cross_domain, with ? cross : 0);
+        assert_int_equal(cross, 11u * 9u); /* 9 ranks off-domain each */
+        sim_world_destroy(w);
+    }
+}
+
 static void test_sim_transport_bad_params(void **state)
 {
     sim_params_t p;
@@ -458,6 +492,7 @@ int main(void)
         cmocka_unit_test(test_sim_transport_kill_inside_own_timer),
         cmocka_unit_test(test_sim_transport_random_plan),
         cmocka_unit_test(test_sim_transport_determinism),
+        cmocka_unit_test(test_sim_transport_cross_domain),
         cmocka_unit_test(test_sim_transport_bad_params),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,6 +8,9 @@
 
 typedef struct simrun_ctx {
     sim_world_t *world;
+    const simrun_params_t *p;
+    uint8_t *node_down; /* per node: whole-node failure already applied */
+    uint32_t nnodes;
     uint64_t start;
     uint64_t last;
     const coll_op_ops_t *op;
@@ -27,6 +30,35 @@ static void peer_error(void *arg, int failed, ucft_status_t why)
     simrun_ctx_t *c = ref->ctx;
     (void)why;
     c->op->on_failure(c->states + (size_t)ref->rank * c->ssize, failed);
+}
+
+/* Is `rank` named by a whole-node failure rule? */
+static int whole_node_rule(const simrun_params_t *p, int rank)
+{
+    for (size_t i = 0; i < p->nfails; i++)
+        if (p->fails[i].whole_node && p->fails[i].rank == rank)
+            return 1;
+    return 0;
+}
+
+/* A rank died: if a whole-node rule names it, its node goes down with it,
+ * every rank at this same instant (each death notified as usual). Then the
+ * caller's hook, if any. */
+static void kill_hook(void *arg, sim_world_t *w, int rank, uint64_t time)
+{
+    simrun_ctx_t *c = arg;
+    const simrun_params_t *p = c->p;
+    const uint32_t *node = p->sim.domain;
+
+    if (node != NULL && c->node_down != NULL && !c->node_down[node[rank]] &&
+        whole_node_rule(p, rank)) {
+        c->node_down[node[rank]] = 1;
+        for (int r = 0; r < p->sim.nranks; r++)
+            if (node[r] == node[rank] && !sim_world_is_dead(w, r))
+                sim_world_kill(w, r);
+    }
+    if (p->sim.kill_hook != NULL)
+        p->sim.kill_hook(p->sim.kill_hook_arg, w, rank, time);
 }
 
 static void done_cb(void *arg, int rank, ucft_status_t status)
@@ -69,7 +101,12 @@ static ucft_status_t inject(const simrun_params_t *p, sim_world_t *w,
             st = sim_world_kill_at(w, f->rank, f->time);
             break;
         case SIMRUN_FAIL_BEFORE_OP:
-            st = sim_world_kill_before_op(w, f->rank, optag, opmask);
+            /* A whole node: every rank of it, so that none starts. */
+            for (int r = 0; r < p->sim.nranks && st == UCFT_OK; r++)
+                if (r == f->rank ||
+                    (f->whole_node &&
+                     p->sim.domain[r] == p->sim.domain[f->rank]))
+                    st = sim_world_kill_before_op(w, r, optag, opmask);
             break;
         }
     }
@@ -86,7 +123,8 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
     size_t ssize = (op->state_size + 15) & ~(size_t)15;
     size_t bsize = p->len * op->buf_mult;
     uint64_t t0 = ucft_clock_now_ns();
-    simrun_ctx_t ctx = {.op = op, .ssize = ssize};
+    simrun_ctx_t ctx = {.op = op, .ssize = ssize, .p = p};
+    sim_params_t sp = p->sim;
     simrun_rank_ref_t *refs = NULL;
     uint8_t *dead = NULL;
     coll_args_t args = p->args;
@@ -105,9 +143,27 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
     memset(res, 0, sizeof(*res));
     if (op == NULL || p->root < 0 || p->root >= n)
         return UCFT_ERR_INVALID_PARAM;
-    st = sim_world_create(&p->sim, &ctx.world);
-    if (st != UCFT_OK)
+    for (size_t i = 0; i < p->nfails; i++) {
+        if (!p->fails[i].whole_node)
+            continue;
+        if (p->sim.domain == NULL)
+            return UCFT_ERR_INVALID_PARAM; /* a node needs nodes */
+        sp.kill_hook = kill_hook;
+        sp.kill_hook_arg = &ctx;
+    }
+    if (sp.kill_hook == kill_hook) {
+        for (int r = 0; r < n; r++)
+            if (p->sim.domain[r] >= ctx.nnodes)
+                ctx.nnodes = p->sim.domain[r] + 1;
+        ctx.node_down = calloc(ctx.nnodes, 1);
+        if (ctx.node_down == NULL)
+            return UCFT_ERR_NO_MEMORY;
+    }
+    st = sim_world_create(&sp, &ctx.world);
+    if (st != UCFT_OK) {
+        free(ctx.node_down);
         return st;
+    }
     states = calloc((size_t)n, ssize);
     bufs = bsize ? malloc((size_t)n * bsize) : NULL;
     dead = calloc((size_t)n, 1);
@@ -202,6 +258,7 @@ out:
     free(bufs);
     free(dead);
     free(refs);
+    free(ctx.node_down);
     res->wall_s = (double)(ucft_clock_now_ns() - t0) / 1e9;
     return st;
 }

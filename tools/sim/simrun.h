@@ -23,11 +23,16 @@ typedef struct simrun_fail {
     int rank;
     unsigned k;
     uint64_t time;
+    /* 1: every rank of rank's node (sim.domain, required) dies at the same
+     * instant as rank: a node crash triggered by one of its ranks. */
+    int whole_node;
 } simrun_fail_t;
 
 typedef struct simrun_params {
     const coll_op_ops_t *op;
-    sim_params_t sim; /* nranks, LogGP, seed, notification */
+    sim_params_t sim; /* nranks, LogGP, seed, notification; sim.domain =
+                         the node of every rank (optional: cross-node
+                         message count, whole-node failures) */
     size_t len;       /* payload bytes */
     int root;
     uint32_t seq;
@@ -36,8 +41,8 @@ typedef struct simrun_params {
     const simrun_fail_t *fails;
     size_t nfails;
     uint64_t max_events; /* bound on the run (0: none) */
-    coll_args_t args;    /* f, count, dtype, redop (the rest is set from
-                            the fields above) */
+    coll_args_t args;    /* f, count, dtype, redop, map (the rest is set
+                            from the fields above) */
 } simrun_params_t;
 
 typedef struct simrun_result {

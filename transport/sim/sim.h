@@ -88,6 +88,11 @@ typedef struct sim_params {
     uint64_t detect_delay_ns;
     sim_kill_hook_t kill_hook; /* may be NULL */
     void *kill_hook_arg;
+    /* Optional: the domain (e.g. node) of every rank, nranks entries, kept
+     * by pointer for the world's lifetime. Only counted: sends whose source
+     * and destination domains differ (sim_stats_t.cross_domain). NULL: no
+     * domains, nothing counted. */
+    const uint32_t *domain;
     const ucft_log_t *log; /* given to every rank's tp (may be NULL) */
 } sim_params_t;
 
@@ -99,6 +104,7 @@ typedef struct sim_stats {
     uint64_t delivered;      /* messages matched or queued at a live rank */
     uint64_t dropped;        /* lost: dead sender/receiver, declared failed */
     uint64_t deaths;         /* ranks killed so far */
+    uint64_t cross_domain;   /* sends across domains (params.domain) */
     uint64_t pending_events; /* still queued */
 } sim_stats_t;
 

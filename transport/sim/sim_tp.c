@@ -168,6 +168,9 @@ static ucft_status_t sim_send(tp_t *tp, int dst, uint64_t tag, const void *buf,
               (uint32_t)dst, req);
     w->st.messages++;
     w->st.bytes += len;
+    if (w->params.domain != NULL &&
+        w->params.domain[tp->rank] != w->params.domain[dst])
+        w->st.cross_domain++;
     return UCFT_INPROGRESS;
 }
 

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# ucft-sim's node and placement options: bad values exit 2 with a message,
+# the cross-node count follows the closed forms of the binomial broadcast
+# (interleave: nodes - 1; blocks: N - ranks per node), a killed node's ranks
+# are dead and every survivor delivers under interleave.
+# Usage: ucft_sim_cli.sh PATH/TO/ucft-sim
+set -u
+sim=$1
+fails=0
+
+expect_exit() { # code, args...
+    local want=$1
+    shift
+    "$sim" "$@" >/dev/null 2>/tmp/ucft_sim_cli.$$
+    local got=$?
+    if [ "$got" != "$want" ] || { [ "$want" = 2 ] && ! grep -q "ucft-sim:" /tmp/ucft_sim_cli.$$; }; then
+        echo "FAIL: ucft-sim $* -> exit $got (want $want): $(head -1 /tmp/ucft_sim_cli.$$)"
+        fails=$((fails + 1))
+    fi
+}
+
+field() { # json, name
+    sed -n "s/.*\"$2\":\"\{0,1\}\([^,\"}]*\).*/\1/p" <<<"$1"
+}
+
+expect_field() { # name, want, args...
+    local name=$1 want=$2
+    shift 2
+    local out
+    out=$("$sim" --json "$@")
+    local got
+    got=$(field "$out" "$name")
+    if [ "$got" != "$want" ]; then
+        echo "FAIL: ucft-sim $* -> $name=$got (want $want)"
+        fails=$((fails + 1))
+    fi
+}
+
+expect_exit 2 --op bcast --ranks 16 --nodes 0
+expect_exit 2 --op bcast --ranks 16 --nodes 17
+expect_exit 2 --op bcast --ranks 16 --nodes 4 --map-by diagonal
+expect_exit 2 --op bcast --ranks 16 --nodes 4 --placement scattered
+expect_exit 2 --op bcast --ranks 16 --placement interleave
+expect_exit 2 --op bcast --ranks 16 --kill-node 1
+expect_exit 2 --op bcast --ranks 16 --nodes 4 --kill-node 4
+expect_exit 2 --op bcast --ranks 16 --nodes 4 --kill-node 1@soon
+expect_exit 2 --op bcast --ranks 16 --f -1
+expect_exit 2 --op bcast --alg corrected --ranks 16 --f 9
+expect_exit 2 --op bcast --ranks 8 --sweep-ranks 8,16 --nodes 12
+expect_exit 0 --op bcast --ranks 16 --nodes 4 --map-by node --placement identity
+
+# 1024 ranks on 16 nodes, binomial broadcast.
+expect_field cross_node 15 --op bcast --ranks 1024 --nodes 16 --placement interleave
+expect_field cross_node 960 --op bcast --ranks 1024 --nodes 16 --placement locality
+expect_field cross_node 960 --op bcast --ranks 1024 --nodes 16
+expect_field cross_node 15 --op bcast --ranks 1024 --nodes 16 --map-by node
+expect_field cross_node 0 --op bcast --ranks 1024
+# A node of 64 ranks dies before / during; every survivor delivers.
+for kill in 5 5@3.5; do
+    for op in "bcast --alg corrected" "allreduce --alg corrected" "reduce --alg corrected"; do
+        # shellcheck disable=SC2086
+        expect_field dead 64 --op $op --ranks 1024 --nodes 16 --placement interleave --kill-node $kill
+        # shellcheck disable=SC2086
+        expect_field delivered 960 --op $op --ranks 1024 --nodes 16 --placement interleave --kill-node $kill
+    done
+done
+# Sweep CSV carries the node columns.
+csv=$("$sim" --op bcast --sweep-ranks 64,128 --nodes 4 --placement interleave)
+if ! grep -q "nodes,cross_node,cross_node_frac" <<<"$csv" || [ "$(tail -1 <<<"$csv" | cut -d, -f18)" != 3 ]; then
+    echo "FAIL: sweep CSV: $csv"
+    fails=$((fails + 1))
+fi
+rm -f /tmp/ucft_sim_cli.$$
+echo "$fails failures"
+[ "$fails" = 0 ]
