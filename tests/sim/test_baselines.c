@@ -219,9 +219,10 @@ static void sweep_one_failure(const coll_op_ops_t *op, int allreduce, int n0,
                     const dcase_t *dc = &dcases[k % 2 ? 0 : 3];
                     if (strcmp(op->op, "barrier") == 0)
                         dc = &no_data;
-                    simrun_fail_t fl = {k ? SIMRUN_FAIL_BEFORE_SEND
-                                          : SIMRUN_FAIL_BEFORE_OP,
-                                        a, k, 0};
+                    simrun_fail_t fl = {.kind = k ? SIMRUN_FAIL_BEFORE_SEND
+                                                  : SIMRUN_FAIL_BEFORE_OP,
+                                        .rank = a,
+                                        .k = k};
                     run(op, n, root, dc, &fl, 1, NULL, &r, ok);
                     /* Without corrections the root of a reduce, and every
                      * survivor of an allreduce, needs the dead rank's
@@ -262,9 +263,10 @@ static void test_baselines_two_failures_campaign(void **state)
         for (int j = 0; j < 2; j++) {
             x = x * 6364136223846793005ull + 1442695040888963407ull;
             unsigned k = (unsigned)((x >> 50) % 4);
-            fl[j] = (simrun_fail_t){k ? SIMRUN_FAIL_BEFORE_SEND
-                                      : SIMRUN_FAIL_BEFORE_OP,
-                                    (int)((x >> 20) % (uint64_t)n), k, 0};
+            fl[j] = (simrun_fail_t){.kind = k ? SIMRUN_FAIL_BEFORE_SEND
+                                              : SIMRUN_FAIL_BEFORE_OP,
+                                    .rank = (int)((x >> 20) % (uint64_t)n),
+                                    .k = k};
         }
         int root = (int)((x >> 8) % (uint64_t)n);
         run(reduce_op(), n, root, &dcases[0], fl, 2, NULL, &r, ok);
