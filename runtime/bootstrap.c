@@ -112,7 +112,8 @@ ucft_status_t rt_boot_init(rt_boot_t *b, const ucft_log_t *log)
     b->local_rank = get_int(b, me.rank, PMIX_LOCAL_RANK, &v) == 0 ? (int)v : 0;
     b->local_size =
         get_int(b, PMIX_RANK_WILDCARD, PMIX_LOCAL_SIZE, &v) == 0 ? (int)v : 1;
-    b->node_id = get_int(b, me.rank, PMIX_NODEID, &v) == 0 ? (int)v : 0;
+    b->node_id_known = get_int(b, me.rank, PMIX_NODEID, &v) == 0;
+    b->node_id = b->node_id_known ? (int)v : 0;
 
     pmix_value_t *hv = NULL;
     if (PMIx_Get(&me, PMIX_HOSTNAME, NULL, 0, &hv) == PMIX_SUCCESS &&
@@ -134,8 +135,8 @@ err:
     return UCFT_ERR_BOOTSTRAP;
 }
 
-static ucft_status_t put_bytes(rt_boot_t *b, const char *key, const void *addr,
-                               size_t len)
+ucft_status_t rt_boot_put(rt_boot_t *b, const char *key, const void *addr,
+                          size_t len)
 {
     pmix_value_t val;
     pmix_status_t rc;
@@ -161,16 +162,16 @@ static ucft_status_t put_bytes(rt_boot_t *b, const char *key, const void *addr,
 
 ucft_status_t rt_boot_publish(rt_boot_t *b, const void *addr, size_t len)
 {
-    return put_bytes(b, ADDR_KEY, addr, len);
+    return rt_boot_put(b, ADDR_KEY, addr, len);
 }
 
 ucft_status_t rt_boot_publish_hb(rt_boot_t *b, const void *addr, size_t len)
 {
-    return put_bytes(b, HB_ADDR_KEY, addr, len);
+    return rt_boot_put(b, HB_ADDR_KEY, addr, len);
 }
 
-static ucft_status_t get_bytes(rt_boot_t *b, const char *key, int rank,
-                               void **addr, size_t *len)
+ucft_status_t rt_boot_get(rt_boot_t *b, const char *key, int rank, void **addr,
+                          size_t *len)
 {
     pmix_proc_t p;
     pmix_value_t *v = NULL;
@@ -187,9 +188,9 @@ static ucft_status_t get_bytes(rt_boot_t *b, const char *key, int rank,
     }
     if (v->type != PMIX_BYTE_OBJECT || v->data.bo.size == 0) {
         ucft_error(b->log,
-                   "PMIx: address of rank %d has type %d, expected a "
+                   "PMIx: %s of rank %d has type %d, expected a "
                    "byte object",
-                   rank, (int)v->type);
+                   key, rank, (int)v->type);
         PMIX_VALUE_RELEASE(v);
         return UCFT_ERR_BOOTSTRAP;
     }
@@ -206,12 +207,41 @@ static ucft_status_t get_bytes(rt_boot_t *b, const char *key, int rank,
 
 ucft_status_t rt_boot_lookup(void *arg, int rank, void **addr, size_t *len)
 {
-    return get_bytes(arg, ADDR_KEY, rank, addr, len);
+    return rt_boot_get(arg, ADDR_KEY, rank, addr, len);
 }
 
 ucft_status_t rt_boot_lookup_hb(void *arg, int rank, void **addr, size_t *len)
 {
-    return get_bytes(arg, HB_ADDR_KEY, rank, addr, len);
+    return rt_boot_get(arg, HB_ADDR_KEY, rank, addr, len);
+}
+
+int rt_boot_locality_string(rt_boot_t *b, char *buf, size_t len)
+{
+    pmix_proc_t p;
+    pmix_value_t *v = NULL;
+    pmix_info_t info;
+    int found = 0;
+
+    buf[0] = '\0';
+    if (b->singleton || !b->pmix_up)
+        return 0;
+    load_proc(b, &p, (pmix_rank_t)b->rank);
+    PMIX_INFO_CONSTRUCT(&info);
+    PMIX_INFO_LOAD(&info, PMIX_OPTIONAL, NULL, PMIX_BOOL);
+    /* Unbound ranks get NOT-FOUND (ucftrun) or a string value holding
+     * NULL (Open MPI's mpirun, PRRTE): both mean "no binding". */
+    if (PMIx_Get(&p, PMIX_LOCALITY_STRING, &info, 1, &v) == PMIX_SUCCESS &&
+        v != NULL) {
+        if (v->type == PMIX_STRING && v->data.string != NULL &&
+            v->data.string[0] != '\0' &&
+            (size_t)snprintf(buf, len, "%s", v->data.string) < len)
+            found = 1;
+        PMIX_VALUE_RELEASE(v);
+    }
+    PMIX_INFO_DESTRUCT(&info);
+    if (!found)
+        buf[0] = '\0';
+    return found;
 }
 
 /* ---- death events ----------------------------------------------------- */
