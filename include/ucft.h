@@ -257,6 +257,44 @@ typedef enum ucft_op {
     UCFT_BXOR,
 } ucft_op_t;
 
+/* ---- Placement ------------------------------------------------------------
+ * Which rank holds which position in the trees and rings of a
+ * communicator's collectives, computed once at ucft_init by every rank
+ * alike from where the ranks run (UCFT_PLACEMENT: interleave, the default,
+ * spreads consecutive positions over different nodes so that a whole-node
+ * failure stays correctable; locality keeps neighbours on one node;
+ * identity is position = rank). */
+
+/* Where a rank runs, as found at ucft_init: its node (the launcher's
+ * PMIX_NODEID, or its hostname numbered in rank order when the launcher
+ * gives no node ids; 0 for a singleton) and the package, NUMA node and
+ * core of its binding (hwloc logical indexes from PMIX_LOCALITY_STRING; -1
+ * when the rank is unbound or bound to several of them). */
+typedef struct ucft_locus {
+    int node;
+    int package;
+    int numa;
+    int core;
+} ucft_locus_t;
+
+/* The placement of a communicator. Arrays of `size` entries owned by the
+ * context, valid until ucft_finalize(), the same at every rank. A
+ * collective rooted at rank r gives rank x the virtual rank
+ * (pos_of[x] - pos_of[r]) mod size (the root is virtual rank 0). */
+typedef struct ucft_placement_attr {
+    const char *policy;       /* "interleave", "locality" or "identity" */
+    int size;                 /* ranks in the communicator */
+    int nnodes;               /* distinct nodes among loci */
+    const ucft_locus_t *loci; /* loci[rank] */
+    const int *rank_at;       /* rank_at[pos]: the rank at position pos */
+    const int *pos_of;        /* pos_of[rank]: the position of rank */
+} ucft_placement_attr_t;
+
+/* Fills *attr (for tools such as `ucft-topo`). Any thread that may use
+ * the communicator. */
+ucft_status_t ucft_comm_query_placement(ucft_comm_h comm,
+                                        ucft_placement_attr_t *attr);
+
 /* Failures each collective of `comm` tolerates (f >= 1). Collective: every
  * rank must set the same value before its next collective. */
 ucft_status_t ucft_comm_set_f(ucft_comm_h comm, int f);
@@ -264,12 +302,11 @@ int ucft_comm_get_f(ucft_comm_h comm);
 
 /* `count` elements of `dtype` from `root` to every rank (in place). */
 ucft_status_t ucft_ibcast(ucft_comm_h comm, void *buf, size_t count,
-                          ucft_datatype_t dtype, int root,
-                          ucft_request_h *req);
+                          ucft_datatype_t dtype, int root, ucft_request_h *req);
 /* recvbuf (significant at root only) = op over every rank's sendbuf. */
-ucft_status_t ucft_ireduce(ucft_comm_h comm, const void *sendbuf,
-                           void *recvbuf, size_t count, ucft_datatype_t dtype,
-                           ucft_op_t op, int root, ucft_request_h *req);
+ucft_status_t ucft_ireduce(ucft_comm_h comm, const void *sendbuf, void *recvbuf,
+                           size_t count, ucft_datatype_t dtype, ucft_op_t op,
+                           int root, ucft_request_h *req);
 /* recvbuf at every rank = op over every rank's sendbuf. */
 ucft_status_t ucft_iallreduce(ucft_comm_h comm, const void *sendbuf,
                               void *recvbuf, size_t count,
@@ -283,8 +320,8 @@ ucft_status_t ucft_reduce(ucft_comm_h comm, const void *sendbuf, void *recvbuf,
                           size_t count, ucft_datatype_t dtype, ucft_op_t op,
                           int root);
 ucft_status_t ucft_allreduce(ucft_comm_h comm, const void *sendbuf,
-                             void *recvbuf, size_t count,
-                             ucft_datatype_t dtype, ucft_op_t op);
+                             void *recvbuf, size_t count, ucft_datatype_t dtype,
+                             ucft_op_t op);
 ucft_status_t ucft_barrier(ucft_comm_h comm);
 
 /* Failure knowledge. ucft_failed_ranks copies up to `max` job ranks known

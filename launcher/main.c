@@ -1,7 +1,9 @@
 /*
- * ucftrun: a single-node PMIx server that starts N ranks, forwards their
- * output, injects failures and tells survivors when a rank dies. See
- * docs/launcher.md for the user's view.
+ * ucftrun: a PMIx server on one machine (which can pretend to be several
+ * nodes, --nodes) that starts N ranks, forwards their output, injects
+ * failures and tells survivors when a rank dies. See docs/launcher.md for
+ * the user's view. Job control (what happens on a death, a signal, an
+ * abort, a deadline) is in job.c.
  *
  * Structure: setup (block signals, rendezvous dir, PMIx server, job, fork
  * the ranks), then one poll() loop over
@@ -16,13 +18,8 @@
  * thread inherits the mask; the children get the original mask back before
  * exec. No signal handlers, no globals.
  */
-#include "launcher/inject.h"
-#include "launcher/opts.h"
-#include "launcher/server.h"
-#include "launcher/spawn.h"
+#include "launcher/job.h"
 #include "launcher/tmpdir.h"
-#include "runtime/base/clock.h"
-#include "runtime/base/log.h"
 #include "ucft.h"
 
 #include <errno.h>
@@ -39,285 +36,6 @@
 #include <unistd.h>
 
 extern char **environ;
-
-#define EXIT_LAUNCH_ERROR 1   /* the launcher itself could not start the job */
-#define EXIT_TIMEOUT      124 /* like timeout(1) */
-#define GRACE_NS          (2 * UCFT_NSEC_PER_SEC) /* after a forwarded signal */
-#define DRAIN_NS          (1 * UCFT_NSEC_PER_SEC) /* output after last exit */
-#define NO_DEADLINE       UINT64_MAX
-
-/* Why the launcher is ending the job itself (first cause wins the exit
- * status, except that a signal to the launcher always wins). */
-typedef enum teardown {
-    TEARDOWN_NONE,
-    TEARDOWN_FAILURE, /* --abort-on-failure */
-    TEARDOWN_ABORT,   /* a rank called PMIx_Abort */
-    TEARDOWN_TIMEOUT, /* --timeout */
-    TEARDOWN_SIGNAL,  /* SIGINT/SIGTERM/... to the launcher */
-} teardown_t;
-
-typedef struct launcher {
-    ucftrun_opts_t opts;
-    ucft_log_t log;
-    char path[PATH_MAX];
-    char tmpdir[PATH_MAX]; /* empty until created */
-    ucftrun_topo_t topo;
-    ucftrun_server_t srv;
-    ucftrun_proc_t *procs;
-    int nprocs;
-    int nalive;
-    ucftrun_inject_sched_t sched;
-    ucftrun_inject_log_t inject_log; /* UCFTRUN_INJECT_LOG */
-    int sigfd;
-    int timerfd;
-    sigset_t handled;    /* read through sigfd */
-    sigset_t child_mask; /* the mask the ranks start with */
-    uint64_t t0;         /* when the ranks were started */
-    uint64_t timeout_at, grace_at, drain_at;
-    teardown_t teardown;
-    int teardown_status; /* exit status decided by the teardown cause */
-    int failure_status;  /* first failing rank's status, 0 if none */
-} launcher_t;
-
-static const char *sig_name(int sig, char *buf, size_t len)
-{
-    const char *abbrev = sigabbrev_np(sig);
-
-    snprintf(buf, len, "SIG%s", abbrev != NULL ? abbrev : "?");
-    return buf;
-}
-
-/* --- Job control ------------------------------------------------------- */
-
-static void signal_alive(launcher_t *L, int sig)
-{
-    for (int r = 0; r < L->nprocs; r++) {
-        if (L->procs[r].alive)
-            ucftrun_proc_signal(&L->procs[r], sig);
-    }
-}
-
-/* Ends the job for `why`: deaths from now on are the launcher's doing and
- * are neither failures nor notified. */
-static void start_teardown(launcher_t *L, teardown_t why, int status, int sig)
-{
-    if (L->teardown == TEARDOWN_NONE || why == TEARDOWN_SIGNAL) {
-        L->teardown = why;
-        L->teardown_status = status;
-    }
-    signal_alive(L, sig);
-    if (sig != SIGKILL) {
-        signal_alive(L, SIGCONT); /* stopped ranks must see it too */
-        L->grace_at = ucft_clock_now_ns() + GRACE_NS;
-    }
-}
-
-/* Once every remaining rank is one that --stop froze, nobody will wake
- * them: kill them, on purpose. */
-static void kill_stopped_leftovers(launcher_t *L)
-{
-    int nstopped = 0;
-
-    for (int r = 0; r < L->nprocs; r++)
-        nstopped += L->procs[r].alive && L->procs[r].stopped;
-    if (nstopped == 0 || nstopped != L->nalive)
-        return;
-    for (int r = 0; r < L->nprocs; r++) {
-        ucftrun_proc_t *p = &L->procs[r];
-        if (p->alive && p->stopped) {
-            ucft_debug(&L->log, "rank %d is still stopped: killing it", r);
-            p->injected = 1;
-            ucftrun_proc_signal(p, SIGKILL);
-        }
-    }
-}
-
-/* A rank was reaped: classify, report, notify the survivors. */
-static void on_rank_exit(launcher_t *L, ucftrun_proc_t *p, int wstatus)
-{
-    char sbuf[16], how[64];
-    pmix_status_t code;
-    int exit_code, abnormal;
-
-    p->alive = 0;
-    p->wstatus = wstatus;
-    L->nalive--;
-    if (WIFSIGNALED(wstatus)) {
-        code = PMIX_ERR_PROC_ABORTED_BY_SIG;
-        exit_code = 128 + WTERMSIG(wstatus);
-        snprintf(how, sizeof(how), "killed by signal %d (%s)",
-                 WTERMSIG(wstatus),
-                 sig_name(WTERMSIG(wstatus), sbuf, sizeof(sbuf)));
-    } else {
-        exit_code = WEXITSTATUS(wstatus);
-        if (exit_code != 0)
-            code = PMIX_ERR_EXIT_NONZERO_TERM;
-        else if (!atomic_load(&p->finalized))
-            code = PMIX_ERR_PROC_TERM_WO_SYNC;
-        else
-            code = PMIX_EVENT_PROC_TERMINATED;
-        snprintf(how, sizeof(how), "exited with status %d", exit_code);
-    }
-    abnormal = exit_code != 0;
-
-    if (L->teardown != TEARDOWN_NONE) {
-        ucft_debug(&L->log, "rank %d %s (job ending)", p->rank, how);
-        return;
-    }
-    if (p->injected) {
-        ucft_debug(&L->log, "rank %d %s (injected)", p->rank, how);
-    } else if (abnormal) {
-        fprintf(stderr, "ucftrun: rank %d %s\n", p->rank, how);
-        if (L->failure_status == 0)
-            L->failure_status = exit_code;
-        if (L->opts.abort_on_failure) {
-            if (L->nalive > 0)
-                fprintf(stderr,
-                        "ucftrun: --abort-on-failure: killing the other %d "
-                        "rank%s\n",
-                        L->nalive, L->nalive == 1 ? "" : "s");
-            start_teardown(L, TEARDOWN_FAILURE, exit_code, SIGKILL);
-            return;
-        }
-    } else {
-        ucft_debug(&L->log, "rank %d %s (%s)", p->rank, how,
-                   code == PMIX_EVENT_PROC_TERMINATED ? "finalized"
-                                                      : "not finalized");
-    }
-    if (L->nalive > 0)
-        (void)ucftrun_server_notify_death(&L->srv, p->rank, code, exit_code);
-    kill_stopped_leftovers(L);
-}
-
-static void reap(launcher_t *L)
-{
-    for (;;) {
-        int wstatus;
-        pid_t pid = waitpid(-1, &wstatus, WNOHANG);
-
-        if (pid <= 0)
-            return;
-        for (int r = 0; r < L->nprocs; r++) {
-            if (L->procs[r].alive && L->procs[r].pid == pid) {
-                on_rank_exit(L, &L->procs[r], wstatus);
-                break;
-            }
-        }
-    }
-}
-
-static void on_signals(launcher_t *L)
-{
-    struct signalfd_siginfo si;
-    char sbuf[16];
-
-    while (read(L->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-        int sig = (int)si.ssi_signo;
-
-        if (sig == SIGCHLD)
-            continue; /* reaped below, all at once */
-        if (L->teardown == TEARDOWN_SIGNAL) {
-            ucft_debug(&L->log, "second signal: killing the ranks now");
-            signal_alive(L, SIGKILL);
-            continue;
-        }
-        fprintf(stderr, "ucftrun: received %s, forwarding it to the ranks\n",
-                sig_name(sig, sbuf, sizeof(sbuf)));
-        start_teardown(L, TEARDOWN_SIGNAL, 128 + sig, sig);
-    }
-    reap(L);
-}
-
-static void on_abort(launcher_t *L)
-{
-    uint64_t cnt;
-    ucftrun_abort_t ab;
-
-    (void)!read(L->srv.wake_fd, &cnt, sizeof(cnt));
-    if (!ucftrun_server_take_abort(&L->srv, &ab))
-        return;
-    if (L->teardown == TEARDOWN_NONE) {
-        int status = ab.status >= 1 && ab.status <= 255 ? ab.status : 1;
-
-        fprintf(stderr,
-                "ucftrun: rank %d called PMIx_Abort with status %d%s%s\n",
-                ab.rank, ab.status, ab.msg[0] ? ": " : "", ab.msg);
-        start_teardown(L, TEARDOWN_ABORT, status, SIGKILL);
-    }
-    if (ab.cbfunc != NULL)
-        ab.cbfunc(PMIX_SUCCESS, ab.cbdata);
-}
-
-static void on_timers(launcher_t *L)
-{
-    uint64_t now = ucft_clock_now_ns(), ticks;
-    const ucftrun_inject_t *inj;
-
-    (void)!read(L->timerfd, &ticks, sizeof(ticks));
-    while ((inj = ucftrun_inject_pop_due(&L->sched, now - L->t0)) != NULL) {
-        ucftrun_proc_t *p = &L->procs[inj->target];
-
-        if (!p->alive || L->teardown != TEARDOWN_NONE)
-            continue;
-        ucft_debug(&L->log, "--%s %d@%.3f: signalling rank %d",
-                   ucftrun_inject_name(inj->kind), inj->target,
-                   (double)inj->at_ns / 1e9, inj->target);
-        if (inj->kind == UCFTRUN_INJECT_KILL)
-            p->injected = 1;
-        else
-            p->stopped = 1;
-        /* Logged right before the signal. Not fsync'ed: readers on this
-         * machine see the write at once, the file dies with the job, and
-         * an fdatasync on a disk-backed TMPDIR (~3 ms on ext4) would delay
-         * the death notice that fast-path detection waits for. */
-        if (ucftrun_inject_log_append(&L->inject_log, inj->kind, inj->target,
-                                      ucft_clock_now_ns()) != 0)
-            ucft_warn(&L->log, "cannot append to %s", L->inject_log.path);
-        ucftrun_proc_signal(p, ucftrun_inject_signal(inj->kind));
-        kill_stopped_leftovers(L);
-    }
-    if (now >= L->timeout_at && L->teardown == TEARDOWN_NONE) {
-        L->timeout_at = NO_DEADLINE;
-        fprintf(stderr, "ucftrun: timeout after %.3g s, killing the job\n",
-                (double)L->opts.timeout_ns / 1e9);
-        start_teardown(L, TEARDOWN_TIMEOUT, EXIT_TIMEOUT, SIGKILL);
-    }
-    if (now >= L->grace_at) {
-        L->grace_at = NO_DEADLINE;
-        if (L->nalive > 0)
-            ucft_debug(&L->log, "grace period over: killing %d rank(s)",
-                       L->nalive);
-        signal_alive(L, SIGKILL);
-    }
-    if (now >= L->drain_at) {
-        L->drain_at = NO_DEADLINE;
-        for (int r = 0; r < L->nprocs; r++) {
-            ucftrun_output_close(&L->procs[r].out);
-            ucftrun_output_close(&L->procs[r].err);
-        }
-    }
-}
-
-static void arm_timer(launcher_t *L)
-{
-    uint64_t next = ucftrun_inject_next_ns(&L->sched);
-    struct itimerspec its = {{0, 0}, {0, 0}};
-
-    next = next == NO_DEADLINE ? NO_DEADLINE : L->t0 + next;
-    if (L->timeout_at < next)
-        next = L->timeout_at;
-    if (L->grace_at < next)
-        next = L->grace_at;
-    if (L->drain_at < next)
-        next = L->drain_at;
-    if (next != NO_DEADLINE) {
-        if (next == 0)
-            next = 1; /* 0 would disarm */
-        its.it_value.tv_sec = (time_t)(next / UCFT_NSEC_PER_SEC);
-        its.it_value.tv_nsec = (long)(next % UCFT_NSEC_PER_SEC);
-    }
-    (void)timerfd_settime(L->timerfd, TFD_TIMER_ABSTIME, &its, NULL);
-}
 
 /* --- Setup, loop, cleanup ---------------------------------------------- */
 
@@ -360,13 +78,25 @@ static int setup(launcher_t *L)
         L->procs[r].rank = r;
         L->procs[r].out.fd = L->procs[r].err.fd = -1;
     }
+    {
+        char host[256] = "localhost";
+
+        (void)gethostname(host, sizeof(host) - 1);
+        if (ucftrun_nodes_init(&L->nodes, L->nprocs, L->opts.nnodes,
+                               L->opts.map_by, host) != 0)
+            return -1;
+    }
     if (L->opts.bind == UCFTRUN_BIND_CORE) {
         if (ucftrun_topo_init(&L->topo, err, sizeof(err)) != 0) {
             fprintf(stderr, "ucftrun: --bind-to core: %s\n", err);
             return -1;
         }
+        /* Each pretend node is a copy of this machine: a rank's core is
+         * its local rank on its node mod ncores (without --nodes: its
+         * rank). */
         for (int r = 0; r < L->nprocs; r++)
-            L->procs[r].cpuset = ucftrun_topo_core_of(&L->topo, r);
+            L->procs[r].cpuset =
+                ucftrun_topo_core_of(&L->topo, L->nodes.local_rank_of[r]);
     }
     if (ucftrun_tmpdir_create(L->tmpdir, sizeof(L->tmpdir), err, sizeof(err)) !=
         0) {
@@ -381,7 +111,7 @@ static int setup(launcher_t *L)
     }
     if (ucftrun_server_init(&L->srv, L->tmpdir, &L->log, err, sizeof(err)) !=
             0 ||
-        ucftrun_server_register_job(&L->srv, L->procs, L->nprocs, err,
+        ucftrun_server_register_job(&L->srv, L->procs, &L->nodes, err,
                                     sizeof(err)) != 0) {
         fprintf(stderr, "ucftrun: %s\n", err);
         return -1;
@@ -409,7 +139,8 @@ static int setup(launcher_t *L)
             return -1;
         }
         L->nalive++;
-        ucft_debug(&L->log, "rank %d is pid %d", r, (int)L->procs[r].pid);
+        ucft_debug(&L->log, "rank %d is pid %d on node %d", r,
+                   (int)L->procs[r].pid, L->nodes.node_of[r]);
     }
     L->t0 = ucft_clock_now_ns();
     if (L->opts.timeout_ns > 0)
@@ -442,7 +173,7 @@ static int run(launcher_t *L)
 
         if (L->nalive == 0 && L->drain_at == NO_DEADLINE)
             L->drain_at = ucft_clock_now_ns() + DRAIN_NS;
-        arm_timer(L);
+        ucftrun_job_arm_timer(L);
         for (int r = 0; r < L->nprocs; r++) {
             ucftrun_output_t *o[2] = {&L->procs[r].out, &L->procs[r].err};
             for (int k = 0; k < 2; k++) {
@@ -468,11 +199,11 @@ static int run(launcher_t *L)
                 (void)ucftrun_output_progress(pout[i]);
         }
         if (pfd[n - 3].revents != 0)
-            on_abort(L);
+            ucftrun_job_on_abort(L);
         if (pfd[n - 2].revents != 0)
-            on_signals(L);
+            ucftrun_job_on_signals(L);
         if (pfd[n - 1].revents != 0)
-            on_timers(L);
+            ucftrun_job_on_timers(L);
     }
     free(pfd);
     free(pout);
@@ -532,6 +263,7 @@ static void cleanup(launcher_t *L)
         free(L->procs);
     }
     ucftrun_topo_fini(&L->topo);
+    ucftrun_nodes_free(&L->nodes);
     if (L->tmpdir[0] != '\0') {
         ucftrun_tmpdir_remove(L->tmpdir);
         ucft_debug(&L->log, "removed %s", L->tmpdir);
@@ -594,7 +326,7 @@ int main(int argc, char **argv)
     if (setup(&L) != 0 || run(&L) != 0) {
         /* Signal whatever is already running, then clean up. */
         if (L.procs != NULL)
-            signal_alive(&L, SIGKILL);
+            ucftrun_job_signal_alive(&L, SIGKILL);
         cleanup(&L);
         return EXIT_LAUNCH_ERROR;
     }

@@ -150,16 +150,46 @@ static int apply_bind_to(ucftrun_opts_t *o, const char *arg, char *err,
     return 0;
 }
 
-static int add_inject(ucftrun_opts_t *o, ucftrun_inject_kind_t kind,
-                      const char *name, const char *arg, char *err,
-                      size_t errlen)
+static int apply_nodes(ucftrun_opts_t *o, const char *arg, char *err,
+                       size_t errlen)
 {
-    ucftrun_inject_t inj = {.kind = kind, .target_kind = UCFTRUN_TARGET_RANK};
+    long k;
+
+    if (parse_int(arg, 1, OPTS_MAX_PROCS, &k) != 0) {
+        set_err(err, errlen,
+                "bad --nodes value '%s' (expected an integer from 1 to %d)",
+                arg, OPTS_MAX_PROCS);
+        return -1;
+    }
+    o->nnodes = (int)k;
+    return 0;
+}
+
+static int apply_map_by(ucftrun_opts_t *o, const char *arg, char *err,
+                        size_t errlen)
+{
+    if (strcmp(arg, "slot") == 0) {
+        o->map_by = UCFTRUN_MAP_SLOT;
+    } else if (strcmp(arg, "node") == 0) {
+        o->map_by = UCFTRUN_MAP_NODE;
+    } else {
+        set_err(err, errlen, "bad --map-by value '%s' (expected slot or node)",
+                arg);
+        return -1;
+    }
+    return 0;
+}
+
+static int add_inject(ucftrun_opts_t *o, ucftrun_inject_kind_t kind,
+                      ucftrun_target_kind_t target_kind, const char *name,
+                      const char *arg, char *err, size_t errlen)
+{
+    ucftrun_inject_t inj = {.kind = kind, .target_kind = target_kind};
 
     if (ucftrun_opts_parse_at(arg, &inj.target, &inj.at_ns) != 0) {
         set_err(err, errlen,
-                "bad --%s value '%s' (expected RANK@SECONDS, e.g. 3@0.5)", name,
-                arg);
+                "bad --%s value '%s' (expected %s@SECONDS, e.g. 3@0.5)", name,
+                arg, target_kind == UCFTRUN_TARGET_NODE ? "NODE" : "RANK");
         return -1;
     }
     if (o->ninjects == o->injects_cap) {
@@ -180,13 +210,22 @@ static int add_inject(ucftrun_opts_t *o, ucftrun_inject_kind_t kind,
 static int apply_kill(ucftrun_opts_t *o, const char *arg, char *err,
                       size_t errlen)
 {
-    return add_inject(o, UCFTRUN_INJECT_KILL, "kill", arg, err, errlen);
+    return add_inject(o, UCFTRUN_INJECT_KILL, UCFTRUN_TARGET_RANK, "kill", arg,
+                      err, errlen);
+}
+
+static int apply_kill_node(ucftrun_opts_t *o, const char *arg, char *err,
+                           size_t errlen)
+{
+    return add_inject(o, UCFTRUN_INJECT_KILL, UCFTRUN_TARGET_NODE, "kill-node",
+                      arg, err, errlen);
 }
 
 static int apply_stop(ucftrun_opts_t *o, const char *arg, char *err,
                       size_t errlen)
 {
-    return add_inject(o, UCFTRUN_INJECT_STOP, "stop", arg, err, errlen);
+    return add_inject(o, UCFTRUN_INJECT_STOP, UCFTRUN_TARGET_RANK, "stop", arg,
+                      err, errlen);
 }
 
 static int apply_abort_on_failure(ucftrun_opts_t *o, const char *arg, char *err,
@@ -209,7 +248,10 @@ static const opt_def_t opt_table[] = {
     {"tag-output", NULL, 0, apply_tag_output},
     {"timeout", NULL, 1, apply_timeout},
     {"bind-to", NULL, 1, apply_bind_to},
+    {"nodes", NULL, 1, apply_nodes},
+    {"map-by", NULL, 1, apply_map_by},
     {"kill", NULL, 1, apply_kill},
+    {"kill-node", NULL, 1, apply_kill_node},
     {"stop", NULL, 1, apply_stop},
     {"abort-on-failure", NULL, 0, apply_abort_on_failure},
     {"verbose", "v", 0, apply_verbose},
@@ -252,6 +294,61 @@ static const opt_def_t *opt_lookup(const char *w, const char **inline_arg)
         }
     }
     return NULL;
+}
+
+/* Checks that need the whole command line (-n may come last). */
+static int validate(const ucftrun_opts_t *o, char *err, size_t errlen)
+{
+    if (o->nnodes > o->nprocs) {
+        set_err(err, errlen,
+                "--nodes %d is more than the number of ranks (%d): every "
+                "pretend node needs a rank",
+                o->nnodes, o->nprocs);
+        return -1;
+    }
+    if (o->nnodes > 0 && o->map_by == UCFTRUN_MAP_SLOT) {
+        int per_node = (o->nprocs + o->nnodes - 1) / o->nnodes;
+
+        /* ceil(n/K) ranks per node can leave the last nodes empty (6
+         * ranks on 4 nodes: 2, 2, 2, 0); PMIx has no empty nodes in a
+         * job's map. */
+        if ((o->nnodes - 1) * per_node >= o->nprocs) {
+            set_err(err, errlen,
+                    "--nodes %d --map-by slot leaves node %d empty (%d "
+                    "ranks, %d per node): every pretend node needs a rank; "
+                    "use --map-by node or another number of nodes",
+                    o->nnodes, o->nnodes - 1, o->nprocs, per_node);
+            return -1;
+        }
+    }
+    for (size_t k = 0; k < o->ninjects; k++) {
+        const ucftrun_inject_t *inj = &o->injects[k];
+
+        if (inj->target_kind == UCFTRUN_TARGET_NODE) {
+            if (o->nnodes == 0) {
+                set_err(err, errlen,
+                        "--kill-node %d needs --nodes K (the job runs on "
+                        "pretend nodes only with --nodes)",
+                        inj->target);
+                return -1;
+            }
+            if (inj->target >= o->nnodes) {
+                set_err(err, errlen,
+                        "--kill-node node %d is out of range (the job has %d "
+                        "node%s, 0 to %d)",
+                        inj->target, o->nnodes, o->nnodes == 1 ? "" : "s",
+                        o->nnodes - 1);
+                return -1;
+            }
+        } else if (inj->target >= o->nprocs) {
+            set_err(err, errlen,
+                    "--%s rank %d is out of range (the job has %d rank%s)",
+                    inj->kind == UCFTRUN_INJECT_KILL ? "kill" : "stop",
+                    inj->target, o->nprocs, o->nprocs == 1 ? "" : "s");
+            return -1;
+        }
+    }
+    return 0;
 }
 
 ucftrun_action_t ucftrun_opts_parse(int argc, char *const argv[],
@@ -305,16 +402,8 @@ ucftrun_action_t ucftrun_opts_parse(int argc, char *const argv[],
         set_err(err, errlen, "missing program to run");
         return UCFTRUN_ACTION_ERROR;
     }
-    for (size_t k = 0; k < opts->ninjects; k++) {
-        const ucftrun_inject_t *inj = &opts->injects[k];
-        if (inj->target >= opts->nprocs) {
-            set_err(err, errlen,
-                    "--%s rank %d is out of range (the job has %d rank%s)",
-                    inj->kind == UCFTRUN_INJECT_KILL ? "kill" : "stop",
-                    inj->target, opts->nprocs, opts->nprocs == 1 ? "" : "s");
-            return UCFTRUN_ACTION_ERROR;
-        }
-    }
+    if (validate(opts, err, errlen) != 0)
+        return UCFTRUN_ACTION_ERROR;
     opts->prog_argv = &argv[i];
     opts->prog_argc = argc - i;
     return UCFTRUN_ACTION_RUN;
@@ -386,7 +475,7 @@ int ucftrun_opts_find_program(const char *prog, const char *path, char *out,
 const char *ucftrun_opts_usage(void)
 {
     return "Usage: ucftrun -n N [options] program [args...]\n"
-           "Start N ranks of `program` on this node under a PMIx server.\n"
+           "Start N ranks of `program` on this machine under a PMIx server.\n"
            "\n"
            "Options:\n"
            "  -n, -np, --np N      number of ranks (required)\n"
@@ -394,8 +483,15 @@ const char *ucftrun_opts_usage(void)
            "  --timeout S          kill the job after S seconds (exit 124)\n"
            "  --bind-to core|none  bind rank i to core i mod ncores "
            "(default none)\n"
+           "  --nodes K            pretend the job runs on K nodes "
+           "(1 <= K <= N)\n"
+           "  --map-by slot|node   slot: consecutive ranks fill a node "
+           "(default);\n"
+           "                       node: rank r on node r mod K\n"
            "  --kill R@S           SIGKILL rank R S seconds after start "
            "(repeatable)\n"
+           "  --kill-node K@S      SIGKILL every rank of pretend node K at "
+           "S s (repeatable)\n"
            "  --stop R@S           SIGSTOP rank R S seconds after start "
            "(repeatable)\n"
            "  --abort-on-failure   kill the job at the first abnormal "

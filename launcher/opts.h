@@ -10,10 +10,10 @@
  * "--name=value"; "-n 4", "-n4" and "-np 4" are accepted.
  *
  * Adding an option is one row in the table in opts.c plus, when it takes a
- * value, one small parse function. The options planned next (--nodes K,
- * --map-by node|slot, --kill-node K@S, --seed S) fit as follows: the first
- * two fill a mapping section of this struct, --kill-node is an injection
- * whose target kind is UCFTRUN_TARGET_NODE, --seed is one more scalar.
+ * value, one small parse function. --nodes and --map-by fill the mapping
+ * section of this struct (the map itself is launcher/nodes.h); --kill-node
+ * is an injection whose target kind is UCFTRUN_TARGET_NODE. The option
+ * planned next (--seed S) is one more scalar.
  */
 #ifndef UCFTRUN_OPTS_H
 #define UCFTRUN_OPTS_H
@@ -36,6 +36,12 @@ typedef enum ucftrun_bind {
     UCFTRUN_BIND_CORE, /* rank i on core i mod ncores */
 } ucftrun_bind_t;
 
+/* How ranks are spread over the pretend nodes of --nodes K. */
+typedef enum ucftrun_map_by {
+    UCFTRUN_MAP_SLOT, /* consecutive ranks fill a node: ceil(n/K) per node */
+    UCFTRUN_MAP_NODE, /* round robin: rank r on node r mod K */
+} ucftrun_map_by_t;
+
 typedef enum ucftrun_inject_kind {
     UCFTRUN_INJECT_KILL, /* SIGKILL */
     UCFTRUN_INJECT_STOP, /* SIGSTOP: a hung rank */
@@ -43,22 +49,24 @@ typedef enum ucftrun_inject_kind {
 
 typedef enum ucftrun_target_kind {
     UCFTRUN_TARGET_RANK, /* one rank */
-    /* UCFTRUN_TARGET_NODE will come with --kill-node. */
+    UCFTRUN_TARGET_NODE, /* every rank of one pretend node (--kill-node) */
 } ucftrun_target_kind_t;
 
 /* One planned failure: do `kind` to `target` at `at_ns` after the start. */
 typedef struct ucftrun_inject {
     ucftrun_inject_kind_t kind;
     ucftrun_target_kind_t target_kind;
-    int target;     /* a rank (or, later, a node id) */
+    int target;     /* a rank, or a node id for UCFTRUN_TARGET_NODE */
     uint64_t at_ns; /* since the ranks were started */
 } ucftrun_inject_t;
 
 typedef struct ucftrun_opts {
-    int nprocs;          /* -n N, >= 1 */
-    int tag_output;      /* --tag-output */
-    uint64_t timeout_ns; /* --timeout S; 0 = none */
-    ucftrun_bind_t bind; /* --bind-to */
+    int nprocs;              /* -n N, >= 1 */
+    int tag_output;          /* --tag-output */
+    uint64_t timeout_ns;     /* --timeout S; 0 = none */
+    ucftrun_bind_t bind;     /* --bind-to */
+    int nnodes;              /* --nodes K; 0 = not given (one real node) */
+    ucftrun_map_by_t map_by; /* --map-by; UCFTRUN_MAP_SLOT by default */
     int abort_on_failure;
     int verbose;               /* -v, repeatable */
     ucftrun_inject_t *injects; /* owned; release with ucftrun_opts_free() */
@@ -70,7 +78,9 @@ typedef struct ucftrun_opts {
 
 /*
  * Parses argv (argv[0] is the launcher's name). On UCFTRUN_ACTION_RUN the
- * struct is complete and validated (every injected rank < nprocs). On
+ * struct is complete and validated (every injected rank < nprocs, nnodes
+ * <= nprocs and no pretend node left without a rank, every --kill-node
+ * node < nnodes, --kill-node only with --nodes). On
  * UCFTRUN_ACTION_ERROR `err` holds one line without a newline saying what
  * is wrong. Whatever the result, call ucftrun_opts_free() afterwards.
  * Does not look at the file system: see ucftrun_opts_find_program().
@@ -94,7 +104,8 @@ int ucftrun_opts_find_program(const char *prog, const char *path, char *out,
 /* The --help text (several lines, ends with a newline). */
 const char *ucftrun_opts_usage(void);
 
-/* Parses "R@S" (R a rank >= 0, S seconds >= 0, fractional allowed). */
+/* Parses "R@S" (R a rank or node id >= 0, S seconds >= 0, fractional
+ * allowed). */
 int ucftrun_opts_parse_at(const char *text, int *target, uint64_t *at_ns);
 
 /* Parses seconds ("2", "0.25"); must be finite and >= 0. */

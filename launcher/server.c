@@ -173,32 +173,21 @@ int ucftrun_server_init(ucftrun_server_t *srv, const char *tmpdir,
     return 0;
 }
 
-/* "0,1,...,n-1" (malloc'ed). */
-static char *rank_list(int n)
-{
-    size_t cap = (size_t)n * 6 + 1, len = 0;
-    char *s = malloc(cap);
-
-    if (s == NULL)
-        return NULL;
-    s[0] = '\0';
-    for (int r = 0; r < n; r++)
-        len += (size_t)snprintf(s + len, cap - len, r ? ",%d" : "%d", r);
-    return s;
-}
-
-/* Per-rank PMIX_PROC_DATA; the info takes ownership of the array. */
+/* Per-rank PMIX_PROC_DATA; the info takes ownership of the array. The
+ * node id, hostname, local and node rank are the rank's pretend node's. */
 static int load_proc_data(pmix_info_t *dst, const ucftrun_proc_t *p,
-                          const char *host)
+                          const ucftrun_nodes_t *nodes)
 {
     pmix_data_array_t *da;
     pmix_info_t *pi;
     pmix_rank_t rank = (pmix_rank_t)p->rank;
-    uint16_t lrank = (uint16_t)p->rank, nrank = (uint16_t)p->rank;
-    uint32_t nodeid = 0, appnum = 0;
+    uint16_t lrank = (uint16_t)nodes->local_rank_of[p->rank];
+    uint32_t nodeid = (uint32_t)nodes->node_of[p->rank], appnum = 0;
     size_t n = 6, k = 0;
-    char *cpustr = NULL, *locstr = NULL;
+    char host[320], *cpustr = NULL, *locstr = NULL;
 
+    if (ucftrun_nodes_hostname(nodes, (int)nodeid, host, sizeof(host)) != 0)
+        return -1;
     if (p->cpuset != NULL) {
         pmix_cpuset_t cs = {.source = (char *)"hwloc", .bitmap = p->cpuset};
 
@@ -218,7 +207,8 @@ static int load_proc_data(pmix_info_t *dst, const ucftrun_proc_t *p,
     /* PMIX_RANK must come first. */
     PMIX_INFO_LOAD(&pi[k++], PMIX_RANK, &rank, PMIX_PROC_RANK);
     PMIX_INFO_LOAD(&pi[k++], PMIX_LOCAL_RANK, &lrank, PMIX_UINT16);
-    PMIX_INFO_LOAD(&pi[k++], PMIX_NODE_RANK, &nrank, PMIX_UINT16);
+    /* One job per node: the node rank is the local rank. */
+    PMIX_INFO_LOAD(&pi[k++], PMIX_NODE_RANK, &lrank, PMIX_UINT16);
     PMIX_INFO_LOAD(&pi[k++], PMIX_NODEID, &nodeid, PMIX_UINT32);
     PMIX_INFO_LOAD(&pi[k++], PMIX_HOSTNAME, host, PMIX_STRING);
     PMIX_INFO_LOAD(&pi[k++], PMIX_APPNUM, &appnum, PMIX_UINT32);
@@ -234,23 +224,65 @@ static int load_proc_data(pmix_info_t *dst, const ucftrun_proc_t *p,
     return 0;
 }
 
-int ucftrun_server_register_job(ucftrun_server_t *srv, ucftrun_proc_t *procs,
-                                int nprocs, char *err, size_t errlen)
+/* PMIX_NODE_INFO_ARRAY of pretend node `node`: its id and hostname (the
+ * library's node map has the hostnames but no ids), its ranks, how many
+ * and the lowest. The info takes ownership of the array. */
+static int load_node_data(pmix_info_t *dst, const ucftrun_nodes_t *nodes,
+                          int node)
 {
-    enum { JOB_KEYS = 16 };
-    char host[256] = "localhost";
-    char *peers = NULL, *node_map = NULL, *proc_map = NULL;
+    pmix_data_array_t *da;
+    pmix_info_t *pi;
+    uint32_t id = (uint32_t)node, size = (uint32_t)nodes->node_size[node];
+    pmix_rank_t leader = 0;
+    size_t n = size > 0 ? 5 : 4;
+    char host[320], *ranks;
+
+    if (ucftrun_nodes_hostname(nodes, node, host, sizeof(host)) != 0 ||
+        (ranks = ucftrun_nodes_ranks(nodes, node)) == NULL)
+        return -1;
+    PMIX_DATA_ARRAY_CREATE(da, n, PMIX_INFO);
+    if (da == NULL) {
+        free(ranks);
+        return -1;
+    }
+    pi = da->array;
+    PMIX_INFO_LOAD(&pi[0], PMIX_NODEID, &id, PMIX_UINT32);
+    PMIX_INFO_LOAD(&pi[1], PMIX_HOSTNAME, host, PMIX_STRING);
+    PMIX_INFO_LOAD(&pi[2], PMIX_LOCAL_PEERS, ranks, PMIX_STRING);
+    PMIX_INFO_LOAD(&pi[3], PMIX_LOCAL_SIZE, &size, PMIX_UINT32);
+    if (size > 0) {
+        /* The lowest rank on the node: the first in the list. */
+        leader = (pmix_rank_t)strtoul(ranks, NULL, 10);
+        PMIX_INFO_LOAD(&pi[4], PMIX_LOCALLDR, &leader, PMIX_PROC_RANK);
+    }
+    free(ranks);
+    PMIX_LOAD_KEY(dst->key, PMIX_NODE_INFO_ARRAY);
+    dst->value.type = PMIX_DATA_ARRAY;
+    dst->value.data.darray = da;
+    return 0;
+}
+
+int ucftrun_server_register_job(ucftrun_server_t *srv, ucftrun_proc_t *procs,
+                                const ucftrun_nodes_t *nodes, char *err,
+                                size_t errlen)
+{
+    enum { JOB_KEYS = 12 };
+    int nprocs = nodes->nprocs;
+    char *hosts = NULL, *ppn = NULL;
+    char *node_map = NULL, *proc_map = NULL;
     pmix_info_t *info = NULL;
-    size_t ninfo = JOB_KEYS + (size_t)nprocs, k = 0;
-    uint32_t n32 = (uint32_t)nprocs, one = 1, zero32 = 0;
+    size_t ninfo = JOB_KEYS + (size_t)nprocs + (size_t)nodes->nnodes, k = 0;
+    uint32_t n32 = (uint32_t)nprocs, one = 1;
+    uint32_t nnodes = (uint32_t)nodes->nnodes;
     pmix_rank_t zero_rank = 0;
     pmix_status_t rc;
     int ret = -1;
 
-    (void)gethostname(host, sizeof(host) - 1);
-    peers = rank_list(nprocs);
-    if (peers == NULL || PMIx_generate_regex(host, &node_map) != PMIX_SUCCESS ||
-        PMIx_generate_ppn(peers, &proc_map) != PMIX_SUCCESS) {
+    hosts = ucftrun_nodes_host_list(nodes);
+    ppn = ucftrun_nodes_ppn_list(nodes);
+    if (hosts == NULL || ppn == NULL ||
+        PMIx_generate_regex(hosts, &node_map) != PMIX_SUCCESS ||
+        PMIx_generate_ppn(ppn, &proc_map) != PMIX_SUCCESS) {
         snprintf(err, errlen, "cannot build the node and process maps");
         goto out;
     }
@@ -263,16 +295,26 @@ int ucftrun_server_register_job(ucftrun_server_t *srv, ucftrun_proc_t *procs,
     PMIX_INFO_LOAD(&info[k++], PMIX_APP_SIZE, &n32, PMIX_UINT32);
     PMIX_INFO_LOAD(&info[k++], PMIX_JOB_NUM_APPS, &one, PMIX_UINT32);
     PMIX_INFO_LOAD(&info[k++], PMIX_NPROC_OFFSET, &zero_rank, PMIX_PROC_RANK);
-    PMIX_INFO_LOAD(&info[k++], PMIX_LOCALLDR, &zero_rank, PMIX_PROC_RANK);
-    PMIX_INFO_LOAD(&info[k++], PMIX_LOCAL_SIZE, &n32, PMIX_UINT32);
-    PMIX_INFO_LOAD(&info[k++], PMIX_LOCAL_PEERS, peers, PMIX_STRING);
-    PMIX_INFO_LOAD(&info[k++], PMIX_NUM_NODES, &one, PMIX_UINT32);
-    PMIX_INFO_LOAD(&info[k++], PMIX_NODEID, &zero32, PMIX_UINT32);
-    PMIX_INFO_LOAD(&info[k++], PMIX_HOSTNAME, host, PMIX_STRING);
+    /* Node-level data (local peers and size, node id, hostname) comes only
+     * per node, in the node map and one PMIX_NODE_INFO_ARRAY per pretend
+     * node: each client takes the node named by its own PMIX_HOSTNAME as
+     * its node, so a rank's PMIX_LOCAL_PEERS are its pretend node's ranks.
+     * Job-level copies of these keys would be filed under this machine's
+     * real hostname, a node that is not in the job. For the server side
+     * of the library every rank stays local (they are all clients of this
+     * server, and the job is registered with nlocalprocs = all ranks):
+     * fences complete here and gets of a peer's data are served here. */
+    PMIX_INFO_LOAD(&info[k++], PMIX_NUM_NODES, &nnodes, PMIX_UINT32);
     PMIX_INFO_LOAD(&info[k++], PMIX_NODE_MAP, node_map, PMIX_REGEX);
     PMIX_INFO_LOAD(&info[k++], PMIX_PROC_MAP, proc_map, PMIX_REGEX);
+    for (int node = 0; node < nodes->nnodes; node++) {
+        if (load_node_data(&info[k++], nodes, node) != 0) {
+            snprintf(err, errlen, "out of memory");
+            goto out;
+        }
+    }
     for (int r = 0; r < nprocs; r++) {
-        if (load_proc_data(&info[k++], &procs[r], host) != 0) {
+        if (load_proc_data(&info[k++], &procs[r], nodes) != 0) {
             snprintf(err, errlen, "out of memory");
             goto out;
         }
@@ -306,7 +348,8 @@ int ucftrun_server_register_job(ucftrun_server_t *srv, ucftrun_proc_t *procs,
 out:
     if (info != NULL)
         PMIX_INFO_FREE(info, ninfo);
-    free(peers);
+    free(hosts);
+    free(ppn);
     free(node_map);
     free(proc_map);
     return ret;

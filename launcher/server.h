@@ -10,6 +10,7 @@
 #ifndef UCFTRUN_SERVER_H
 #define UCFTRUN_SERVER_H
 
+#include "launcher/nodes.h"
 #include "launcher/spawn.h"
 #include "runtime/base/log.h"
 
@@ -49,13 +50,15 @@ int ucftrun_server_init(ucftrun_server_t *srv, const char *tmpdir,
                         ucft_log_t *log, char *err, size_t errlen);
 
 /*
- * Registers the job: job-level info (sizes, maps, hostname) and per rank
- * its local rank, node rank, node id and, when bound, PMIX_CPUSET and
- * PMIX_LOCALITY_STRING. Then registers each rank as a client with `procs`
- * as server object.
+ * Registers the job of nodes->nprocs ranks: job-level info (sizes, number
+ * of nodes, node and process maps) and per rank its pretend node's id and
+ * hostname, its local and node rank on that node and, when bound,
+ * PMIX_CPUSET and PMIX_LOCALITY_STRING. Then registers each rank as a
+ * client with `procs` as server object.
  */
 int ucftrun_server_register_job(ucftrun_server_t *srv, ucftrun_proc_t *procs,
-                                int nprocs, char *err, size_t errlen);
+                                const ucftrun_nodes_t *nodes, char *err,
+                                size_t errlen);
 
 /* Adds the PMIx variables for `rank` to `*env` (PMIx_server_setup_fork). */
 int ucftrun_server_setup_fork(ucftrun_server_t *srv, int rank, char ***env);

@@ -44,13 +44,13 @@ void ucftrun_topo_fini(ucftrun_topo_t *t)
     t->topo = NULL;
 }
 
-hwloc_cpuset_t ucftrun_topo_core_of(const ucftrun_topo_t *t, int rank)
+hwloc_cpuset_t ucftrun_topo_core_of(const ucftrun_topo_t *t, int index)
 {
     hwloc_obj_t core;
 
     if (t == NULL || t->topo == NULL || t->ncores <= 0)
         return NULL;
-    core = hwloc_get_obj_by_type(t->topo, HWLOC_OBJ_CORE, rank % t->ncores);
+    core = hwloc_get_obj_by_type(t->topo, HWLOC_OBJ_CORE, index % t->ncores);
     return core != NULL ? hwloc_bitmap_dup(core->cpuset) : NULL;
 }
 

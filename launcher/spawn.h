@@ -43,8 +43,8 @@ typedef struct ucftrun_topo {
 int ucftrun_topo_init(ucftrun_topo_t *t, char *err, size_t errlen);
 void ucftrun_topo_fini(ucftrun_topo_t *t);
 
-/* Core `rank mod ncores` as a new bitmap (caller frees), or NULL. */
-hwloc_cpuset_t ucftrun_topo_core_of(const ucftrun_topo_t *t, int rank);
+/* Core `index mod ncores` as a new bitmap (caller frees), or NULL. */
+hwloc_cpuset_t ucftrun_topo_core_of(const ucftrun_topo_t *t, int index);
 
 /*
  * Starts one rank: pipes for stdout/stderr, fork, then in the child: own

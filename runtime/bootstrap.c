@@ -112,7 +112,8 @@ ucft_status_t rt_boot_init(rt_boot_t *b, const ucft_log_t *log)
     b->local_rank = get_int(b, me.rank, PMIX_LOCAL_RANK, &v) == 0 ? (int)v : 0;
     b->local_size =
         get_int(b, PMIX_RANK_WILDCARD, PMIX_LOCAL_SIZE, &v) == 0 ? (int)v : 1;
-    b->node_id = get_int(b, me.rank, PMIX_NODEID, &v) == 0 ? (int)v : 0;
+    b->node_id_known = get_int(b, me.rank, PMIX_NODEID, &v) == 0;
+    b->node_id = b->node_id_known ? (int)v : 0;
 
     pmix_value_t *hv = NULL;
     if (PMIx_Get(&me, PMIX_HOSTNAME, NULL, 0, &hv) == PMIX_SUCCESS &&
@@ -134,8 +135,8 @@ err:
     return UCFT_ERR_BOOTSTRAP;
 }
 
-static ucft_status_t put_bytes(rt_boot_t *b, const char *key, const void *addr,
-                               size_t len)
+ucft_status_t rt_boot_put(rt_boot_t *b, const char *key, const void *addr,
+                          size_t len)
 {
     pmix_value_t val;
     pmix_status_t rc;
@@ -161,18 +162,12 @@ static ucft_status_t put_bytes(rt_boot_t *b, const char *key, const void *addr,
 
 ucft_status_t rt_boot_publish(rt_boot_t *b, const void *addr, size_t len)
 {
-    return put_bytes(b, ADDR_KEY, addr, len);
+    return rt_boot_put(b, ADDR_KEY, addr, len);
 }
 
 ucft_status_t rt_boot_publish_hb(rt_boot_t *b, const void *addr, size_t len)
 {
-    return put_bytes(b, HB_ADDR_KEY, addr, len);
-}
-
-ucft_status_t rt_boot_put(rt_boot_t *b, const char *key, const void *data,
-                          size_t len)
-{
-    return put_bytes(b, key, data, len);
+    return rt_boot_put(b, HB_ADDR_KEY, addr, len);
 }
 
 static ucft_status_t get_bytes_q(rt_boot_t *b, const char *key, int rank,
@@ -211,20 +206,26 @@ static ucft_status_t get_bytes_q(rt_boot_t *b, const char *key, int rank,
     return UCFT_OK;
 }
 
-ucft_status_t rt_boot_get(rt_boot_t *b, int rank, const char *key, void **data,
+ucft_status_t rt_boot_get(rt_boot_t *b, const char *key, int rank, void **addr,
                           size_t *len)
 {
-    return get_bytes_q(b, key, rank, data, len, 1);
+    return get_bytes_q(b, key, rank, addr, len, 0);
+}
+
+ucft_status_t rt_boot_get_opt(rt_boot_t *b, const char *key, int rank,
+                              void **addr, size_t *len)
+{
+    return get_bytes_q(b, key, rank, addr, len, 1);
 }
 
 ucft_status_t rt_boot_lookup(void *arg, int rank, void **addr, size_t *len)
 {
-    return get_bytes_q(arg, ADDR_KEY, rank, addr, len, 0);
+    return rt_boot_get(arg, ADDR_KEY, rank, addr, len);
 }
 
 ucft_status_t rt_boot_lookup_hb(void *arg, int rank, void **addr, size_t *len)
 {
-    return get_bytes_q(arg, HB_ADDR_KEY, rank, addr, len, 0);
+    return rt_boot_get(arg, HB_ADDR_KEY, rank, addr, len);
 }
 
 ucft_status_t rt_boot_local_peers(rt_boot_t *b, int **ranks, size_t *n)
@@ -269,6 +270,35 @@ ucft_status_t rt_boot_local_peers(rt_boot_t *b, int **ranks, size_t *n)
     }
     PMIX_VALUE_RELEASE(v);
     return st;
+}
+
+int rt_boot_locality_string(rt_boot_t *b, char *buf, size_t len)
+{
+    pmix_proc_t p;
+    pmix_value_t *v = NULL;
+    pmix_info_t info;
+    int found = 0;
+
+    buf[0] = '\0';
+    if (b->singleton || !b->pmix_up)
+        return 0;
+    load_proc(b, &p, (pmix_rank_t)b->rank);
+    PMIX_INFO_CONSTRUCT(&info);
+    PMIX_INFO_LOAD(&info, PMIX_OPTIONAL, NULL, PMIX_BOOL);
+    /* Unbound ranks get NOT-FOUND (ucftrun) or a string value holding
+     * NULL (Open MPI's mpirun, PRRTE): both mean "no binding". */
+    if (PMIx_Get(&p, PMIX_LOCALITY_STRING, &info, 1, &v) == PMIX_SUCCESS &&
+        v != NULL) {
+        if (v->type == PMIX_STRING && v->data.string != NULL &&
+            v->data.string[0] != '\0' &&
+            (size_t)snprintf(buf, len, "%s", v->data.string) < len)
+            found = 1;
+        PMIX_VALUE_RELEASE(v);
+    }
+    PMIX_INFO_DESTRUCT(&info);
+    if (!found)
+        buf[0] = '\0';
+    return found;
 }
 
 /* ---- death events ----------------------------------------------------- */

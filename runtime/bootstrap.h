@@ -24,6 +24,7 @@ typedef struct rt_boot {
     int local_rank;
     int local_size;
     int node_id;
+    int node_id_known; /* the launcher gave this rank's PMIX_NODEID */
     char hostname[256];
     char nspace[256];
     const ucft_log_t *log;
@@ -43,18 +44,27 @@ ucft_status_t rt_boot_publish(rt_boot_t *b, const void *addr, size_t len);
 /* The same for the heartbeat worker's address (published before the same
  * fence). */
 ucft_status_t rt_boot_publish_hb(rt_boot_t *b, const void *addr, size_t len);
+/* Publishes `len` bytes under `key` (Put + Commit; visible to the others
+ * after the collecting fence), and fetches what `rank` published under
+ * `key` into a malloc'ed copy (*addr, *len; the caller frees). A singleton
+ * publishes nothing and fetches nothing (UCFT_ERR_BOOTSTRAP). */
+ucft_status_t rt_boot_put(rt_boot_t *b, const char *key, const void *addr,
+                          size_t len);
+ucft_status_t rt_boot_get(rt_boot_t *b, const char *key, int rank, void **addr,
+                          size_t *len);
+/* This rank's PMIX_LOCALITY_STRING into buf: 1 if the launcher gave one
+ * (the rank is bound), 0 if not (absent or a NULL string: unbound, or a
+ * singleton). Never blocks (PMIX_OPTIONAL). */
+int rt_boot_locality_string(rt_boot_t *b, char *buf, size_t len);
 /* tp_ucp_lookup_cb_t: fetches the address of `rank` (arg: the rt_boot_t).
  * rt_boot_lookup_hb fetches its heartbeat worker's address; PMIx calls are
  * thread-safe, so the heartbeat thread may call it. */
 ucft_status_t rt_boot_lookup(void *arg, int rank, void **addr, size_t *len);
 ucft_status_t rt_boot_lookup_hb(void *arg, int rank, void **addr, size_t *len);
-/* Any other key of this rank (Put + Commit; visible after the fence) and
- * of another rank (*data malloc'ed; UCFT_ERR_BOOTSTRAP, not logged, when
- * the rank did not publish it). */
-ucft_status_t rt_boot_put(rt_boot_t *b, const char *key, const void *data,
-                          size_t len);
-ucft_status_t rt_boot_get(rt_boot_t *b, int rank, const char *key, void **data,
-                          size_t *len);
+/* rt_boot_get for an optional key: a rank that did not publish it gives
+ * UCFT_ERR_BOOTSTRAP without an error line. */
+ucft_status_t rt_boot_get_opt(rt_boot_t *b, const char *key, int rank,
+                              void **addr, size_t *len);
 /* The ranks of this job on this node (PMIX_LOCAL_PEERS; *ranks malloc'ed,
  * may include this rank). UCFT_ERR_NOT_SUPPORTED when the launcher does
  * not say. */

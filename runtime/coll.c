@@ -170,6 +170,7 @@ ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,
                             .count = count,
                             .dtype = dtype,
                             .redop = redop,
+                            .map = comm->map.n > 0 ? &comm->map : NULL,
                             .done_cb = coll_done,
                             .done_arg = c};
     r->kind = RT_REQ_COLL;

@@ -236,6 +236,8 @@ ucft_status_t ucft_init(const ucft_params_t *params, ucft_context_h *ctx_p)
     if (st == UCFT_OK && hb_addr != NULL)
         st = rt_boot_publish_hb(&ctx->boot, hb_addr, hb_len);
     if (st == UCFT_OK)
+        st = rt_locality_publish(&ctx->boot, &ctx->log);
+    if (st == UCFT_OK)
         st = exchange(ctx);
     if (st != UCFT_OK)
         goto err_tp;
@@ -244,7 +246,9 @@ ucft_status_t ucft_init(const ucft_params_t *params, ucft_context_h *ctx_p)
     ctx->world.ctx_id = 0;
     ctx->world.rank = ctx->boot.rank;
     ctx->world.size = ctx->boot.size;
-    st = rt_coll_init(ctx);
+    st = rt_place_init(ctx);
+    if (st == UCFT_OK)
+        st = rt_coll_init(ctx);
     if (st != UCFT_OK)
         goto err_tp;
 
@@ -260,6 +264,7 @@ ucft_status_t ucft_init(const ucft_params_t *params, ucft_context_h *ctx_p)
     return UCFT_OK;
 
 err_tp:
+    rt_place_cleanup(ctx);
     rt_detect_cleanup(ctx);
     rt_boot_finalize(&ctx->boot); /* no PMIx callback from here on */
     if (ctx->epfd >= 0)
@@ -356,6 +361,7 @@ ucft_status_t ucft_finalize(ucft_context_h ctx)
     rt_coll_cleanup(ctx);
     tp_destroy(ctx->tp);
     rt_coll_free_all(ctx); /* after the transport: its callbacks are done */
+    rt_place_cleanup(ctx); /* the collectives pointed at its map */
     /* After this no PMIx thread callback can reach the inbox. */
     rt_boot_finalize(&ctx->boot);
     if (ctx->log.level >= UCFT_LOG_DEBUG)

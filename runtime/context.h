@@ -6,6 +6,7 @@
 #include "runtime/base/log.h"
 #include "runtime/bootstrap.h"
 #include "runtime/coll.h"
+#include "runtime/locality.h"
 #include "runtime/ctrl_kinds.h"
 #include "runtime/detect.h"
 #include "runtime/inject.h"
@@ -41,6 +42,14 @@ struct ucft_comm {
     size_t acked; /* failures acknowledged (ucft_comm_failure_ack) */
     int f;        /* failures a collective tolerates */
     uint32_t seq; /* next collective instance */
+    /* Placement (runtime/place.c): computed once, passed to every
+     * collective of this communicator (coll_args_t.map). */
+    placement_policy_t policy;
+    int nnodes;
+    placement_locus_t *loci; /* [size] */
+    ucft_locus_t *pub_loci;  /* [size]: the same, for the public query */
+    int *rank_at, *pos_of;   /* [size] */
+    coll_map_t map;          /* points at rank_at and pos_of */
 };
 
 typedef struct rt_req_chunk {
@@ -120,6 +129,12 @@ static inline int rt_is_failed(const struct ucft_context *ctx, int rank)
 }
 void rt_peer_error_cb(void *arg, int rank, ucft_status_t why);
 unsigned rt_failure_progress(struct ucft_context *ctx);
+
+/* place.c: the world communicator's loci (rt_locality_gather) and map
+ * (UCFT_PLACEMENT); cleanup frees them and may run after a failed or
+ * partial init. */
+ucft_status_t rt_place_init(struct ucft_context *ctx);
+void rt_place_cleanup(struct ucft_context *ctx);
 
 /* inbox.c (any thread may push) */
 ucft_status_t rt_inbox_init(rt_inbox_t *in);

@@ -84,7 +84,7 @@ static int open_peer(struct rt_boot *b, const pw_ident_t *me, int rank,
     size_t len = 0;
     pw_ident_t id;
 
-    if (rt_boot_get(b, rank, PW_KEY, &data, &len) != UCFT_OK)
+    if (rt_boot_get_opt(b, PW_KEY, rank, &data, &len) != UCFT_OK)
         return -1;
     int ok = len == sizeof(id);
     if (ok)

@@ -5,6 +5,9 @@
 static const char *const log_levels[] = {"none",  "error", "warn", "info",
                                          "debug", "trace", NULL};
 static const char *const wait_modes[] = {"spin", "sleep", "hybrid", NULL};
+/* In the order of placement_policy_t (runtime/place.c checks it). */
+static const char *const placements[] = {"interleave", "locality", "identity",
+                                         NULL};
 
 #define F(field) offsetof(rt_config_t, field)
 
@@ -70,6 +73,12 @@ static const ucft_config_field_t rt_fields[] = {
      "failures a collective tolerates (corrected algorithms); more end "
      "with UCFT_ERR_PROC_FAILED",
      ucft_config_parse_int, F(f), NULL},
+    {"PLACEMENT", "interleave",
+     "which rank holds which position in the collectives' trees and rings: "
+     "interleave (consecutive positions on different nodes, so that a "
+     "whole-node failure stays correctable), locality (neighbours on one "
+     "node, fewer messages between nodes) or identity (position = rank)",
+     ucft_config_parse_enum, F(placement), placements},
     {"BCAST_ALG", "corrected",
      "broadcast algorithm (ucft-sim --list): corrected, "
      "corrected-opportunistic, corrected-failproof, corrected-kary, "

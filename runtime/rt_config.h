@@ -25,6 +25,7 @@ typedef struct rt_config {
     uint64_t hb_timeout_ns; /* delta */
     uint64_t hb_grace_ns;   /* no suspicion this soon after start-up */
     int f;                  /* failures tolerated by collectives */
+    int placement;          /* placement_policy_t (UCFT_PLACEMENT) */
     const char *alg[4];     /* bcast, reduce, allreduce, barrier */
     const char *inject;     /* UCFT_INJECT specs (runtime/inject.h) */
 } rt_config_t;

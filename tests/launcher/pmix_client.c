@@ -11,6 +11,9 @@
  *                    matching event naming it within 5 s
  *   survive K        rank K sleeps (the launcher kills it); the others must
  *                    be told that K was killed by a signal within 10 s
+ *   survive-node K   every rank on node K (PMIX_NODEID) sleeps (the
+ *                    launcher kills them: --kill-node); the others must be
+ *                    told of each of them within 10 s
  *   exit C K [sleep] rank K exits with status C, the others finalize (or
  *                    sleep 60 s first, to be killed by --abort-on-failure)
  *   abort S          rank 0 calls PMIx_Abort(S), the others sleep
@@ -18,8 +21,13 @@
  *   print L          print L numbered lines of 100 characters, in bursts
  *
  * Set UCFT_TEST_EXPECT_BIND=1 to require PMIX_CPUSET/PMIX_LOCALITY_STRING
- * and a CPU affinity equal to PMIX_CPUSET. Exit status 0 means all checks
- * passed; a failed check prints "rank R FAIL: why" on stderr, exits 1.
+ * and a CPU affinity equal to PMIX_CPUSET. Set UCFT_TEST_EXPECT_NODES=K
+ * (and UCFT_TEST_EXPECT_MAP=slot|node, default slot) to check the pretend
+ * nodes of `ucftrun --nodes K`: every rank computes the expected map
+ * itself and compares it with what PMIx says about itself and every peer
+ * (see check_nodes). Without it the job must be one node named after
+ * this machine. Exit status 0 means all checks passed; a failed check
+ * prints "rank R FAIL: why" on stderr, exits 1.
  */
 #include <pmix.h>
 
@@ -39,6 +47,8 @@
 typedef struct client {
     pmix_proc_t me;
     uint32_t size;
+    int nnodes;    /* expected pretend nodes; 0 = one real node */
+    int by_node;   /* expected --map-by node */
     int evpipe[2]; /* the event handlers write the event here */
 } client_t;
 
@@ -64,29 +74,44 @@ static void fail(const client_t *c, const char *fmt, ...)
     _exit(1);
 }
 
-static pmix_value_t *get(const client_t *c, pmix_rank_t rank, const char *key,
-                         int optional)
+/* PMIx_Get; `optional`: PMIX_OPTIONAL, NULL when not found; `job_realm`:
+ * with the PMIX_JOB_INFO qualifier (see check_nodes). */
+static pmix_value_t *get_q(const client_t *c, pmix_rank_t rank, const char *key,
+                           int optional, int job_realm)
 {
     pmix_proc_t p;
     pmix_value_t *v = NULL;
-    pmix_info_t info;
+    pmix_info_t info[2];
+    size_t n = 0;
     pmix_status_t rc;
 
     PMIX_LOAD_PROCID(&p, c->me.nspace, rank);
-    PMIX_INFO_LOAD(&info, PMIX_OPTIONAL, NULL, PMIX_BOOL);
-    rc = PMIx_Get(&p, key, optional ? &info : NULL, optional ? 1 : 0, &v);
-    PMIX_INFO_DESTRUCT(&info);
+    if (optional)
+        PMIX_INFO_LOAD(&info[n++], PMIX_OPTIONAL, NULL, PMIX_BOOL);
+    if (job_realm)
+        PMIX_INFO_LOAD(&info[n++], PMIX_JOB_INFO, NULL, PMIX_BOOL);
+    rc = PMIx_Get(&p, key, n > 0 ? info : NULL, n, &v);
+    for (size_t i = 0; i < n; i++)
+        PMIX_INFO_DESTRUCT(&info[i]);
     if (rc != PMIX_SUCCESS) {
         if (optional)
             return NULL;
-        fail(c, "PMIx_Get(%s, rank %u): %s", key, rank, PMIx_Error_string(rc));
+        fail(c, "PMIx_Get(%s, rank %u%s): %s", key, rank,
+             job_realm ? ", PMIX_JOB_INFO" : "", PMIx_Error_string(rc));
     }
     return v;
 }
 
-static uint64_t get_uint(const client_t *c, pmix_rank_t rank, const char *key)
+static pmix_value_t *get(const client_t *c, pmix_rank_t rank, const char *key,
+                         int optional)
 {
-    pmix_value_t *v = get(c, rank, key, 0);
+    return get_q(c, rank, key, optional, 0);
+}
+
+static uint64_t get_uint_q(const client_t *c, pmix_rank_t rank, const char *key,
+                           int job_realm)
+{
+    pmix_value_t *v = get_q(c, rank, key, 0, job_realm);
     uint64_t x;
 
     switch (v->type) {
@@ -104,6 +129,103 @@ static uint64_t get_uint(const client_t *c, pmix_rank_t rank, const char *key)
     }
     PMIX_VALUE_RELEASE(v);
     return x;
+}
+
+static uint64_t get_uint(const client_t *c, pmix_rank_t rank, const char *key)
+{
+    return get_uint_q(c, rank, key, 0);
+}
+
+static int expect_node_of(const client_t *c, uint32_t r)
+{
+    int k = c->nnodes > 0 ? c->nnodes : 1;
+    int per_node = ((int)c->size + k - 1) / k;
+
+    return c->by_node ? (int)r % k : (int)r / per_node;
+}
+
+/* The rank's index among the ranks of its node, and the node's ranks. */
+static int expect_local_rank(const client_t *c, uint32_t r)
+{
+    int lr = 0;
+
+    for (uint32_t q = 0; q < r; q++)
+        lr += expect_node_of(c, q) == expect_node_of(c, r);
+    return lr;
+}
+
+static void expect_host(const client_t *c, int node, char *buf, size_t len)
+{
+    char host[256] = "";
+
+    gethostname(host, sizeof(host) - 1);
+    if (c->nnodes > 0)
+        snprintf(buf, len, "%s-n%d", host, node);
+    else
+        snprintf(buf, len, "%s", host);
+}
+
+static void check_string(const client_t *c, pmix_rank_t r, const char *key,
+                         const char *want)
+{
+    pmix_value_t *v = get(c, r, key, 0);
+
+    if (v->type != PMIX_STRING || v->data.string == NULL ||
+        strcmp(v->data.string, want) != 0)
+        fail(c, "%s of rank %d is '%s', expected '%s'", key,
+             r == PMIX_RANK_WILDCARD ? -1 : (int)r,
+             v->type == PMIX_STRING && v->data.string ? v->data.string : "?",
+             want);
+    PMIX_VALUE_RELEASE(v);
+}
+
+/*
+ * The pretend nodes as PMIx shows them, against the map this rank computes
+ * from UCFT_TEST_EXPECT_NODES/MAP: its own node id, hostname, local and
+ * node rank; the number of nodes, its node's local peers and size; every
+ * peer's hostname and local rank; every peer's node id through the job
+ * realm (PMIX_JOB_INFO), and through a plain get for the peers of its own
+ * node. (PMIx 4.2.2 resolves a plain PMIX_NODEID of a peer on another node
+ * through that node's info and does not find it there: see
+ * docs/launcher.md.)
+ */
+static void check_nodes(const client_t *c)
+{
+    pmix_rank_t me = c->me.rank;
+    int my_node = expect_node_of(c, me), local_size = 0;
+    int k = c->nnodes > 0 ? c->nnodes : 1;
+    char want[320], peers[4096] = "";
+    size_t plen = 0;
+
+    if (get_uint(c, PMIX_RANK_WILDCARD, PMIX_NUM_NODES) != (uint64_t)k)
+        fail(c, "PMIX_NUM_NODES is not %d", k);
+    for (uint32_t r = 0; r < c->size; r++) {
+        int node = expect_node_of(c, r), lr = expect_local_rank(c, r);
+
+        if (node == my_node) {
+            plen += (size_t)snprintf(peers + plen, sizeof(peers) - plen,
+                                     local_size ? ",%u" : "%u", r);
+            local_size++;
+            if (get_uint(c, r, PMIX_NODEID) != (uint64_t)node)
+                fail(c, "plain PMIX_NODEID of rank %u is not %d", r, node);
+        }
+        if (get_uint_q(c, r, PMIX_NODEID, 1) != (uint64_t)node)
+            fail(c, "PMIX_NODEID of rank %u is not %d", r, node);
+        expect_host(c, node, want, sizeof(want));
+        check_string(c, r, PMIX_HOSTNAME, want);
+        if (get_uint(c, r, PMIX_LOCAL_RANK) != (uint64_t)lr ||
+            get_uint(c, r, PMIX_NODE_RANK) != (uint64_t)lr)
+            fail(c, "local or node rank of rank %u is not %d", r, lr);
+    }
+    if (get_uint(c, PMIX_RANK_WILDCARD, PMIX_LOCAL_SIZE) !=
+        (uint64_t)local_size)
+        fail(c, "PMIX_LOCAL_SIZE is not %d", local_size);
+    check_string(c, PMIX_RANK_WILDCARD, PMIX_LOCAL_PEERS, peers);
+    if (c->nnodes > 0) {
+        expect_host(c, my_node, want, sizeof(want));
+        printf("rank %u node %d host %s local rank %d peers %s\n", me, my_node,
+               want, expect_local_rank(c, me), peers);
+    }
 }
 
 /* Parses "0-2,5" (an optional "hwloc:" prefix allowed) into a cpu set. */
@@ -133,32 +255,19 @@ static int parse_cpulist(const char *s, cpu_set_t *set)
 static void check_job_info(client_t *c)
 {
     pmix_rank_t r = c->me.rank;
-    char host[256] = "";
     pmix_value_t *v;
     const char *bind = getenv("UCFT_TEST_EXPECT_BIND");
+    const char *nodes = getenv("UCFT_TEST_EXPECT_NODES");
+    const char *map = getenv("UCFT_TEST_EXPECT_MAP");
 
+    c->nnodes = nodes != NULL ? atoi(nodes) : 0;
+    c->by_node = map != NULL && strcmp(map, "node") == 0;
     c->size = (uint32_t)get_uint(c, PMIX_RANK_WILDCARD, PMIX_JOB_SIZE);
     if (c->size == 0 || r >= c->size)
         fail(c, "rank %u but job size %u", r, c->size);
-    if (get_uint(c, PMIX_RANK_WILDCARD, PMIX_UNIV_SIZE) != c->size ||
-        get_uint(c, PMIX_RANK_WILDCARD, PMIX_LOCAL_SIZE) != c->size)
-        fail(c, "universe or local size differs from the job size");
-    if (get_uint(c, PMIX_RANK_WILDCARD, PMIX_NUM_NODES) != 1)
-        fail(c, "PMIX_NUM_NODES is not 1");
-    if (get_uint(c, r, PMIX_LOCAL_RANK) != r ||
-        get_uint(c, r, PMIX_NODE_RANK) != r)
-        fail(c, "local or node rank is not %u", r);
-    if (get_uint(c, r, PMIX_NODEID) != 0)
-        fail(c, "node id is not 0");
-    gethostname(host, sizeof(host) - 1);
-    v = get(c, r, PMIX_HOSTNAME, 0);
-    if (v->type != PMIX_STRING || strcmp(v->data.string, host) != 0)
-        fail(c, "hostname is not %s", host);
-    PMIX_VALUE_RELEASE(v);
-    v = get(c, PMIX_RANK_WILDCARD, PMIX_LOCAL_PEERS, 0);
-    if (v->type != PMIX_STRING || strncmp(v->data.string, "0", 1) != 0)
-        fail(c, "bad PMIX_LOCAL_PEERS");
-    PMIX_VALUE_RELEASE(v);
+    if (get_uint(c, PMIX_RANK_WILDCARD, PMIX_UNIV_SIZE) != c->size)
+        fail(c, "universe size differs from the job size");
+    check_nodes(c);
 
     v = get(c, r, PMIX_CPUSET, 1);
     if (bind != NULL && strcmp(bind, "1") == 0) {
@@ -299,6 +408,56 @@ static void await_event(client_t *c, int dead, pmix_status_t code,
            m.is_default ? "default" : "specific");
 }
 
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Waits up to `ms` for one event about each of the n ranks in dead[] (any
+ * order), each with `code` and `exit_code`. An abnormal event about any
+ * other rank is a failure (only those ranks were to die); a rank that
+ * finished normally is not. */
+static void await_events(client_t *c, const int *dead, int n,
+                         pmix_status_t code, int exit_code, int ms)
+{
+    struct pollfd p = {.fd = c->evpipe[0], .events = POLLIN};
+    int64_t until = now_ms() + ms;
+    int got = 0, seen[4096] = {0};
+    event_msg_t m;
+
+    while (got < n) {
+        int left = (int)(until - now_ms()), k;
+
+        if (left <= 0 || poll(&p, 1, left) <= 0)
+            fail(c, "events about %d of the %d killed ranks within %d ms", got,
+                 n, ms);
+        if (read(c->evpipe[0], &m, sizeof(m)) != (ssize_t)sizeof(m))
+            fail(c, "short read on the event pipe");
+        for (k = 0; k < n && dead[k] != m.affected; k++)
+            ;
+        if (k == n) {
+            if (m.status != PMIX_EVENT_PROC_TERMINATED)
+                fail(c, "unexpected event %s about rank %d",
+                     PMIx_Error_string(m.status), m.affected);
+            continue;
+        }
+        if (m.status != code || m.exit_code != exit_code)
+            fail(c,
+                 "event %s exit code %d about rank %d, expected %s exit "
+                 "code %d",
+                 PMIx_Error_string(m.status), m.exit_code, m.affected,
+                 PMIx_Error_string(code), exit_code);
+        if (seen[k]++ == 0 && m.is_default == 0) {
+            got++;
+            printf("rank %u got %s for rank %d (exit code %d)\n", c->me.rank,
+                   PMIx_Error_string(m.status), m.affected, m.exit_code);
+        }
+    }
+}
+
 static void sleep_s(double s)
 {
     struct timespec ts = {(time_t)s, (long)((s - (time_t)s) * 1e9)};
@@ -311,6 +470,27 @@ static void finalize(client_t *c)
     pmix_status_t rc = PMIx_Finalize(NULL, 0);
     if (rc != PMIX_SUCCESS)
         fail(c, "Finalize: %s", PMIx_Error_string(rc));
+}
+
+/* The ranks of pretend node `node` by PMIX_NODEID (job realm): survivors
+ * wait for each of them, the victims sleep until they are killed. */
+static void mode_survive_node(client_t *c, int node)
+{
+    int dead[4096], n = 0; /* ucftrun runs at most 4096 ranks */
+
+    for (uint32_t r = 0; r < c->size && r < 4096; r++) {
+        if (get_uint_q(c, r, PMIX_NODEID, 1) == (uint64_t)node)
+            dead[n++] = (int)r;
+    }
+    if (n == 0 || n == (int)c->size)
+        fail(c, "node %d holds %d of %u ranks", node, n, c->size);
+    register_handlers(c);
+    modex(c);
+    if ((int)get_uint(c, c->me.rank, PMIX_NODEID) == node)
+        sleep_s(60);
+    await_events(c, dead, n, PMIX_ERR_PROC_ABORTED_BY_SIG, 128 + SIGKILL,
+                 10000);
+    finalize(c);
 }
 
 static void mode_death(client_t *c, const char *how)
@@ -365,6 +545,10 @@ int main(int argc, char **argv)
 
     if (strcmp(mode, "death") == 0 && argc > 2) {
         mode_death(&c, argv[2]);
+        return 0;
+    }
+    if (strcmp(mode, "survive-node") == 0 && argc > 2) {
+        mode_survive_node(&c, atoi(argv[2]));
         return 0;
     }
     if (strcmp(mode, "survive") == 0 && argc > 2) {

@@ -139,6 +139,98 @@ case_death() {
     expect_tmp_clean
 }
 
+# Pretend nodes: every rank checks what PMIx says about itself and every
+# peer (node id, hostname, local and node rank, local peers, number of
+# nodes) against the map it computes from UCFT_TEST_EXPECT_NODES/MAP, then
+# fences and reads every peer's modex data.
+case_nodes_map() {
+    local n k map
+    for map in slot node; do
+        for n_k in 16:4 7:3 5:5 3:1; do
+            n=${n_k%:*}
+            k=${n_k#*:}
+            UCFT_TEST_EXPECT_NODES=$k UCFT_TEST_EXPECT_MAP=$map \
+                run -n "$n" --nodes "$k" --map-by "$map" "$CLIENT" fence
+            expect_rc 0
+            expect_line out "^rank [0-9]+ ok$" "$n"
+            expect_line out "^rank [0-9]+ node [0-9]+ host .*-n[0-9]+ " "$n"
+            [ -s "$WORK/err" ] && fail "unexpected stderr ($n ranks, $k nodes by $map)"
+        done
+    done
+    # 16 ranks by slot: rank 13 is the second rank of node 3; by node:
+    # the fourth rank of node 1.
+    UCFT_TEST_EXPECT_NODES=4 run -n 16 --nodes 4 "$CLIENT" fence
+    expect_line out "^rank 13 node 3 host [^ ]+-n3 local rank 1 peers 12,13,14,15$"
+    UCFT_TEST_EXPECT_NODES=4 UCFT_TEST_EXPECT_MAP=node \
+        run -n 16 --nodes 4 --map-by node "$CLIENT" fence
+    expect_line out "^rank 13 node 1 host [^ ]+-n1 local rank 3 peers 1,5,9,13$"
+    # Data collected by the fence, and the PMIx library's own fence path.
+    PMIX_MCA_pmix_server_fence_localonly_opt=0 UCFT_TEST_EXPECT_NODES=2 \
+        run -n 4 --nodes 2 "$CLIENT" fence
+    expect_rc 0
+    expect_line out "^rank [0-3] ok$" 4
+    # Bound: each pretend node is a copy of this machine, so a rank's core
+    # follows its local rank: ranks 0 and 1 (local rank 0 on nodes 0 and
+    # 1) share a cpuset, and so do ranks 2 and 3.
+    UCFT_TEST_EXPECT_BIND=1 UCFT_TEST_EXPECT_NODES=2 UCFT_TEST_EXPECT_MAP=node \
+        run -n 4 --nodes 2 --map-by node --bind-to core "$CLIENT" fence
+    expect_rc 0
+    local c0 c1 c2 c3
+    c0=$(sed -n 's/^rank 0 cpuset \([^ ]*\) .*/\1/p' "$WORK/out")
+    c1=$(sed -n 's/^rank 1 cpuset \([^ ]*\) .*/\1/p' "$WORK/out")
+    c2=$(sed -n 's/^rank 2 cpuset \([^ ]*\) .*/\1/p' "$WORK/out")
+    c3=$(sed -n 's/^rank 3 cpuset \([^ ]*\) .*/\1/p' "$WORK/out")
+    [ -n "$c0" ] && [ "$c0" = "$c1" ] && [ -n "$c2" ] && [ "$c2" = "$c3" ] ||
+        fail "cpusets by local rank: '$c0' '$c1' '$c2' '$c3'"
+    expect_tmp_clean
+}
+
+# --kill-node K@S kills exactly node K's ranks, all at once; every
+# survivor is told of each of them; the job still succeeds (the kills were
+# on purpose). The kill comes late enough that all 16 ranks have passed
+# their modex fence even under ASan on a loaded machine (a rank killed
+# during the fence ends the others' fence with PARTIAL-SUCCESS).
+case_kill_node() {
+    local map victims r v n t
+    for map in slot node; do
+        if [ "$map" = slot ]; then victims="4 5 6 7"; else victims="1 5 9 13"; fi
+        UCFT_TEST_EXPECT_NODES=4 UCFT_TEST_EXPECT_MAP=$map \
+            run -n 16 -v --nodes 4 --map-by "$map" --kill-node 1@4 \
+            --timeout 40 "$CLIENT" survive-node 1
+        expect_rc 0
+        expect_line err "rank [0-9]+ killed by signal 9 \(SIGKILL\) \(injected\)" 4
+        for v in $victims; do
+            expect_line err "rank $v killed by signal 9 \(SIGKILL\) \(injected\)"
+        done
+        expect_line err "--kill-node 1@4.000: signalled 4 rank\(s\)"
+        for ((r = 0; r < 16; r++)); do
+            case " $victims " in *" $r "*) continue ;; esac
+            for v in $victims; do
+                expect_line out "^rank $r got PROC-ABORTED-BY-SIG for rank $v \(exit code 137\)$"
+            done
+        done
+        expect_line out " got " 48
+        expect_no_line err "^ucftrun: rank"
+        expect_no_line err "FAIL"
+        [ "$ELAPSED" -ge 4000 ] || fail "node killed before 4 s ($ELAPSED ms)"
+        expect_ranks_gone
+        expect_tmp_clean
+    done
+    # The injection log has one line per killed rank, all with the same
+    # time (one clock reading for the node). Node 1 holds ranks 1 and 3.
+    run -n 4 --nodes 2 --map-by node --kill-node 1@0.5 --timeout 20 \
+        sh -c 'case $PMIX_RANK in 1 | 3) exec sleep 30 ;; esac
+               sleep "$1"
+               sed "s/^/rank $PMIX_RANK read: /" "$UCFTRUN_INJECT_LOG"' sh 1.5
+    expect_rc 0
+    expect_line out "^rank [02] read: kill [13] [0-9]+$" 4
+    expect_line out "^rank 0 read: kill 1 " 1
+    expect_line out "^rank 0 read: kill 3 " 1
+    n=$(sed -n 's/^rank [02] read: kill [13] //p' "$WORK/out" | sort -u | wc -l)
+    [ "$n" -eq 1 ] || fail "the node's kills were logged at $n different times"
+    expect_tmp_clean
+}
+
 case_kill_inject() {
     # Late enough that every rank has passed its fence even on a loaded
     # machine under ASan: a rank killed before it connects to the server
@@ -284,6 +376,10 @@ case_bad_options() {
         "-n 2 --kill 2@1 $CLIENT|--kill rank 2 is out of range"
         "-n 2 --timeout -1 $CLIENT|bad --timeout value '-1'"
         "-n 2 --bind-to numa $CLIENT|bad --bind-to value 'numa'"
+        "-n 2 --kill-node 0@1 $CLIENT|--kill-node 0 needs --nodes K"
+        "-n 4 --nodes 2 --kill-node 2@1 $CLIENT|--kill-node node 2 is out of range"
+        "-n 4 --nodes 5 $CLIENT|--nodes 5 is more than the number of ranks (4)"
+        "-n 4 --map-by socket $CLIENT|bad --map-by value 'socket'"
         "-n 2 --timeout|option '--timeout' needs a value"
         "-n 2 ucftrun-no-such-program|program 'ucftrun-no-such-program' not found in PATH"
         "-n 2 $notexec|is not executable"
@@ -385,6 +481,8 @@ death_exit) case_death exit3 3 "PROC-EXIT-NONZERO-TERM" 3 "exited with status 3"
 death_nofin) case_death nofin 0 "PROC TERMINATED WITHOUT SYNC" 0 "" ;;
 death_fin) case_death fin 0 "PROC TERMINATED" 0 "" ;;
 kill_inject) case_kill_inject ;;
+nodes_map) case_nodes_map ;;
+kill_node) case_kill_node ;;
 inject_log) case_inject_log ;;
 stop_timeout) case_stop_timeout ;;
 exit_status) case_exit_status ;;

@@ -1,8 +1,9 @@
 /*
- * Unit tests of ucftrun's option parsing (launcher/opts.c) and injection
- * schedule (launcher/inject.c): accepted command lines give the right
- * struct, every bad one gives UCFTRUN_ACTION_ERROR (exit status 2) with a
- * message naming the problem.
+ * Unit tests of ucftrun's option parsing (launcher/opts.c), injection
+ * schedule (launcher/inject.c) and pretend-node map (launcher/nodes.c):
+ * accepted command lines give the right struct, every bad one gives
+ * UCFTRUN_ACTION_ERROR (exit status 2) with a message naming the problem;
+ * the map puts every rank where --map-by says.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,7 @@
 #include <cmocka.h>
 
 #include "launcher/inject.h"
+#include "launcher/nodes.h"
 #include "launcher/opts.h"
 
 #include <signal.h>
@@ -59,6 +61,8 @@ static void test_launcher_opts_minimal(void **state)
     assert_int_equal(p.opts.timeout_ns, 0);
     assert_int_equal(p.opts.ninjects, 0);
     assert_int_equal(p.opts.abort_on_failure, 0);
+    assert_int_equal(p.opts.nnodes, 0);
+    assert_int_equal(p.opts.map_by, UCFTRUN_MAP_SLOT);
     ucftrun_opts_free(&p.opts);
 }
 
@@ -164,6 +168,7 @@ static void test_launcher_opts_help_and_version(void **state)
     assert_int_equal(PARSE(&p, "--version"), UCFTRUN_ACTION_VERSION);
     ucftrun_opts_free(&p.opts);
     assert_non_null(strstr(ucftrun_opts_usage(), "--tag-output"));
+    assert_non_null(strstr(ucftrun_opts_usage(), "--kill-node K@S"));
 }
 
 static void test_launcher_opts_bad_unknown_option(void **state)
@@ -219,6 +224,169 @@ static void test_launcher_opts_bad_timeout_and_bind(void **state)
     ASSERT_BAD("bad --timeout value 'inf'", "-n", "1", "--timeout=inf", "prog");
     ASSERT_BAD("bad --bind-to value 'socket'", "-n", "1", "--bind-to", "socket",
                "prog");
+}
+
+static void test_launcher_opts_nodes(void **state)
+{
+    parsed_t p;
+
+    assert_int_equal(PARSE(&p, "-n", "16", "--nodes", "4", "--map-by", "node",
+                           "--kill-node", "1@2.5", "--kill-node=3@0", "--kill",
+                           "5@1", "prog"),
+                     UCFTRUN_ACTION_RUN);
+    assert_int_equal(p.opts.nnodes, 4);
+    assert_int_equal(p.opts.map_by, UCFTRUN_MAP_NODE);
+    assert_int_equal(p.opts.ninjects, 3);
+    assert_int_equal(p.opts.injects[0].kind, UCFTRUN_INJECT_KILL);
+    assert_int_equal(p.opts.injects[0].target_kind, UCFTRUN_TARGET_NODE);
+    assert_int_equal(p.opts.injects[0].target, 1);
+    assert_int_equal(p.opts.injects[0].at_ns, 2500000000ull);
+    assert_int_equal(p.opts.injects[1].target_kind, UCFTRUN_TARGET_NODE);
+    assert_int_equal(p.opts.injects[1].target, 3);
+    assert_int_equal(p.opts.injects[2].target_kind, UCFTRUN_TARGET_RANK);
+    assert_int_equal(p.opts.injects[2].target, 5);
+    ucftrun_opts_free(&p.opts);
+    /* --nodes may come after its --kill-node and before -n; slot is the
+     * default; K = N and K = 1 are fine. */
+    assert_int_equal(PARSE(&p, "--kill-node", "0@1", "--nodes=2", "--map-by",
+                           "slot", "-n", "2", "prog"),
+                     UCFTRUN_ACTION_RUN);
+    assert_int_equal(p.opts.nnodes, 2);
+    assert_int_equal(p.opts.map_by, UCFTRUN_MAP_SLOT);
+    ucftrun_opts_free(&p.opts);
+    assert_int_equal(PARSE(&p, "-n", "3", "--nodes", "1", "prog"),
+                     UCFTRUN_ACTION_RUN);
+    assert_int_equal(p.opts.nnodes, 1);
+    ucftrun_opts_free(&p.opts);
+    /* --map-by alone is accepted (one node: both maps are the same). */
+    assert_int_equal(PARSE(&p, "-n", "3", "--map-by", "node", "prog"),
+                     UCFTRUN_ACTION_RUN);
+    assert_int_equal(p.opts.nnodes, 0);
+    ucftrun_opts_free(&p.opts);
+    /* 6 ranks on 4 nodes by node: 2, 2, 1, 1. */
+    assert_int_equal(
+        PARSE(&p, "-n", "6", "--nodes", "4", "--map-by", "node", "prog"),
+        UCFTRUN_ACTION_RUN);
+    ucftrun_opts_free(&p.opts);
+}
+
+static void test_launcher_opts_bad_nodes(void **state)
+{
+    ASSERT_BAD("bad --nodes value '0'", "-n", "4", "--nodes", "0", "prog");
+    ASSERT_BAD("bad --nodes value 'two'", "-n", "4", "--nodes", "two", "prog");
+    ASSERT_BAD("bad --nodes value '-1'", "-n", "4", "--nodes=-1", "prog");
+    ASSERT_BAD("needs a value", "-n", "4", "--nodes");
+    ASSERT_BAD("--nodes 5 is more than the number of ranks (4)", "-n", "4",
+               "--nodes", "5", "prog");
+    ASSERT_BAD("bad --map-by value 'core'", "-n", "4", "--map-by", "core",
+               "prog");
+    ASSERT_BAD("bad --map-by value ''", "-n", "4", "--map-by=", "prog");
+    /* ceil(6/4) = 2 per node leaves node 3 without a rank. */
+    ASSERT_BAD("--nodes 4 --map-by slot leaves node 3 empty (6 ranks, 2 per "
+               "node)",
+               "-n", "6", "--nodes", "4", "prog");
+    ASSERT_BAD("--kill-node 1 needs --nodes K", "-n", "4", "--kill-node", "1@1",
+               "prog");
+    ASSERT_BAD("--kill-node node 4 is out of range (the job has 4 nodes, 0 "
+               "to 3)",
+               "-n", "8", "--nodes", "4", "--kill-node", "4@1", "prog");
+    ASSERT_BAD("--kill-node node 1 is out of range (the job has 1 node, 0 to "
+               "0)",
+               "-n", "8", "--kill-node", "1@1", "--nodes", "1", "prog");
+    ASSERT_BAD("bad --kill-node value '1'", "-n", "4", "--nodes", "2",
+               "--kill-node", "1", "prog");
+    ASSERT_BAD("expected NODE@SECONDS", "-n", "4", "--nodes", "2",
+               "--kill-node", "x@1", "prog");
+    ASSERT_BAD("bad --kill-node value '1@-1'", "-n", "4", "--nodes", "2",
+               "--kill-node", "1@-1", "prog");
+}
+
+/* Checks a map against the definition of --map-by, rank by rank. */
+static void check_map(const ucftrun_nodes_t *m, int n, int k,
+                      ucftrun_map_by_t by)
+{
+    int per_node = (n + k - 1) / k;
+    int seen[64] = {0};
+
+    assert_int_equal(m->nprocs, n);
+    assert_int_equal(m->nnodes, k);
+    for (int r = 0; r < n; r++) {
+        int want = by == UCFTRUN_MAP_NODE ? r % k : r / per_node;
+
+        assert_int_equal(m->node_of[r], want);
+        /* Local ranks count up from 0 in rank order on each node. */
+        assert_int_equal(m->local_rank_of[r], seen[want]++);
+    }
+    for (int node = 0; node < k; node++)
+        assert_int_equal(m->node_size[node], seen[node]);
+}
+
+static void test_launcher_nodes_map(void **state)
+{
+    static const int cases[][2] = {{16, 4}, {4, 4}, {5, 2}, {7, 3},
+                                   {1, 1},  {9, 1}, {10, 4}};
+    ucftrun_nodes_t m;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        for (int by = UCFTRUN_MAP_SLOT; by <= UCFTRUN_MAP_NODE; by++) {
+            assert_int_equal(ucftrun_nodes_init(&m, cases[i][0], cases[i][1],
+                                                (ucftrun_map_by_t)by, "h"),
+                             0);
+            check_map(&m, cases[i][0], cases[i][1], (ucftrun_map_by_t)by);
+            assert_int_equal(m.pretend, 1);
+            ucftrun_nodes_free(&m);
+        }
+    }
+    /* 16 on 4 by slot: 0-3 on node 0, ..., 12-15 on node 3. */
+    assert_int_equal(ucftrun_nodes_init(&m, 16, 4, UCFTRUN_MAP_SLOT, "h"), 0);
+    assert_int_equal(m.node_of[3], 0);
+    assert_int_equal(m.node_of[4], 1);
+    assert_int_equal(m.node_of[15], 3);
+    assert_int_equal(m.local_rank_of[13], 1);
+    ucftrun_nodes_free(&m);
+    /* Not pretending: one node, named after the machine. */
+    assert_int_equal(ucftrun_nodes_init(&m, 3, 0, UCFTRUN_MAP_NODE, "box"), 0);
+    check_map(&m, 3, 1, UCFTRUN_MAP_SLOT);
+    assert_int_equal(m.pretend, 0);
+    ucftrun_nodes_free(&m);
+    assert_int_equal(ucftrun_nodes_init(&m, 0, 2, UCFTRUN_MAP_SLOT, "h"), -1);
+}
+
+static void test_launcher_nodes_strings(void **state)
+{
+    ucftrun_nodes_t m;
+    char buf[64], *s;
+
+    assert_int_equal(ucftrun_nodes_init(&m, 5, 2, UCFTRUN_MAP_NODE, "box"), 0);
+    assert_int_equal(ucftrun_nodes_hostname(&m, 0, buf, sizeof(buf)), 0);
+    assert_string_equal(buf, "box-n0");
+    assert_int_equal(ucftrun_nodes_hostname(&m, 1, buf, sizeof(buf)), 0);
+    assert_string_equal(buf, "box-n1");
+    assert_int_equal(ucftrun_nodes_hostname(&m, 2, buf, sizeof(buf)), -1);
+    assert_int_equal(ucftrun_nodes_hostname(&m, -1, buf, sizeof(buf)), -1);
+    assert_int_equal(ucftrun_nodes_hostname(&m, 1, buf, 6), -1); /* short */
+    s = ucftrun_nodes_ranks(&m, 0);
+    assert_string_equal(s, "0,2,4");
+    free(s);
+    s = ucftrun_nodes_ranks(&m, 1);
+    assert_string_equal(s, "1,3");
+    free(s);
+    assert_null(ucftrun_nodes_ranks(&m, 2));
+    s = ucftrun_nodes_host_list(&m);
+    assert_string_equal(s, "box-n0,box-n1");
+    free(s);
+    s = ucftrun_nodes_ppn_list(&m);
+    assert_string_equal(s, "0,2,4;1,3");
+    free(s);
+    ucftrun_nodes_free(&m);
+
+    assert_int_equal(ucftrun_nodes_init(&m, 3, 0, UCFTRUN_MAP_SLOT, "box"), 0);
+    assert_int_equal(ucftrun_nodes_hostname(&m, 0, buf, sizeof(buf)), 0);
+    assert_string_equal(buf, "box");
+    s = ucftrun_nodes_ppn_list(&m);
+    assert_string_equal(s, "0,1,2");
+    free(s);
+    ucftrun_nodes_free(&m);
 }
 
 static void test_launcher_opts_parse_at(void **state)
@@ -327,6 +495,10 @@ int main(void)
         cmocka_unit_test(test_launcher_opts_bad_missing_program),
         cmocka_unit_test(test_launcher_opts_bad_inject),
         cmocka_unit_test(test_launcher_opts_bad_timeout_and_bind),
+        cmocka_unit_test(test_launcher_opts_nodes),
+        cmocka_unit_test(test_launcher_opts_bad_nodes),
+        cmocka_unit_test(test_launcher_nodes_map),
+        cmocka_unit_test(test_launcher_nodes_strings),
         cmocka_unit_test(test_launcher_opts_parse_at),
         cmocka_unit_test(test_launcher_opts_find_program),
         cmocka_unit_test(test_launcher_opts_inject_schedule),

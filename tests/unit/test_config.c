@@ -129,6 +129,40 @@ static void test_config_runtime_table_defaults_parse(void **state)
         assert_true(strlen(f->doc) > 10);
 }
 
+/* UCFT_PLACEMENT: the placement policies in enum order (runtime/place.c
+ * asserts the same at compile time), and a bad one names the variable. */
+static void test_config_placement(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *env;
+        int want;
+    } ok[] = {{"UCFT_PLACEMENT=interleave", 0},
+              {"UCFT_PLACEMENT=locality", 1},
+              {"UCFT_PLACEMENT=identity", 2}};
+    rt_config_t c;
+    char err[256] = "";
+    const char *none[] = {NULL};
+
+    assert_int_equal(ucft_config_read(&rt_config_table, &c, fake_getenv,
+                                      (void *)none, err, sizeof(err)),
+                     UCFT_OK);
+    assert_int_equal(c.placement, 0); /* interleave by default */
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        const char *env[] = {ok[i].env, NULL};
+        assert_int_equal(ucft_config_read(&rt_config_table, &c, fake_getenv,
+                                          (void *)env, err, sizeof(err)),
+                         UCFT_OK);
+        assert_int_equal(c.placement, ok[i].want);
+    }
+    const char *bad[] = {"UCFT_PLACEMENT=roundrobin", NULL};
+    assert_int_equal(ucft_config_read(&rt_config_table, &c, fake_getenv,
+                                      (void *)bad, err, sizeof(err)),
+                     UCFT_ERR_INVALID_PARAM);
+    assert_non_null(strstr(err, "UCFT_PLACEMENT='roundrobin'"));
+    assert_non_null(strstr(err, "interleave"));
+}
+
 static void test_config_log_levels(void **state)
 {
     (void)state;
@@ -148,6 +182,7 @@ int main(void)
         cmocka_unit_test(test_config_environment_overrides),
         cmocka_unit_test(test_config_bad_values_are_errors_naming_the_variable),
         cmocka_unit_test(test_config_runtime_table_defaults_parse),
+        cmocka_unit_test(test_config_placement),
         cmocka_unit_test(test_config_log_levels),
     };
     return cmocka_run_group_tests_name("config", tests, NULL, NULL);
