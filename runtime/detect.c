@@ -5,8 +5,12 @@
 #include "runtime/detector/detector.h"
 #include "transport/ucp/tp_ucp.h"
 
+#include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -119,6 +123,25 @@ static void take_procwatch(rt_detect_t *d)
         }
 }
 
+/* The heartbeat thread's own nice value (Linux: per thread). Lowering it
+ * is a privilege: without it the thread stays as it is, and says so. */
+static void set_nice(rt_detect_t *d)
+{
+    int nice = d->ctx->cfg.hb_nice;
+    if (nice == 0)
+        return;
+    if (nice < -20 || nice > 19) {
+        ucft_warn(&d->ctx->log, "UCFT_HB_NICE=%d: outside -20..19, ignored",
+                  nice);
+        return;
+    }
+    if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice) != 0)
+        ucft_debug(&d->ctx->log,
+                   "heartbeat thread: cannot set nice %d (%s); it competes "
+                   "with the other threads as they are",
+                   nice, strerror(errno));
+}
+
 static void *hb_thread_main(void *arg)
 {
     rt_detect_t *d = arg;
@@ -129,6 +152,7 @@ static void *hb_thread_main(void *arg)
     int ranks[64];
     size_t n;
 
+    set_nice(d);
     if (make_det(d, tp) != UCFT_OK) {
         ucft_error(&d->ctx->log, "heartbeat thread: cannot start the "
                                  "detector; failures are learnt from "

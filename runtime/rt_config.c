@@ -69,6 +69,13 @@ static const ucft_config_field_t rt_fields[] = {
      "no suspicion this soon after the detector starts: ranks finish "
      "start-up at different times on a loaded node",
      ucft_config_parse_time, F(hb_grace_ns), NULL},
+    {"HB_NICE", "-10",
+     "nice value of the heartbeat thread (its own, not the process's): a "
+     "lower value gets it scheduled sooner when the node is oversubscribed, "
+     "so that a descheduled heartbeat does not look like a dead rank. "
+     "Needs CAP_SYS_NICE or RLIMIT_NICE to go below 0; without them the "
+     "thread keeps the process's value (0: leave it alone)",
+     ucft_config_parse_int, F(hb_nice), NULL},
     {"F", "1",
      "failures a collective tolerates (corrected algorithms); more end "
      "with UCFT_ERR_PROC_FAILED",
