@@ -46,9 +46,9 @@ static int topo_online_report(const ucft_placement_attr_t *a, int f,
                 strerror(errno));
         goto out;
     }
-    printf("# online: %d ranks on %d nodes as the runtime found them; map "
-           "of the world communicator (UCFT_PLACEMENT=%s)\n",
-           a->size, a->nnodes, a->policy);
+    printf("# online: the running job; loci and map of the world "
+           "communicator from the runtime (UCFT_PLACEMENT=%s)\n",
+           a->policy);
     topo_report_params_t p = {.loci = loci,
                               .n = a->size,
                               .policy = policy,
