@@ -51,7 +51,7 @@ static void usage(FILE *f)
             "described by options;\nonline (under a launcher: "
             "PMIX_NAMESPACE set) every rank calls ucft_init\nand rank 0 "
             "shows the running job as the runtime placed it (set\n"
-            "UCFT_PLACEMENT for the policy; the job options below are "
+            "UCFT_PLACEMENT for the policy; --nodes to --placement are "
             "offline only).\n\n"
             "  --online, --offline  force the mode (default: online iff "
             "PMIX_NAMESPACE\n"
