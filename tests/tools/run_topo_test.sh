@@ -168,10 +168,29 @@ bad_options)
     bad --nodes 4 --ppn 4 extra
     bad --nodes 4 --ppn
     ;;
+mode)
+    # Under a launcher (PMIX_NAMESPACE set) the job options are refused
+    # before anything starts; --offline forces the offline mode.
+    PMIX_NAMESPACE=fake.1 bad --nodes 2 --ppn 2
+    grep -q -- '--nodes describes an offline job' "$tmp/err" ||
+        fail "message does not name --nodes: $(cat "$tmp/err")"
+    PMIX_NAMESPACE=fake.1 bad --node-list 0,1
+    PMIX_NAMESPACE=fake.1 bad --placement locality
+    PMIX_NAMESPACE=fake.1 run --offline --nodes 2 --ppn 2 --summary
+    expect_ok
+    expect "nodes: 2"
+    bad --online --offline --nodes 2 --ppn 2
+    bad --online --nodes 2 --ppn 2
+    # Ranks other than 0 of a job keep their messages to themselves.
+    PMIX_RANK=3 run --nodes 4
+    [ "$rc" -eq 2 ] && [ ! -s "$tmp/err" ] ||
+        fail "PMIX_RANK=3: exit $rc, stderr '$(cat "$tmp/err")'"
+    ;;
 help)
     run --help
     expect_ok
     grep -q -- '--placement' "$tmp/out" || fail "help lacks --placement"
+    grep -q -- '--online' "$tmp/out" || fail "help lacks --online"
     ;;
 *)
     echo "unknown case $case_name"

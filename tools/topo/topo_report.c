@@ -333,6 +333,23 @@ static void topo_print_counts(const topo_view_t *w, const topo_stats_t *s,
                 s->candidate_nodes, s->candidates);
 }
 
+/* Copy a given map and invert it; UCFT_ERR_INVALID_PARAM unless it is a
+ * permutation of 0..n-1. */
+static ucft_status_t topo_given_map(const int *given, int n, int *rank_at,
+                                    int *pos_of)
+{
+    for (int r = 0; r < n; r++)
+        pos_of[r] = -1;
+    for (int pos = 0; pos < n; pos++) {
+        int r = given[pos];
+        if (r < 0 || r >= n || pos_of[r] >= 0)
+            return UCFT_ERR_INVALID_PARAM;
+        rank_at[pos] = r;
+        pos_of[r] = pos;
+    }
+    return UCFT_OK;
+}
+
 ucft_status_t topo_report(const topo_report_params_t *p, topo_stats_t *stats)
 {
     if (p == NULL || p->loci == NULL || p->n < 1 || p->f < 0 || p->f >= p->n ||
@@ -349,7 +366,9 @@ ucft_status_t topo_report(const topo_report_params_t *p, topo_stats_t *stats)
     if (w.scratch == NULL || w.mark == NULL || w.rank_at == NULL ||
         w.pos_of == NULL || w.by_domain == NULL)
         goto out;
-    st = placement_compute(p->policy, p->loci, p->n, w.rank_at, w.pos_of);
+    st = p->rank_at != NULL
+             ? topo_given_map(p->rank_at, p->n, w.rank_at, w.pos_of)
+             : placement_compute(p->policy, p->loci, p->n, w.rank_at, w.pos_of);
     if (st == UCFT_OK)
         st = placement_compute(PLACEMENT_LOCALITY, p->loci, p->n, w.by_domain,
                                w.scratch);

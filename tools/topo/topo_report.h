@@ -34,6 +34,10 @@ typedef struct topo_report_params {
     const placement_locus_t *loci; /* n entries, rank order */
     int n;
     placement_policy_t policy;
+    /* The map to show, rank_at[pos] (n entries, a permutation of 0..n-1),
+     * e.g. the one the runtime gives the collectives; NULL: computed here
+     * from loci and policy. `policy` only names it then. */
+    const int *rank_at;
     int f;    /* 0 <= f < n */
     int root; /* 0 <= root < n */
     topo_op_t op;
@@ -60,8 +64,9 @@ typedef struct topo_stats {
     int candidate_nodes; /* distinct nodes among the candidate roots */
 } topo_stats_t;
 
-/* Compute the placement and write the report. stats may be NULL.
- * UCFT_ERR_INVALID_PARAM on bad parameters, UCFT_ERR_NO_MEMORY. */
+/* Compute the placement (or take p->rank_at) and write the report. stats
+ * may be NULL. UCFT_ERR_INVALID_PARAM on bad parameters (a rank_at that is
+ * not a permutation included), UCFT_ERR_NO_MEMORY. */
 ucft_status_t topo_report(const topo_report_params_t *p, topo_stats_t *stats);
 
 /* ---- shared by topo_report.c and topo_dot.c ---- */

@@ -3,10 +3,12 @@
  * orders them, and what the trees of the corrected collectives look like
  * on that order (text and Graphviz DOT). Offline: the job is described by
  * options (nodes, ranks per node, mapping, a synthetic hwloc topology and
- * a binding); the report itself is topo_report(), which an online mode
- * can call with the loci the runtime gathered. See docs/placement.md.
+ * a binding). Online (under a launcher: PMIX_NAMESPACE set, or --online):
+ * the running job, as the runtime placed it (topo_online.c). Both print
+ * topo_report(). See docs/placement.md.
  */
 #include "collectives/topo_hwloc.h"
+#include "topo_online.h"
 #include "topo_report.h"
 
 #include <errno.h>
@@ -17,7 +19,11 @@
 
 #define TOPO_MAX_RANKS (1 << 24)
 
+enum { TOPO_AUTO, TOPO_ONLINE, TOPO_OFFLINE };
+
 typedef struct topo_opts {
+    int mode;                /* TOPO_AUTO: online iff PMIX_NAMESPACE is set */
+    const char *offline_opt; /* the first option that describes a job */
     int nodes, ppn;
     int by_node;    /* --map-by node: rank r on node r mod K */
     int *node_list; /* --node-list, n entries */
@@ -25,7 +31,8 @@ typedef struct topo_opts {
     const char *synthetic;
     int bind_core; /* -1: not given */
     placement_policy_t policy;
-    int f, root;
+    int f; /* -1: not given (offline 1, online UCFT_F) */
+    int root;
     topo_op_t op;
     const char *dot;
     int summary;
@@ -36,9 +43,19 @@ static void usage(FILE *f)
     fprintf(f,
             "Usage: ucft-topo --nodes K --ppn M [options]\n"
             "       ucft-topo --node-list ID,ID,... [options]\n"
+            "       ucftrun -n N [--nodes K] ucft-topo [--f F] [--root R] "
+            "[--op OP]\n"
+            "                                [--dot FILE] [--summary]\n"
             "Shows the placement of ranks on failure domains and the trees "
-            "of the\ncorrected collectives on it (offline: the job is "
-            "described by options).\n\n"
+            "of the\ncorrected collectives on it. Offline the job is "
+            "described by options;\nonline (under a launcher: "
+            "PMIX_NAMESPACE set) every rank calls ucft_init\nand rank 0 "
+            "shows the running job as the runtime placed it (set\n"
+            "UCFT_PLACEMENT for the policy; --nodes to --placement are "
+            "offline only).\n\n"
+            "  --online, --offline  force the mode (default: online iff "
+            "PMIX_NAMESPACE\n"
+            "                       is set)\n"
             "  --nodes K            number of nodes (1..%d)\n"
             "  --ppn M              ranks per node\n"
             "  --map-by node|slot   rank r on node r / M (slot, default) or "
@@ -53,7 +70,9 @@ static void usage(FILE *f)
             "  --placement P        interleave | locality | identity "
             "(default:\n"
             "                       $UCFT_PLACEMENT, else interleave)\n"
-            "  --f F                failures tolerated (default 1; < ranks)\n"
+            "  --f F                failures tolerated (default 1, online "
+            "UCFT_F;\n"
+            "                       below the number of ranks)\n"
             "  --root R             root rank (default 0)\n"
             "  --op OP              bcast | reduce | allreduce (default "
             "bcast)\n"
@@ -64,8 +83,11 @@ static void usage(FILE *f)
             TOPO_MAX_RANKS);
 }
 
+/* Under a launcher only rank 0 prints the message (topo_quiet). */
 static int bad(const char *what, const char *arg)
 {
+    if (topo_quiet())
+        return 2;
     fprintf(stderr, "ucft-topo: %s%s%s%s\nTry 'ucft-topo --help'.\n", what,
             arg ? " '" : "", arg ? arg : "", arg ? "'" : "");
     return 2;
@@ -134,7 +156,9 @@ static int parse_opts(int argc, char **argv, topo_opts_t *o)
         O_ROOT,
         O_OP,
         O_DOT,
-        O_SUM
+        O_SUM,
+        O_ONLINE,
+        O_OFFLINE
     };
     static const struct option lo[] = {
         {"nodes", required_argument, 0, O_NODES},
@@ -149,16 +173,17 @@ static int parse_opts(int argc, char **argv, topo_opts_t *o)
         {"op", required_argument, 0, O_OP},
         {"dot", required_argument, 0, O_DOT},
         {"summary", no_argument, 0, O_SUM},
+        {"online", no_argument, 0, O_ONLINE},
+        {"offline", no_argument, 0, O_OFFLINE},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
-    const char *env = getenv("UCFT_PLACEMENT");
-    if (env != NULL && *env != '\0' &&
-        placement_policy_parse(env, &o->policy) != UCFT_OK)
-        return bad("bad UCFT_PLACEMENT (interleave, locality, identity):", env);
     opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+    int c, li = -1, policy_given = 0;
+    placement_policy_t given = PLACEMENT_INTERLEAVE;
+    while ((c = getopt_long(argc, argv, ":h", lo, &li)) != -1) {
+        if (c >= O_NODES && c <= O_PL && o->offline_opt == NULL)
+            o->offline_opt = lo[li].name;
         switch (c) {
         case O_NODES:
             if (parse_int(optarg, 1, TOPO_MAX_RANKS, &o->nodes))
@@ -187,10 +212,11 @@ static int parse_opts(int argc, char **argv, topo_opts_t *o)
             o->bind_core = strcmp(optarg, "core") == 0;
             break;
         case O_PL:
-            if (placement_policy_parse(optarg, &o->policy) != UCFT_OK)
+            if (placement_policy_parse(optarg, &given) != UCFT_OK)
                 return bad("bad --placement (interleave, locality, "
                            "identity):",
                            optarg);
+            policy_given = 1;
             break;
         case O_F:
             if (parse_int(optarg, 0, TOPO_MAX_RANKS, &o->f))
@@ -210,8 +236,16 @@ static int parse_opts(int argc, char **argv, topo_opts_t *o)
         case O_SUM:
             o->summary = 1;
             break;
+        case O_ONLINE:
+        case O_OFFLINE:
+            if (o->mode != TOPO_AUTO &&
+                o->mode != (c == O_ONLINE ? TOPO_ONLINE : TOPO_OFFLINE))
+                return bad("--online and --offline exclude each other", NULL);
+            o->mode = c == O_ONLINE ? TOPO_ONLINE : TOPO_OFFLINE;
+            break;
         case 'h':
-            usage(stdout);
+            if (!topo_quiet())
+                usage(stdout);
             return 1;
         case ':':
             return bad("missing value for", argv[optind - 1]);
@@ -221,6 +255,35 @@ static int parse_opts(int argc, char **argv, topo_opts_t *o)
     }
     if (optind < argc)
         return bad("unexpected argument", argv[optind]);
+    if (o->mode == TOPO_AUTO) {
+        const char *ns = getenv("PMIX_NAMESPACE");
+        o->mode = ns != NULL && *ns != '\0' ? TOPO_ONLINE : TOPO_OFFLINE;
+    }
+    if (o->mode == TOPO_ONLINE) {
+        /* The runtime reads UCFT_PLACEMENT itself (ucft_init). */
+        if (policy_given)
+            return bad("--placement is offline only: online the runtime "
+                       "applies UCFT_PLACEMENT, set that (or give --offline)",
+                       NULL);
+        if (o->offline_opt != NULL) {
+            char what[160];
+            snprintf(what, sizeof what,
+                     "--%s describes an offline job; online (under a launcher, "
+                     "or --online) the running job is shown: drop it, or give "
+                     "--offline",
+                     o->offline_opt);
+            return bad(what, NULL);
+        }
+        return 0;
+    }
+    const char *env = getenv("UCFT_PLACEMENT");
+    if (env != NULL && *env != '\0' &&
+        placement_policy_parse(env, &o->policy) != UCFT_OK)
+        return bad("bad UCFT_PLACEMENT (interleave, locality, identity):", env);
+    if (policy_given)
+        o->policy = given;
+    if (o->f < 0)
+        o->f = 1;
     return 0;
 }
 
@@ -324,12 +387,21 @@ out:
 
 int main(int argc, char **argv)
 {
-    topo_opts_t o = {.bind_core = -1, .f = 1, .policy = PLACEMENT_INTERLEAVE};
+    topo_opts_t o = {.bind_core = -1, .f = -1, .policy = PLACEMENT_INTERLEAVE};
     placement_locus_t *loci = NULL;
     FILE *dot = NULL;
     int n = 0, rc = parse_opts(argc, argv, &o);
     if (rc == 1) { /* --help */
         rc = 0;
+        goto out;
+    }
+    if (rc == 0 && o.mode == TOPO_ONLINE) {
+        topo_online_opts_t on = {.f = o.f,
+                                 .root = o.root,
+                                 .op = o.op,
+                                 .dot = o.dot,
+                                 .summary = o.summary};
+        rc = topo_online_main(&on);
         goto out;
     }
     if (rc != 0 || (rc = build_loci(&o, &loci, &n)) != 0)
