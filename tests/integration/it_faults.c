@@ -105,6 +105,9 @@ static int knows_dead(ucft_context_h ctx, const victims_t *v)
     return k == (size_t)v->n;
 }
 
+/* The context, for the failed set printed with a failed check. */
+static ucft_context_h g_ctx;
+
 static void print_failed(ucft_context_h ctx)
 {
     int r[64];
@@ -115,6 +118,15 @@ static void print_failed(ucft_context_h ctx)
         fprintf(stderr, " %d", r[i]);
     fprintf(stderr, "\n");
 }
+
+/* A check of a collective's outcome: on failure, also what this rank
+ * knows of failures. */
+#define FCHECK(cond, ...)                                                      \
+    do {                                                                       \
+        if (!(cond))                                                           \
+            print_failed(g_ctx);                                               \
+        CHECK(cond, __VA_ARGS__);                                              \
+    } while (0)
 
 /* Waits for a collective like ucft_wait (spin 50 us, then sleep on the
  * context's fd), but a wait longer than HANG_S is a hang: say which
@@ -163,15 +175,15 @@ static int check_sum(const int32_t *s, int n, int it, const victims_t *vic)
         in |= (s[vic->rank[i]] != 0) << i;
     for (int r = 0; r < n; r++) {
         if (is_victim(vic, r)) {
-            CHECK(s[r] == s[n + r] && (s[r] == 0 || s[r] == it + 1),
-                  "it %d: victim %d's value partly or wrongly included: "
-                  "%d/%d",
-                  it, r, s[r], s[n + r]);
+            FCHECK(s[r] == s[n + r] && (s[r] == 0 || s[r] == it + 1),
+                   "it %d: victim %d's value partly or wrongly included: "
+                   "%d/%d",
+                   it, r, s[r], s[n + r]);
             continue;
         }
-        CHECK(s[r] == it + 1 && s[n + r] == it + 1,
-              "it %d: rank %d's value included %d/%d times (want once)", it, r,
-              s[r] / (it + 1), s[n + r] / (it + 1));
+        FCHECK(s[r] == it + 1 && s[n + r] == it + 1,
+               "it %d: rank %d's value included %d/%d times (want once)", it, r,
+               s[r] / (it + 1), s[n + r] / (it + 1));
     }
     return in;
 }
@@ -195,6 +207,7 @@ int main(int argc, char **argv)
     }
     ucft_comm_h w = ucft_comm_world(ctx);
     int rank = g_rank = ucft_comm_rank(w);
+    g_ctx = ctx;
     int n = ucft_comm_size(w);
     victims_t vic;
     CHECK(n <= 64 && iters >= 0 && iters < MAX_ITERS, "%d ranks, %d iters", n,
@@ -240,8 +253,9 @@ int main(int argc, char **argv)
             if (st == UCFT_OK)
                 st = wait_op(ctx, &r, "bcast", it);
             for (int i = 0; st == UCFT_OK && i < 64; i++)
-                CHECK(b[i] == (unsigned char)(i * 13 + it * 7 + root),
-                      "it %d: bcast from %d: byte %d is %u", it, root, i, b[i]);
+                FCHECK(b[i] == (unsigned char)(i * 13 + it * 7 + root),
+                       "it %d: bcast from %d: byte %d is %u", it, root, i,
+                       b[i]);
         } else if (strcmp(op, "barrier") == 0) {
             st = ucft_ibarrier(w, &r);
             if (st == UCFT_OK)
@@ -250,11 +264,12 @@ int main(int argc, char **argv)
             CHECK(0, "unknown operation '%s'", op);
         }
         if (baseline)
-            CHECK(st == UCFT_OK || st == UCFT_ERR_PROC_FAILED,
-                  "it %d: %s: %s (want OK or ERR_PROC_FAILED)", it, op,
-                  ucft_status_name(st));
+            FCHECK(st == UCFT_OK || st == UCFT_ERR_PROC_FAILED,
+                   "it %d: %s: %s (want OK or ERR_PROC_FAILED)", it, op,
+                   ucft_status_name(st));
         else
-            CHECK_ST(st, UCFT_OK);
+            FCHECK(st == UCFT_OK, "it %d: %s: %s (want OK)", it, op,
+                   ucft_status_name(st));
         oks += st == UCFT_OK;
         fails += st != UCFT_OK;
         last_failed = st != UCFT_OK;
@@ -272,7 +287,8 @@ int main(int argc, char **argv)
         st = ucft_ibcast(w, &cmd, 1, UCFT_INT32, 0, &r);
         if (st == UCFT_OK)
             st = wait_op(ctx, &r, "the go/stop broadcast", it);
-        CHECK_ST(st, UCFT_OK);
+        FCHECK(st == UCFT_OK, "it %d: the go/stop broadcast: %s (want OK)", it,
+               ucft_status_name(st));
         CHECK(cmd >= 0, "victims %s still alive after %d s", argv[2],
               (int)LIMIT_S);
         go = cmd == 1;
@@ -294,14 +310,15 @@ int main(int argc, char **argv)
         memcpy(ref, incl, (size_t)it);
         CHECK_ST(ucft_bcast(w, ref, (size_t)it, UCFT_BYTE, 0), UCFT_OK);
         for (int i = 0; i < it; i++)
-            CHECK(!incl[i] || !ref[i] || incl[i] == ref[i],
-                  "it %d: victims included here 0x%x, at rank 0 0x%x", i,
-                  incl[i] - 1, ref[i] - 1);
+            FCHECK(!incl[i] || !ref[i] || incl[i] == ref[i],
+                   "it %d: victims included here 0x%x, at rank 0 0x%x", i,
+                   incl[i] - 1, ref[i] - 1);
         free(ref);
     }
     printf("it_faults: rank %d: %s, victims %s known dead from iteration %d "
            "of %d: %d ok, %d ERR_PROC_FAILED, all checked\n",
            rank, op, argv[2], known_at, it, oks, fails);
+    fflush(stdout); /* a hang in finalize must not swallow it */
     free(v);
     free(s);
     free(incl);
