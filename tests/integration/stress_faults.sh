@@ -19,9 +19,11 @@
 # ucft_finalize, and the baselines.
 #
 # Output: OUT/summary.tsv (config, seed, verdict, seconds; verdict PASS,
-# FAIL or HANG), OUT/fail-<n>.log for each failure (the command to replay
-# it and the full output of the job), and a count per configuration at
-# the end. Exit status 1 if any run failed.
+# FAIL, HANG, or SUSPECT when a live rank was declared failed, i.e. the
+# detector's false suspicion on an overloaded node), OUT/fail-<n>.log for
+# each failure (the command to replay it and the full output of the job),
+# and a count per configuration at the end. Exit status 1 if any run
+# failed.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=$here/../../build runs=3 jobs=1 seed=$(( $(date +%s) % 1000000 ))
@@ -87,6 +89,10 @@ one() {
   if [ $rc -ne 0 ]; then
     verdict=FAIL
     grep -q "hung (launcher timeout)\|still pending after" "$log" && verdict=HANG
+    # A live rank declared failed (heartbeats starved): the detector's
+    # false suspicion, kept apart from the collectives' own failures.
+    grep -q "not a victim: declared failed\|declared failed by the job" "$log" &&
+      verdict=SUSPECT
     mv "$log" "$out/fail-$idx.log"
   else
     rm -f "$log"
@@ -104,9 +110,10 @@ for ((i = 0; i < runs; i++)); do
   done
 done
 wait
-echo "configuration	runs	pass	fail	hang"
+echo "configuration	runs	pass	fail	hang	suspect"
 awk -F'\t' '{ n[$1]++; c[$1, $3]++ } END {
-  for (k in n) printf "%s\t%d\t%d\t%d\t%d\n", k, n[k], c[k, "PASS"], c[k, "FAIL"], c[k, "HANG"] }' \
+  for (k in n) printf "%s\t%d\t%d\t%d\t%d\t%d\n", k, n[k], c[k, "PASS"],
+    c[k, "FAIL"], c[k, "HANG"], c[k, "SUSPECT"] }' \
   "$summary" | sort
 total=$(wc -l <"$summary") bad=$(grep -vc "	PASS	" "$summary")
 echo "stress_faults: $total runs, $bad failed; failures: $(ls "$out"/fail-*.log 2>/dev/null | wc -l) logs in $out"
