@@ -88,7 +88,7 @@ if [ "$when" = init ] && grep -q "^it_faults: ucft_init failed" "$out"; then
   nf=$(grep -c "^it_faults: ucft_init failed" "$out")
   [ "$nf" -eq $(( n - kills )) ] ||
     fail "$nf of $(( n - kills )) survivors failed ucft_init (others went on)"
-  grep -q "died during start-up\|did not complete within UCFT_INIT_TIMEOUT" "$out" ||
+  grep -q "died during start-up\|did not complete within UCFT_INIT_TIMEOUT\|(PMIx fence) failed" "$out" ||
     fail "no line saying why ucft_init failed"
   echo "PASS: seed $seed (ucft_init failed at every survivor)"
   exit 0
