@@ -43,14 +43,16 @@ ucft_status_t rt_boot_publish(rt_boot_t *b, const void *addr, size_t len);
 /* The same for the heartbeat worker's address (published before the same
  * fence). */
 ucft_status_t rt_boot_publish_hb(rt_boot_t *b, const void *addr, size_t len);
-/* tp_ucp_lookup_cb_t: fetches the address of `rank` (arg: the rt_boot_t).
- * rt_boot_lookup_hb fetches its heartbeat worker's address; PMIx calls are
- * thread-safe, so the heartbeat thread may call it. */
+/* tp_ucp_lookup_cb_t: fetches the address of `rank` (arg: the rt_boot_t)
+ * from what the start-up fence collected, without waiting:
+ * UCFT_ERR_PROC_FAILED when the rank published none (it died during
+ * start-up). rt_boot_lookup_hb fetches its heartbeat worker's address;
+ * PMIx calls are thread-safe, so the heartbeat thread may call it. */
 ucft_status_t rt_boot_lookup(void *arg, int rank, void **addr, size_t *len);
 ucft_status_t rt_boot_lookup_hb(void *arg, int rank, void **addr, size_t *len);
 /* Any other key of this rank (Put + Commit; visible after the fence) and
- * of another rank (*data malloc'ed; UCFT_ERR_BOOTSTRAP, not logged, when
- * the rank did not publish it). */
+ * of another rank (*data malloc'ed; an error, not logged, when the rank
+ * did not publish it). */
 ucft_status_t rt_boot_put(rt_boot_t *b, const char *key, const void *data,
                           size_t len);
 ucft_status_t rt_boot_get(rt_boot_t *b, int rank, const char *key, void **data,

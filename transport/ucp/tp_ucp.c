@@ -154,6 +154,10 @@ static ucft_status_t ep_get(tp_ucp_t *tp, int rank, ucp_ep_h *ep_p)
         addr = tp->address;
     } else {
         st = tp->lookup(tp->lookup_arg, rank, &addr, &len);
+        if (st == UCFT_ERR_PROC_FAILED) {
+            report_peer_error(tp, rank); /* evidence, like unreachable */
+            return st;
+        }
         if (st != UCFT_OK) {
             ucft_error(tp->super.log, "no worker address for rank %d: %s", rank,
                        ucft_status_string(st));
