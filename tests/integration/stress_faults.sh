@@ -19,8 +19,9 @@
 # ucft_finalize, and the baselines.
 #
 # Output: OUT/summary.tsv (config, seed, verdict, seconds; verdict PASS,
-# FAIL, HANG, or SUSPECT when a live rank was declared failed, i.e. the
-# detector's false suspicion on an overloaded node), OUT/fail-<n>.log for
+# FAIL, HANG, CRASH (a rank died of a signal it did not get from the test),
+# or SUSPECT when a live rank was declared failed, i.e. the detector's
+# false suspicion on an overloaded node), OUT/fail-<n>.log for
 # each failure (the command to replay it and the full output of the job),
 # and a count per configuration at the end. Exit status 1 if any run
 # failed.
@@ -93,6 +94,10 @@ one() {
     # false suspicion, kept apart from the collectives' own failures.
     grep -q "not a victim: declared failed\|declared failed by the job" "$log" &&
       verdict=SUSPECT
+    # A rank that crashed (the victims die by SIGKILL, fenced ranks abort
+    # after saying so).
+    grep -q "killed by signal 11\|Caught signal\|killed by signal 6" "$log" &&
+      ! grep -q "declared failed by the job" "$log" && verdict=CRASH
     mv "$log" "$out/fail-$idx.log"
   else
     rm -f "$log"
@@ -110,10 +115,10 @@ for ((i = 0; i < runs; i++)); do
   done
 done
 wait
-echo "configuration	runs	pass	fail	hang	suspect"
+echo "configuration	runs	pass	fail	hang	suspect	crash"
 awk -F'\t' '{ n[$1]++; c[$1, $3]++ } END {
-  for (k in n) printf "%s\t%d\t%d\t%d\t%d\t%d\n", k, n[k], c[k, "PASS"],
-    c[k, "FAIL"], c[k, "HANG"], c[k, "SUSPECT"] }' \
+  for (k in n) printf "%s\t%d\t%d\t%d\t%d\t%d\t%d\n", k, n[k], c[k, "PASS"],
+    c[k, "FAIL"], c[k, "HANG"], c[k, "SUSPECT"], c[k, "CRASH"] }' \
   "$summary" | sort
 total=$(wc -l <"$summary") bad=$(grep -vc "	PASS	" "$summary")
 echo "stress_faults: $total runs, $bad failed; failures: $(ls "$out"/fail-*.log 2>/dev/null | wc -l) logs in $out"
