@@ -239,8 +239,12 @@ static void reap_all(launcher_t *L)
     }
 }
 
-static void cleanup(launcher_t *L)
+/* Returns 0, or -1 when the PMIx server could not be finalized (the
+ * process must then end with _exit). */
+static int cleanup(launcher_t *L)
 {
+    int stuck;
+
     if (L->procs != NULL) {
         /* Whatever the ranks left behind in their process groups. */
         for (int r = 0; r < L->nprocs; r++) {
@@ -254,7 +258,7 @@ static void cleanup(launcher_t *L)
             ucftrun_output_close(&L->procs[r].err);
         }
     }
-    ucftrun_server_fini(&L->srv);
+    stuck = ucftrun_server_fini(&L->srv);
     if (L->procs != NULL) {
         for (int r = 0; r < L->nprocs; r++) {
             if (L->procs[r].cpuset != NULL)
@@ -275,6 +279,18 @@ static void cleanup(launcher_t *L)
     if (L->timerfd >= 0)
         close(L->timerfd);
     ucftrun_opts_free(&L->opts);
+    return stuck;
+}
+
+/* Ends the launcher with `status` once cleaned up; after a stuck PMIx
+ * finalize without running exit handlers (they would wait for it). */
+static int finish(launcher_t *L, int status)
+{
+    if (cleanup(L) != 0) {
+        fflush(NULL);
+        _exit(status);
+    }
+    return status;
 }
 
 static int exit_status(const launcher_t *L)
@@ -327,10 +343,8 @@ int main(int argc, char **argv)
         /* Signal whatever is already running, then clean up. */
         if (L.procs != NULL)
             ucftrun_job_signal_alive(&L, SIGKILL);
-        cleanup(&L);
-        return EXIT_LAUNCH_ERROR;
+        return finish(&L, EXIT_LAUNCH_ERROR);
     }
     status = exit_status(&L);
-    cleanup(&L);
-    return status;
+    return finish(&L, status);
 }

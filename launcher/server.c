@@ -14,6 +14,8 @@
 
 /* How long finalization waits for outstanding notification callbacks. */
 #define SERVER_NOTIFY_DRAIN_NS (1000ull * 1000 * 1000)
+/* How long PMIx_server_finalize may take before it is left behind. */
+#define SERVER_FINALIZE_BOUND_NS (3000ull * 1000 * 1000)
 
 static void server_wake(ucftrun_server_t *srv)
 {
@@ -434,22 +436,56 @@ int ucftrun_server_take_abort(ucftrun_server_t *srv, ucftrun_abort_t *out)
     return taken;
 }
 
-void ucftrun_server_fini(ucftrun_server_t *srv)
+static void *finalize_main(void *arg)
+{
+    ucftrun_server_t *srv = arg;
+
+    PMIx_server_deregister_nspace(srv->nspace, NULL, NULL);
+    PMIx_server_finalize();
+    atomic_store(&srv->finalized, 1);
+    return NULL;
+}
+
+int ucftrun_server_fini(ucftrun_server_t *srv)
 {
     struct timespec ms = {0, 1000 * 1000};
     uint64_t waited = 0;
+    pthread_t t;
 
     if (!srv->initialized)
-        return;
+        return 0;
     while (atomic_load(&srv->pending_notify) > 0 &&
            waited < SERVER_NOTIFY_DRAIN_NS) {
         nanosleep(&ms, NULL);
         waited += (uint64_t)ms.tv_nsec;
     }
-    PMIx_server_deregister_nspace(srv->nspace, NULL, NULL);
-    PMIx_server_finalize();
+    /* PMIx 4.2.2 can deadlock in PMIx_server_finalize after a client died
+     * while it connected (it locks a mutex in freed memory): finalize on
+     * a thread of its own and leave it behind after a bound, so that the
+     * launcher always ends. */
+    atomic_store(&srv->finalized, 0);
+    if (pthread_create(&t, NULL, finalize_main, srv) != 0) {
+        finalize_main(srv);
+    } else {
+        for (waited = 0;
+             !atomic_load(&srv->finalized) && waited < SERVER_FINALIZE_BOUND_NS;
+             waited += (uint64_t)ms.tv_nsec)
+            nanosleep(&ms, NULL);
+        if (!atomic_load(&srv->finalized)) {
+            ucft_warn(srv->log,
+                      "PMIx_server_finalize did not return within %llu s "
+                      "(a PMIx bug after a rank died while connecting); "
+                      "exiting without it",
+                      SERVER_FINALIZE_BOUND_NS / 1000000000ull);
+            pthread_detach(t);
+            srv->initialized = 0;
+            return -1; /* its lock and fd stay: PMIx may still use them */
+        }
+        pthread_join(t, NULL);
+    }
     pthread_mutex_destroy(&srv->lock);
     close(srv->wake_fd);
     srv->wake_fd = -1;
     srv->initialized = 0;
+    return 0;
 }

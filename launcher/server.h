@@ -39,6 +39,7 @@ typedef struct ucftrun_server {
     pthread_mutex_t lock; /* protects abort */
     ucftrun_abort_t abort;
     atomic_int pending_notify; /* notifications whose callback is pending */
+    atomic_int finalized;      /* PMIx_server_finalize returned */
 } ucftrun_server_t;
 
 /*
@@ -75,7 +76,9 @@ int ucftrun_server_notify_death(ucftrun_server_t *srv, int rank,
 int ucftrun_server_take_abort(ucftrun_server_t *srv, ucftrun_abort_t *out);
 
 /* Waits (bounded) for pending notifications, deregisters the job and
- * finalizes the server. Idempotent. */
-void ucftrun_server_fini(ucftrun_server_t *srv);
+ * finalizes the server. Idempotent. Returns 0, or -1 when the PMIx
+ * library did not finish within a bound and was left running: the caller
+ * must then end the process with _exit (no library destructor may run). */
+int ucftrun_server_fini(ucftrun_server_t *srv);
 
 #endif

@@ -176,11 +176,27 @@ static ucft_status_t get_bytes_q(rt_boot_t *b, const char *key, int rank,
     pmix_proc_t p;
     pmix_value_t *v = NULL;
     pmix_status_t rc;
+    pmix_info_t info;
+    bool yes = true;
 
     if (b->singleton)
         return UCFT_ERR_BOOTSTRAP; /* only ourselves, handled by the caller */
     load_proc(b, &p, (pmix_rank_t)rank);
-    rc = PMIx_Get(&p, key, NULL, 0, &v);
+    /* Every key is read after the start-up fence, which collected all
+     * the data into this client: look only there. Asking the server for
+     * a key that a rank never published (it died during start-up) blocks
+     * for seconds, and the heartbeat thread is among the callers. */
+    PMIX_INFO_CONSTRUCT(&info);
+    PMIX_INFO_LOAD(&info, PMIX_OPTIONAL, &yes, PMIX_BOOL);
+    rc = PMIx_Get(&p, key, &info, 1, &v);
+    PMIX_INFO_DESTRUCT(&info);
+    if (rc == PMIX_ERR_NOT_FOUND && v == NULL) {
+        if (!quiet)
+            ucft_info(b->log,
+                      "rank %d published no %s (it died during start-up)", rank,
+                      key);
+        return UCFT_ERR_PROC_FAILED;
+    }
     if (rc != PMIX_SUCCESS || v == NULL) {
         if (!quiet)
             ucft_error(b->log, "PMIx_Get(%s) of rank %d: %s", key, rank,

@@ -56,9 +56,11 @@ ucft_status_t rt_boot_get(rt_boot_t *b, const char *key, int rank, void **addr,
  * (the rank is bound), 0 if not (absent or a NULL string: unbound, or a
  * singleton). Never blocks (PMIX_OPTIONAL). */
 int rt_boot_locality_string(rt_boot_t *b, char *buf, size_t len);
-/* tp_ucp_lookup_cb_t: fetches the address of `rank` (arg: the rt_boot_t).
- * rt_boot_lookup_hb fetches its heartbeat worker's address; PMIx calls are
- * thread-safe, so the heartbeat thread may call it. */
+/* tp_ucp_lookup_cb_t: fetches the address of `rank` (arg: the rt_boot_t)
+ * from what the start-up fence collected, without waiting:
+ * UCFT_ERR_PROC_FAILED when the rank published none (it died during
+ * start-up). rt_boot_lookup_hb fetches its heartbeat worker's address;
+ * PMIx calls are thread-safe, so the heartbeat thread may call it. */
 ucft_status_t rt_boot_lookup(void *arg, int rank, void **addr, size_t *len);
 ucft_status_t rt_boot_lookup_hb(void *arg, int rank, void **addr, size_t *len);
 /* rt_boot_get for an optional key: a rank that did not publish it gives

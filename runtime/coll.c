@@ -178,7 +178,7 @@ ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,
     r->coll = c;
     /* UCFT_INJECT: a call it names runs on a filter that may kill us. */
     tp_t *tp = ctx->tp;
-    if (op != RT_COLL_SYNC && rt_inject_active(&ctx->inject))
+    if (rt_inject_active(&ctx->inject))
         tp = rt_inject_call(&ctx->inject, op, comm->ctx_id, c->args.seq);
     st = ops->init(c->state, tp, &c->args, c->buf);
     if (st == UCFT_OK) {

@@ -104,22 +104,45 @@ static int fence_or_death(void *arg)
            ctx->nfailed > 0;
 }
 
+/* How long the start-up fence may still take once a death is known. */
+#define EXCHANGE_DEATH_GRACE_NS (2 * UCFT_NSEC_PER_SEC)
+
 /* The start-up fence that makes every worker address visible. A rank that
  * dies before it reaches the fence blocks it forever on some servers, so
  * wait for the fence, a death event, or UCFT_INIT_TIMEOUT, whichever comes
- * first: ucft_init ends with an error rather than hanging. */
+ * first: ucft_init ends with an error rather than hanging.
+ *
+ * A death event does not decide by itself: every survivor must make the
+ * same choice, and the event and the fence's completion reach the ranks
+ * in either order (the server completes a fence without a rank that died
+ * after connecting). So after a death the fence still gets a grace to
+ * complete: if it does, start-up goes on with that rank already failed
+ * (the collectives leave it out); if not, it fails everywhere. */
 static ucft_status_t exchange(struct ucft_context *ctx)
 {
     rt_inbox_t *in = &ctx->inbox;
+    uint64_t end = ucft_clock_now_ns() + ctx->cfg.init_timeout_ns;
     ucft_status_t st = rt_boot_fence_nb(&ctx->boot, 1, fence_done, in);
     if (st != UCFT_OK)
         return st;
     st = rt_wait_until(ctx, fence_or_death, ctx, ctx->cfg.init_timeout_ns);
-    if (atomic_load(&in->fence_done) == 1) {
-        atomic_store(&in->fence_done, 0);
-        return UCFT_OK;
+    if (!fence_finished(in) && st == UCFT_OK) {
+        uint64_t now = ucft_clock_now_ns();
+        uint64_t grace = now + EXCHANGE_DEATH_GRACE_NS < end
+                             ? EXCHANGE_DEATH_GRACE_NS
+                             : (end > now ? end - now : 0);
+        st = rt_wait_until(ctx, fence_finished, in, grace);
     }
     ucft_progress(ctx); /* hand over death news still in the inbox */
+    if (atomic_load(&in->fence_done) == 1) {
+        atomic_store(&in->fence_done, 0);
+        if (ctx->nfailed > 0)
+            ucft_info(&ctx->log,
+                      "rank %d died during start-up, after the address "
+                      "exchange: going on without it",
+                      ctx->failed_list[0]);
+        return UCFT_OK;
+    }
     if (ctx->nfailed > 0) {
         ucft_error(&ctx->log,
                    "rank %d died during start-up: the address "

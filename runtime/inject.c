@@ -9,12 +9,13 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *const op_names[RT_COLL_NOPS] = {"bcast", "reduce",
-                                                   "allreduce", "barrier"};
+/* Indexed by RT_COLL_*; RT_COLL_SYNC is finalize's barrier. */
+static const char *const op_names[RT_INJECT_NOPS] = {
+    "bcast", "reduce", "allreduce", "barrier", "finalize"};
 
 const char *rt_inject_op_name(int op)
 {
-    return op >= 0 && op < RT_COLL_NOPS ? op_names[op] : "?";
+    return op >= 0 && op < RT_INJECT_NOPS ? op_names[op] : "?";
 }
 
 static ucft_status_t bad(char *err, size_t errlen, const char *fmt, ...)
@@ -83,14 +84,14 @@ static ucft_status_t parse_spec(const char *s, const char *e,
         long num;
         if (k == 1) {
             int o = 0;
-            while (o < RT_COLL_NOPS &&
+            while (o < RT_INJECT_NOPS &&
                    !(strlen(op_names[o]) == (size_t)vlen &&
                      strncmp(op_names[o], v, (size_t)vlen) == 0))
                 o++;
-            if (o == RT_COLL_NOPS)
+            if (o == RT_INJECT_NOPS)
                 return bad(err, errlen,
-                           "op '%.*s': expected bcast, reduce, allreduce or "
-                           "barrier",
+                           "op '%.*s': expected bcast, reduce, allreduce, "
+                           "barrier or finalize",
                            vlen, v);
             sp->op = o;
         } else if (parse_num(v, ie, k == 2 ? 1 : 0,
@@ -311,7 +312,7 @@ tp_t *rt_inject_call(rt_inject_t *inj, int op, unsigned ctx_id, uint32_t seq)
 {
     tp_t *tp = inj->real;
 
-    if (inj->n == 0 || op < 0 || op >= RT_COLL_NOPS)
+    if (inj->n == 0 || op < 0 || op >= RT_INJECT_NOPS)
         return tp;
     unsigned call = ++inj->calls[op];
     for (size_t i = 0; i < inj->n; i++) {

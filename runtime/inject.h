@@ -7,14 +7,17 @@
  *
  * Syntax: specs separated by ';', each a comma-separated list of key=value
  *   rank=R     job rank that dies (required)
- *   op=OP      bcast | reduce | allreduce | barrier (required)
+ *   op=OP      bcast | reduce | allreduce | barrier | finalize (required);
+ *              finalize = the corrected barriers inside ucft_finalize
+ *              (call 1: before the detector stops, call 2: after it, in
+ *              the heartbeat-thread mode only)
  *   call=C     the C-th call of OP on this rank, 1-based (default 1)
  *   msg=K      die just before sending message K of that call, 1-based
  *              (default 1); 0 = when the call is posted, before any message
  * e.g. UCFT_INJECT='rank=3,op=allreduce,call=5,msg=2;rank=1,op=bcast'.
- * Calls are counted per operation over every communicator; finalize's own
- * barrier is not a call. A rank that sends fewer than K messages in that
- * call does not die.
+ * Calls are counted per operation over every communicator; finalize's
+ * barriers count as op=finalize only. A rank that sends fewer than K
+ * messages in that call does not die.
  *
  * How: the call that matches is given a transport of its own, a filter in
  * front of the context's transport whose send counts the collective-class
@@ -31,7 +34,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RT_INJECT_MAX 16
+#define RT_INJECT_MAX  16
+#define RT_INJECT_NOPS (RT_COLL_SYNC + 1) /* the operations and finalize */
 
 typedef struct rt_inject_spec {
     int rank;
@@ -55,8 +59,8 @@ struct rt_inject {
     rt_inject_spec_t spec[RT_INJECT_MAX];
     size_t n;
     /* After setup: this rank's specs only. */
-    unsigned calls[RT_COLL_NOPS]; /* calls so far, per operation */
-    unsigned armed;               /* bit i: spec i's call is running */
+    unsigned calls[RT_INJECT_NOPS]; /* calls so far, per operation */
+    unsigned armed;                 /* bit i: spec i's call is running */
     unsigned ctx_id[RT_INJECT_MAX];
     uint32_t seq[RT_INJECT_MAX];
     unsigned sent[RT_INJECT_MAX];
@@ -86,9 +90,9 @@ static inline int rt_inject_active(const rt_inject_t *inj)
     return inj->n > 0;
 }
 
-/* A call of operation `op` (RT_COLL_*) on (ctx_id, seq) is being posted:
- * counts it and returns the transport it must use (the filter if a spec
- * matches, else `real`). A spec with msg = 0 dies here. */
+/* A call of operation `op` (RT_COLL_*, RT_COLL_SYNC included) on (ctx_id, seq)
+ * is being posted: counts it and returns the transport it must use (the filter
+ * if a spec matches, else `real`). A spec with msg = 0 dies here. */
 tp_t *rt_inject_call(rt_inject_t *inj, int op, unsigned ctx_id, uint32_t seq);
 
 /* The name of RT_COLL_* operation `op` as the syntax spells it. */

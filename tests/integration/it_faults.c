@@ -4,28 +4,31 @@
  * checks every result. Driven by it_faults.sh, which picks the victim and
  * the moment from a seed.
  *
- * Usage: it_faults OP VICTIM EXPECT
+ * Usage: it_faults OP VICTIMS EXPECT [ITERS]
  *   OP      bcast | reduce | allreduce | barrier (algorithm: UCFT_*_ALG)
- *   VICTIM  the rank that will die (never 0)
+ *   VICTIMS the ranks that will die, comma-separated (never 0; at most 7)
  *   EXPECT  corrected: every operation succeeds with the right result
  *           baseline:  an operation succeeds with the right result or ends
  *                      with UCFT_ERR_PROC_FAILED; the operations well after
  *                      the death end with UCFT_ERR_PROC_FAILED (allreduce
  *                      and barrier at every survivor, reduce at its root)
+ *   ITERS   if given: exactly ITERS iterations, whether or not the victims
+ *           died (they may die later, e.g. in ucft_finalize); the run must
+ *           still end cleanly at every survivor
  *
- * Iteration i: the operation under test, then rank 0 (never the victim)
+ * Iteration i: the operation under test, then rank 0 (never a victim)
  * tells everyone with a corrected broadcast whether to go on, so that all
- * survivors run the same operations. Rank 0 stops once the victim has been
- * known dead for AFTER iterations (bounded by LIMIT_S). Values (rank r,
- * iteration i; n ranks):
+ * survivors run the same operations. Rank 0 stops once every victim has
+ * been known dead for AFTER iterations (bounded by LIMIT_S). Values (rank
+ * r, iteration i; n ranks):
  *   allreduce  int32 sum over 2n elements, rank r puts i+1 at r and n+r:
  *              every other rank's pair must hold i+1 exactly (its value
- *              once), the victim's pair 0 or i+1, both the same (entirely
- *              or not at all); whether the victim was included must be the
+ *              once), a victim's pair 0 or i+1, both the same (entirely
+ *              or not at all); which victims were included must be the
  *              same at every survivor (compared at the end through rank
  *              0's record, sent with a corrected broadcast)
  *   reduce     the same at the root; roots rotate over the other ranks
- *   bcast      64 bytes from a rotating root (never the victim): equal to
+ *   bcast      64 bytes from a rotating root (never a victim): equal to
  *              the root's
  *   barrier    completes
  */
@@ -41,7 +44,46 @@
 
 int g_rank = -1;
 
-enum { AFTER = 25, MAX_ITERS = 1 << 18, LIMIT_S = 20, HANG_S = 12 };
+enum {
+    AFTER = 25,
+    MAX_ITERS = 1 << 18,
+    LIMIT_S = 20,
+    HANG_S = 12,
+    MAX_VICTIMS = 7
+};
+
+/* The ranks meant to die. */
+typedef struct {
+    int n;
+    int rank[MAX_VICTIMS];
+} victims_t;
+
+static int is_victim(const victims_t *v, int r)
+{
+    for (int i = 0; i < v->n; i++)
+        if (v->rank[i] == r)
+            return 1;
+    return 0;
+}
+
+/* "2" or "2,5": distinct ranks in 1..n-1. */
+static void parse_victims(const char *s, int n, victims_t *v)
+{
+    char *end;
+    v->n = 0;
+    for (;;) {
+        long r = strtol(s, &end, 10);
+        CHECK(end != s && r > 0 && r < n && v->n < MAX_VICTIMS,
+              "victims '%s': want up to %d ranks in 1..%d", s, MAX_VICTIMS,
+              n - 1);
+        CHECK(!is_victim(v, (int)r), "victim %ld given twice", r);
+        v->rank[v->n++] = (int)r;
+        if (*end != ',')
+            break;
+        s = end + 1;
+    }
+    CHECK(*end == '\0', "victims: junk '%s'", end);
+}
 
 static double now_s(void)
 {
@@ -50,19 +92,29 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int knows_dead(ucft_context_h ctx, int victim)
+/* 1 when every victim is known dead here. */
+static int knows_dead(ucft_context_h ctx, const victims_t *v)
 {
     int r[64];
-    size_t n = 0;
+    size_t n = 0, k = 0;
     ucft_progress(ctx);
     if (ucft_failed_ranks(ctx, r, 64, &n) != UCFT_OK)
         return 0;
     for (size_t i = 0; i < n && i < 64; i++)
-        if (r[i] == victim)
-            return 1;
-    return 0;
+        k += is_victim(v, r[i]);
+    return k == (size_t)v->n;
 }
 
+/* The context and the victims, for the failed set printed with a failed
+ * check. */
+static ucft_context_h g_ctx;
+static const victims_t *g_vic;
+
+/* Prints the failed set; a rank in it that nobody killed was declared
+ * failed by the detector while alive (a false suspicion, e.g. its
+ * heartbeat thread starved on an overloaded node): said so, because the
+ * collectives then rightly leave it out and the checks below fail for a
+ * reason that is not theirs. */
 static void print_failed(ucft_context_h ctx)
 {
     int r[64];
@@ -71,8 +123,23 @@ static void print_failed(ucft_context_h ctx)
     fprintf(stderr, "rank %d: known failed:", g_rank);
     for (size_t i = 0; i < n && i < 64; i++)
         fprintf(stderr, " %d", r[i]);
+    for (size_t i = 0; i < n && i < 64; i++)
+        if (g_vic != NULL && !is_victim(g_vic, r[i]))
+            fprintf(stderr,
+                    " (rank %d is not a victim: declared failed "
+                    "while alive)",
+                    r[i]);
     fprintf(stderr, "\n");
 }
+
+/* A check of a collective's outcome: on failure, also what this rank
+ * knows of failures. */
+#define FCHECK(cond, ...)                                                      \
+    do {                                                                       \
+        if (!(cond))                                                           \
+            print_failed(g_ctx);                                               \
+        CHECK(cond, __VA_ARGS__);                                              \
+    } while (0)
 
 /* Waits for a collective like ucft_wait (spin 50 us, then sleep on the
  * context's fd), but a wait longer than HANG_S is a hang: say which
@@ -103,47 +170,63 @@ static ucft_status_t wait_op(ucft_context_h ctx, ucft_request_h *r,
     }
 }
 
-/* A root for iteration `it` that is not the victim. */
-static int root_of(int it, int n, int victim)
+/* A root for iteration `it` that is not a victim. */
+static int root_of(int it, int n, const victims_t *v)
 {
     int r = it % n;
-    return r == victim ? (r + 1) % n : r;
+    while (is_victim(v, r))
+        r = (r + 1) % n;
+    return r;
 }
 
-/* Checks a reduction result; returns 1 if the victim's value is in it. */
-static int check_sum(const int32_t *s, int n, int it, int victim)
+/* Checks a reduction result; returns the set of victims whose values are
+ * in it (bit i: victim i). */
+static int check_sum(const int32_t *s, int n, int it, const victims_t *vic)
 {
+    int in = 0;
+    for (int i = 0; i < vic->n; i++)
+        in |= (s[vic->rank[i]] != 0) << i;
     for (int r = 0; r < n; r++) {
-        if (r == victim) {
-            CHECK(s[r] == s[n + r] && (s[r] == 0 || s[r] == it + 1),
-                  "it %d: victim %d's value partly or wrongly included: "
-                  "%d/%d",
-                  it, r, s[r], s[n + r]);
+        if (is_victim(vic, r)) {
+            FCHECK(s[r] == s[n + r] && (s[r] == 0 || s[r] == it + 1),
+                   "it %d: victim %d's value partly or wrongly included: "
+                   "%d/%d",
+                   it, r, s[r], s[n + r]);
             continue;
         }
-        CHECK(s[r] == it + 1 && s[n + r] == it + 1,
-              "it %d: rank %d's value included %d/%d times (want once)", it, r,
-              s[r] / (it + 1), s[n + r] / (it + 1));
+        FCHECK(s[r] == it + 1 && s[n + r] == it + 1,
+               "it %d: rank %d's value included %d/%d times (want once)", it, r,
+               s[r] / (it + 1), s[n + r] / (it + 1));
     }
-    return s[victim] != 0;
+    return in;
 }
 
 int main(int argc, char **argv)
 {
     ucft_context_h ctx;
-    if (argc != 4) {
-        fprintf(stderr, "usage: it_faults OP VICTIM corrected|baseline\n");
+    if (argc != 4 && argc != 5) {
+        fprintf(stderr, "usage: it_faults OP VICTIMS corrected|baseline "
+                        "[ITERS]\n");
         return 2;
     }
     const char *op = argv[1];
-    int victim = atoi(argv[2]);
     int baseline = strcmp(argv[3], "baseline") == 0;
-    if (ucft_init(NULL, &ctx) != UCFT_OK)
+    int iters = argc == 5 ? atoi(argv[4]) : 0;
+    ucft_status_t ist = ucft_init(NULL, &ctx);
+    if (ist != UCFT_OK) {
+        /* Expected when a rank dies during start-up (the script decides). */
+        printf("it_faults: ucft_init failed: %s\n", ucft_status_name(ist));
         return 1;
+    }
     ucft_comm_h w = ucft_comm_world(ctx);
     int rank = g_rank = ucft_comm_rank(w);
+    g_ctx = ctx;
     int n = ucft_comm_size(w);
-    CHECK(victim > 0 && victim < n && n <= 64, "victim %d of %d", victim, n);
+    victims_t vic;
+    CHECK(n <= 64 && iters >= 0 && iters < MAX_ITERS, "%d ranks, %d iters", n,
+          iters);
+    parse_victims(argv[2], n, &vic);
+    g_vic = &vic;
     int32_t *v = calloc(2 * (size_t)n, sizeof(*v));
     int32_t *s = calloc(2 * (size_t)n, sizeof(*s));
     uint8_t *incl = calloc(MAX_ITERS, 1);
@@ -152,10 +235,10 @@ int main(int argc, char **argv)
     int it = 0, known_at = -1, oks = 0, fails = 0, last_failed = 0;
     for (int go = 1; go; it++) {
         CHECK(it < MAX_ITERS, "too many iterations");
-        int known = knows_dead(ctx, victim);
+        int known = knows_dead(ctx, &vic);
         if (known && known_at < 0)
             known_at = it;
-        int root = root_of(it, n, victim);
+        int root = root_of(it, n, &vic);
         ucft_status_t st = UCFT_OK;
         ucft_request_h r = NULL;
         memset(v, 0, 2 * (size_t)n * sizeof(*v));
@@ -167,14 +250,14 @@ int main(int argc, char **argv)
             if (st == UCFT_OK)
                 st = wait_op(ctx, &r, "allreduce", it);
             if (st == UCFT_OK)
-                incl[it] = (uint8_t)(1 + check_sum(s, n, it, victim));
+                incl[it] = (uint8_t)(1 + check_sum(s, n, it, &vic));
         } else if (strcmp(op, "reduce") == 0) {
             st = ucft_ireduce(w, v, s, 2 * (size_t)n, UCFT_INT32, UCFT_SUM,
                               root, &r);
             if (st == UCFT_OK)
                 st = wait_op(ctx, &r, "reduce", it);
             if (st == UCFT_OK && rank == root)
-                check_sum(s, n, it, victim);
+                check_sum(s, n, it, &vic);
         } else if (strcmp(op, "bcast") == 0) {
             unsigned char b[64];
             for (int i = 0; i < 64; i++)
@@ -184,8 +267,9 @@ int main(int argc, char **argv)
             if (st == UCFT_OK)
                 st = wait_op(ctx, &r, "bcast", it);
             for (int i = 0; st == UCFT_OK && i < 64; i++)
-                CHECK(b[i] == (unsigned char)(i * 13 + it * 7 + root),
-                      "it %d: bcast from %d: byte %d is %u", it, root, i, b[i]);
+                FCHECK(b[i] == (unsigned char)(i * 13 + it * 7 + root),
+                       "it %d: bcast from %d: byte %d is %u", it, root, i,
+                       b[i]);
         } else if (strcmp(op, "barrier") == 0) {
             st = ucft_ibarrier(w, &r);
             if (st == UCFT_OK)
@@ -194,11 +278,12 @@ int main(int argc, char **argv)
             CHECK(0, "unknown operation '%s'", op);
         }
         if (baseline)
-            CHECK(st == UCFT_OK || st == UCFT_ERR_PROC_FAILED,
-                  "it %d: %s: %s (want OK or ERR_PROC_FAILED)", it, op,
-                  ucft_status_name(st));
+            FCHECK(st == UCFT_OK || st == UCFT_ERR_PROC_FAILED,
+                   "it %d: %s: %s (want OK or ERR_PROC_FAILED)", it, op,
+                   ucft_status_name(st));
         else
-            CHECK_ST(st, UCFT_OK);
+            FCHECK(st == UCFT_OK, "it %d: %s: %s (want OK)", it, op,
+                   ucft_status_name(st));
         oks += st == UCFT_OK;
         fails += st != UCFT_OK;
         last_failed = st != UCFT_OK;
@@ -206,28 +291,32 @@ int main(int argc, char **argv)
         int32_t cmd = 1;
         if (rank == 0) {
             int timeout = now_s() - t0 > LIMIT_S;
-            cmd = !(timeout || (known_at >= 0 && it - known_at >= AFTER));
-            if (timeout && known_at < 0)
-                cmd = -1; /* the victim never died: the test is void */
+            if (iters > 0)
+                cmd = it + 1 < iters;
+            else
+                cmd = !(timeout || (known_at >= 0 && it - known_at >= AFTER));
+            if (timeout && known_at < 0 && iters == 0)
+                cmd = -1; /* a victim never died: the test is void */
         }
         st = ucft_ibcast(w, &cmd, 1, UCFT_INT32, 0, &r);
         if (st == UCFT_OK)
             st = wait_op(ctx, &r, "the go/stop broadcast", it);
-        CHECK_ST(st, UCFT_OK);
-        CHECK(cmd >= 0, "rank %d was still alive after %d s", victim,
+        FCHECK(st == UCFT_OK, "it %d: the go/stop broadcast: %s (want OK)", it,
+               ucft_status_name(st));
+        CHECK(cmd >= 0, "victims %s still alive after %d s", argv[2],
               (int)LIMIT_S);
         go = cmd == 1;
     }
-    CHECK(knows_dead(ctx, victim), "rank %d's death unknown at the end",
-          victim);
-    if (baseline) {
+    CHECK(iters > 0 || knows_dead(ctx, &vic),
+          "the deaths of %s not all known at the end", argv[2]);
+    if (baseline && iters == 0) {
         /* Well after the death the baseline cannot succeed. */
         int needs_all = strcmp(op, "reduce") != 0;
-        if (needs_all || rank == root_of(it - 1, n, victim))
+        if (needs_all || rank == root_of(it - 1, n, &vic))
             CHECK(last_failed, "%s succeeded %d iterations after the death", op,
                   it - 1 - known_at);
     }
-    /* Allreduce: was the victim included at the same iterations
+    /* Allreduce: were the same victims included at each iteration
      * everywhere? Rank 0's record against mine. */
     if (strcmp(op, "allreduce") == 0) {
         uint8_t *ref = malloc((size_t)it);
@@ -235,16 +324,19 @@ int main(int argc, char **argv)
         memcpy(ref, incl, (size_t)it);
         CHECK_ST(ucft_bcast(w, ref, (size_t)it, UCFT_BYTE, 0), UCFT_OK);
         for (int i = 0; i < it; i++)
-            CHECK(!incl[i] || !ref[i] || incl[i] == ref[i],
-                  "it %d: victim included here %d, at rank 0 %d", i,
-                  incl[i] - 1, ref[i] - 1);
+            FCHECK(!incl[i] || !ref[i] || incl[i] == ref[i],
+                   "it %d: victims included here 0x%x, at rank 0 0x%x", i,
+                   incl[i] - 1, ref[i] - 1);
         free(ref);
     }
-    printf("it_faults: rank %d: %s, victim %d known dead from iteration %d "
+    printf("it_faults: rank %d: %s, victims %s known dead from iteration %d "
            "of %d: %d ok, %d ERR_PROC_FAILED, all checked\n",
-           rank, op, victim, known_at, it, oks, fails);
+           rank, op, argv[2], known_at, it, oks, fails);
+    fflush(stdout); /* a hang in finalize must not swallow it */
     free(v);
     free(s);
     free(incl);
-    return ucft_finalize(ctx) == UCFT_OK ? 0 : 1;
+    ucft_status_t fst = ucft_finalize(ctx);
+    printf("it_faults: rank %d: finalize: %s\n", rank, ucft_status_name(fst));
+    return fst == UCFT_OK ? 0 : 1;
 }

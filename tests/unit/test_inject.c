@@ -47,6 +47,12 @@ static void test_inject_parse_valid(void **state)
     assert_int_equal(inj.spec[2].op, RT_COLL_REDUCE);
     assert_int_equal(inj.spec[2].call, 9);
     assert_int_equal(inj.spec[2].msg, 4);
+    /* Finalize's barriers are an operation of their own. */
+    assert_int_equal(
+        rt_inject_parse("rank=1,op=finalize,call=2", &inj, err, sizeof(err)),
+        UCFT_OK);
+    assert_int_equal(inj.spec[0].op, RT_COLL_SYNC);
+    assert_string_equal(rt_inject_op_name(RT_COLL_SYNC), "finalize");
 }
 
 /* Each bad text: UCFT_ERR_INVALID_PARAM, no spec kept, and the message
@@ -197,11 +203,46 @@ static void test_inject_filter_counts(void **state)
     assert_ptr_equal(rt_inject_call(&inj, RT_COLL_ALLREDUCE, 0, 15), real);
     assert_ptr_equal(rt_inject_call(&inj, RT_COLL_BCAST, 0, 16), real);
     assert_int_equal(rec.deaths, 2);
+    /* Finalize's barriers count apart: none of the specs names them. */
+    assert_ptr_equal(rt_inject_call(&inj, RT_COLL_SYNC, 0, 17), real);
+    assert_int_equal(rec.deaths, 2);
     /* The filter passed every send to rank 1. */
     sim_world_run(w, UINT64_MAX, UINT64_MAX);
     sim_stats_t stats;
     sim_world_stats(w, &stats);
     assert_int_equal(stats.messages, nr);
+    sim_world_destroy(w);
+}
+
+/* op=finalize counts finalize's barriers only, and barrier calls do not
+ * count as finalize calls. */
+static void test_inject_finalize_calls(void **state)
+{
+    sim_params_t sp;
+    sim_world_t *w;
+    rt_inject_t inj;
+    recorder_t rec = {0};
+    char err[256];
+    tp_req_t req;
+
+    sim_params_default(&sp, 2);
+    assert_int_equal(sim_world_create(&sp, &w), UCFT_OK);
+    tp_t *real = sim_world_tp(w, 0);
+    assert_int_equal(rt_inject_parse("rank=0,op=finalize,call=2,msg=1", &inj,
+                                     err, sizeof(err)),
+                     UCFT_OK);
+    assert_int_equal(rt_inject_setup(&inj, 0, 2, real, NULL, record_death, &rec,
+                                     err, sizeof(err)),
+                     UCFT_OK);
+    assert_ptr_equal(rt_inject_call(&inj, RT_COLL_BARRIER, 0, 1), real);
+    assert_ptr_equal(rt_inject_call(&inj, RT_COLL_BARRIER, 0, 2), real);
+    assert_ptr_equal(rt_inject_call(&inj, RT_COLL_SYNC, 0, 3), real);
+    tp_t *f = rt_inject_call(&inj, RT_COLL_SYNC, 0, 4);
+    assert_ptr_not_equal(f, real);
+    send_one(f, coll(0, 4, 48), &req, &rec);
+    assert_int_equal(rec.deaths, 1);
+    assert_int_equal(rec.spec->op, RT_COLL_SYNC);
+    sim_world_run(w, UINT64_MAX, UINT64_MAX);
     sim_world_destroy(w);
 }
 
@@ -211,6 +252,7 @@ int main(void)
         cmocka_unit_test(test_inject_parse_valid),
         cmocka_unit_test(test_inject_parse_invalid),
         cmocka_unit_test(test_inject_filter_counts),
+        cmocka_unit_test(test_inject_finalize_calls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

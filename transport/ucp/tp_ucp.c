@@ -154,6 +154,10 @@ static ucft_status_t ep_get(tp_ucp_t *tp, int rank, ucp_ep_h *ep_p)
         addr = tp->address;
     } else {
         st = tp->lookup(tp->lookup_arg, rank, &addr, &len);
+        if (st == UCFT_ERR_PROC_FAILED) {
+            report_peer_error(tp, rank); /* evidence, like unreachable */
+            return st;
+        }
         if (st != UCFT_OK) {
             ucft_error(tp->super.log, "no worker address for rank %d: %s", rank,
                        ucft_status_string(st));
@@ -205,19 +209,11 @@ static void tp_ucp_watch(tp_t *t, int rank)
         ep_get(TP(t), rank, &ep);
 }
 
-/* Force-closes an endpoint and waits (bounded) for the close to finish:
- * no UCX request may outlive the worker. */
-/* Force-closes an endpoint without waiting: the close request is kept and
- * reaped by later progress calls (closing a dead peer's endpoint can take
- * long, and the caller may be the heartbeat thread, which must not stall).
- * No UCX request may outlive the worker: destroy waits for the rest. */
-static void ep_close(tp_ucp_t *tp, ucp_ep_h ep)
+/* Keeps a UCX request that must end before the worker goes (an endpoint
+ * close, a flush that outlived its bound): later progress calls reap it,
+ * destroy waits for the rest. */
+static void keep_closing(tp_ucp_t *tp, void *r)
 {
-    ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
-                             .flags = UCP_EP_CLOSE_FLAG_FORCE};
-    void *r = ucp_ep_close_nbx(ep, &p);
-    if (r == NULL || UCS_PTR_IS_ERR(r))
-        return;
     if (tp->nclosing == tp->closing_cap) {
         size_t cap = tp->closing_cap ? 2 * tp->closing_cap : 8;
         void **c = realloc(tp->closing, cap * sizeof(*c));
@@ -233,6 +229,18 @@ static void ep_close(tp_ucp_t *tp, ucp_ep_h ep)
         tp->closing_cap = cap;
     }
     tp->closing[tp->nclosing++] = r;
+}
+
+/* Force-closes an endpoint without waiting (closing a dead peer's
+ * endpoint can take long, and the caller may be the heartbeat thread,
+ * which must not stall). */
+static void ep_close(tp_ucp_t *tp, ucp_ep_h ep)
+{
+    ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+                             .flags = UCP_EP_CLOSE_FLAG_FORCE};
+    void *r = ucp_ep_close_nbx(ep, &p);
+    if (r != NULL && !UCS_PTR_IS_ERR(r))
+        keep_closing(tp, r);
 }
 
 /* Frees the close requests that have completed; returns how many. */
@@ -492,31 +500,43 @@ static uint64_t tp_ucp_timer_next(tp_t *t)
     return ucft_timerq_next(&TP(t)->timers);
 }
 
+/* Flushes the endpoints of the live peers one by one, not the worker: a
+ * worker flush also waits for endpoints that UCX made on its own (wire-up
+ * replies) to peers that have died since, and those never complete. Each
+ * request still open at the deadline is handed to the closing list, where
+ * progress and destroy reap it (a flush request cannot be cancelled). */
 ucft_status_t tp_ucp_flush(tp_t *t, uint64_t timeout_ns)
 {
     tp_ucp_t *tp = TP(t);
-    ucp_request_param_t p = {0};
-    void *r = ucp_worker_flush_nbx(tp->worker, &p);
     ucft_status_t st = UCFT_OK;
-    if (r == NULL)
-        return UCFT_OK;
-    if (UCS_PTR_IS_ERR(r))
-        return from_ucs(UCS_PTR_STATUS(r));
     uint64_t deadline = ucft_clock_now_ns() + timeout_ns;
-    ucs_status_t us;
-    while ((us = ucp_request_check_status(r)) == UCS_INPROGRESS) {
-        if (ucft_clock_now_ns() > deadline) {
-            st = UCFT_ERR_TIMED_OUT;
-            ucp_request_cancel(tp->worker, r);
-            while (ucp_request_check_status(r) == UCS_INPROGRESS)
-                ucp_worker_progress(tp->worker);
-            break;
+
+    for (int rank = 0; rank < t->size; rank++) {
+        if (tp->peers[rank].state != PEER_UP)
+            continue;
+        ucp_request_param_t p = {0};
+        void *r = ucp_ep_flush_nbx(tp->peers[rank].ep, &p);
+        if (r == NULL)
+            continue;
+        if (UCS_PTR_IS_ERR(r)) {
+            ucft_debug(t->log, "flush of the endpoint to rank %d: %s", rank,
+                       ucs_status_string(UCS_PTR_STATUS(r)));
+            continue; /* an endpoint in error: nothing to wait for */
         }
-        tp_ucp_progress(t);
+        while (ucp_request_check_status(r) == UCS_INPROGRESS &&
+               ucft_clock_now_ns() <= deadline)
+            tp_ucp_progress(t);
+        ucs_status_t us = ucp_request_check_status(r);
+        if (us == UCS_INPROGRESS) {
+            st = UCFT_ERR_TIMED_OUT;
+            keep_closing(tp, r);
+            continue;
+        }
+        if (us != UCS_OK)
+            ucft_debug(t->log, "flush of the endpoint to rank %d: %s", rank,
+                       ucs_status_string(us));
+        ucp_request_free(r);
     }
-    if (st == UCFT_OK && us != UCS_OK)
-        st = from_ucs(us);
-    ucp_request_free(r);
     return st;
 }
 

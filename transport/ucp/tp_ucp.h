@@ -11,7 +11,9 @@
 #include <ucp/api/ucp.h>
 
 /* Looks up the worker address of `rank`; on success *addr is a malloc'ed
- * copy that the backend frees. Called from the first send to `rank`. */
+ * copy that the backend frees. Called from the first send to `rank`.
+ * UCFT_ERR_PROC_FAILED: the rank has no address (it is gone); reported
+ * through peer_error_cb like an unreachable peer. Must not block. */
 typedef ucft_status_t (*tp_ucp_lookup_cb_t)(void *arg, int rank, void **addr,
                                             size_t *len);
 

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Kills while the job starts (ranks connecting, publishing, in the start-up
+# fence): K jobs of it_faults (it_faults.sh, UCFT_IT_WHEN=init) with the
+# kill at 20, 24, ..., ms. Each job must end on its own well within the
+# bound: either every survivor's ucft_init fails with a reason, or every
+# survivor goes on and checks every result. Guards against three faults
+# seen here: survivors split on whether start-up succeeded, a launcher that
+# never exits (PMIx_server_finalize deadlock), and lookups of a rank that
+# never published its address blocking for seconds.
+# Usage: expect_init_kills.sh UCFTRUN IT_FAULTS N K  (UCFT_IT_BOUND: seconds
+# after which a job is killed as hung, default 60)
+set -u
+ucftrun=$1 prog=$2 n=$3 k=$4
+here=$(cd "$(dirname "$0")" && pwd)
+fail() { echo "FAIL: $*"; exit 1; }
+for ((i = 0; i < k; i++)); do
+  t=$(( 20 + 4 * i % 50 ))
+  seed=$(( 7 * (150 * (i + 1) + t) + i % 7 )) # kill at t ms, victim varies
+  start=$(date +%s)
+  UCFT_IT_WHEN=init UCFT_IT_SEED=$seed UCFT_IT_TIMEOUT=30 \
+    timeout -s KILL ${UCFT_IT_BOUND:-60} bash "$here/it_faults.sh" "$ucftrun" "$prog" "$n" barrier corrected kill
+  rc=$?
+  el=$(( $(date +%s) - start ))
+  [ "$rc" -ne 137 ] || fail "seed $seed: the launcher did not end (killed after 60 s)"
+  [ "$rc" -eq 0 ] || fail "seed $seed: it_faults.sh failed"
+  [ "$el" -le 20 ] || fail "seed $seed: took ${el} s"
+done
+echo "PASS: $k jobs with a kill during start-up"
