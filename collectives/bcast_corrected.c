@@ -510,6 +510,12 @@ static void bc_on_failure(void *state, int rank)
         bc_step(s, 1);
 }
 
+static int bc_idle(const void *state)
+{
+    const bcast_corrected_t *s = state;
+    return !s->recv_pending && !s->send_pending;
+}
+
 static void bc_fill(void *buf, const coll_args_t *args, int rank, int size)
 {
     unsigned char *b = buf;
@@ -550,6 +556,7 @@ static int bc_check(const void *buf, const coll_args_t *args, int rank,
         .test = bc_test,                                                       \
         .cleanup = bc_cleanup,                                                 \
         .on_failure = bc_on_failure,                                           \
+        .idle = bc_idle,                                                       \
         .fill = bc_fill,                                                       \
         .check = bc_check,                                                     \
     }

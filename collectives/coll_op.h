@@ -15,8 +15,11 @@
  * the rank completed at once and done_cb will not run; UCFT_INPROGRESS means
  * done_cb will run later; an error means nothing runs later. After cleanup
  * the transport must be progressed until the cancelled requests have
- * completed (their callbacks touch the state) before the state is freed;
- * on sim: run the world until it is quiescent.
+ * completed (their callbacks touch the state) before the state is freed or
+ * reused: idle() says when (1: no transport request of the state is
+ * pending); on sim, running the world until it is quiescent makes every
+ * live rank's state idle. A state that is idle after cleanup may be passed
+ * to init again (the runtime keeps a free list of them).
  *
  * Tags: class UCFT_TAG_CLASS_COLL, context args->ctx, the sender's job
  * rank, payload = ucft_tag_coll_payload(args->seq, kind) with a kind from
@@ -106,6 +109,12 @@ typedef struct coll_op_ops {
      * runtime: its membership). Called from progress, never inside another
      * of these calls. */
     void (*on_failure)(void *state, int rank);
+    /* 1 when none of the state's transport requests is pending (every
+     * callback it expects has run), 0 otherwise. Valid at any time after
+     * init; after cleanup, 1 means the state may be freed or reused at
+     * once. Every registered algorithm has it (a driver treats NULL as
+     * "unknown": the runtime then keeps the state for a grace period). */
+    int (*idle)(const void *state);
     /* For drivers and tests: write rank's input into buf, and check rank's
      * output (1 = correct). `dead` (size bytes, 1 = the rank died at some
      * point of the run) lets a check apply failure semantics, e.g. "every

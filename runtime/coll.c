@@ -8,9 +8,14 @@
  *   input on entry and the output on exit (every algorithm's convention).
  * - Failures learnt by the context (rt_failure_declare) are passed to every
  *   running collective (on_failure).
- * - A finished operation's state stays allocated ("zombie") for
- *   RT_COLL_LINGER_NS after the request is released: the transport requests
- *   it cancelled complete from later progress calls and still touch it.
+ * - States and buffers are reused: a steady loop of operations allocates
+ *   nothing. When the request is released the algorithm's cleanup cancels
+ *   what is pending; the cancelled transport requests complete from a later
+ *   progress call and still touch the state, so the state waits in the
+ *   "finishing" list until ops->idle says none is pending (usually the next
+ *   progress call), then goes to its operation's free list (at most
+ *   RT_COLL_FREE_MAX kept; the others are freed). An algorithm without
+ *   idle cannot tell: its state lingers ("zombie") for RT_COLL_LINGER_NS.
  * - Late messages of finished operations (corrections keep coming after a
  *   rank is done) are swept out of the transport's unexpected queue
  *   (runtime/coll_drain.c): they cannot match a later instance (the tag
@@ -27,6 +32,7 @@
 #include <string.h>
 
 #define RT_COLL_LINGER_NS (2 * UCFT_NSEC_PER_SEC)
+#define RT_COLL_FREE_MAX  4 /* states kept for reuse per operation */
 
 static const char *const op_names[RT_COLL_NOPS + 1] = {
     "bcast", "reduce", "allreduce", "barrier", "barrier"};
@@ -73,12 +79,74 @@ static void list_del(struct rt_coll *c)
     c->next = c->prev = c;
 }
 
-static void coll_free(struct rt_coll *c)
+static void coll_free(struct ucft_context *ctx, struct rt_coll *c)
 {
+    ctx->coll_stats.live--;
     free(c->state);
     free(c->buf);
     free(c);
 }
+
+/* A state from the operation's free list, or a new one. */
+static struct rt_coll *coll_get(struct ucft_context *ctx, int slot,
+                                const coll_op_ops_t *ops)
+{
+    rt_coll_stats_t *cs = &ctx->coll_stats;
+    struct rt_coll *c = ctx->coll_free[slot];
+    if (c != NULL) {
+        ctx->coll_free[slot] = c->next;
+        cs->nfree[slot]--;
+    } else {
+        c = calloc(1, sizeof(*c));
+        if (c == NULL)
+            return NULL;
+        c->state = calloc(1, ops->state_size);
+        if (c->state == NULL) {
+            free(c);
+            return NULL;
+        }
+        c->slot = slot;
+        cs->allocs++;
+        if (++cs->live > cs->peak)
+            cs->peak = cs->live;
+    }
+    c->next = c->prev = c;
+    return c;
+}
+
+/* The state's requests have all completed: reuse it, or free it. */
+static void coll_recycle(struct ucft_context *ctx, struct rt_coll *c)
+{
+    if (ctx->coll_stats.nfree[c->slot] >= RT_COLL_FREE_MAX) {
+        coll_free(ctx, c);
+        return;
+    }
+    c->req = NULL;
+    c->out = NULL;
+    c->next = ctx->coll_free[c->slot];
+    c->prev = NULL;
+    ctx->coll_free[c->slot] = c;
+    ctx->coll_stats.nfree[c->slot]++;
+}
+
+/* After ops->cleanup: recycle at once when nothing is pending, else wait
+ * (for idle, or for the linger time). Inside an algorithm's callback
+ * (in_cb) the state is still in use up the stack: it waits for the next
+ * progress call. */
+static void coll_retire(struct ucft_context *ctx, struct rt_coll *c, int in_cb)
+{
+    if (c->ops->idle != NULL) {
+        if (!in_cb && c->ops->idle(c->state))
+            coll_recycle(ctx, c);
+        else
+            list_add(&ctx->finishing, c);
+        return;
+    }
+    c->free_at = ucft_clock_now_ns() + RT_COLL_LINGER_NS;
+    list_add(&ctx->zombies, c);
+}
+
+static void coll_release(struct ucft_request *r, int in_cb);
 
 /* Completion, from a transport callback inside the algorithm. */
 static void coll_done(void *arg, int rank, ucft_status_t status)
@@ -94,10 +162,15 @@ static void coll_done(void *arg, int rank, ucft_status_t status)
     list_del(c);
     rt_drain_finished(r->ctx, c->args.ctx, c->args.seq);
     if (r->released)
-        rt_coll_release(r);
+        coll_release(r, 1);
 }
 
 void rt_coll_release(struct ucft_request *r)
+{
+    coll_release(r, 0);
+}
+
+static void coll_release(struct ucft_request *r, int in_cb)
 {
     struct rt_coll *c = r->coll;
     struct ucft_context *ctx = r->ctx;
@@ -109,8 +182,7 @@ void rt_coll_release(struct ucft_request *r)
         rt_drain_finished(ctx, c->args.ctx, c->args.seq);
     }
     c->ops->cleanup(c->state);
-    c->free_at = ucft_clock_now_ns() + RT_COLL_LINGER_NS;
-    list_add(&ctx->zombies, c);
+    coll_retire(ctx, c, in_cb);
     if (r->released)
         rt_req_put(r);
 }
@@ -144,20 +216,29 @@ ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,
     size_t len = count * esize;
     if (ctx->drain.pending)
         rt_drain_sweep(ctx); /* before this instance posts its receives */
-    struct rt_coll *c = calloc(1, sizeof(*c));
+    /* A rank that never waits (a broadcast root) never progresses: let the
+     * cancellations of its finished instances complete here, so that their
+     * states are reused rather than new ones allocated. */
+    if (ctx->coll_free[op] == NULL && ctx->finishing.next != &ctx->finishing)
+        ucft_progress(ctx);
+    struct rt_coll *c = coll_get(ctx, op, ops);
     if (c == NULL)
         return UCFT_ERR_NO_MEMORY;
-    c->next = c->prev = c;
     c->ops = ops;
-    c->state = calloc(1, ops->state_size);
-    c->buf = len ? malloc(len * ops->buf_mult) : NULL;
+    size_t need = len * ops->buf_mult;
+    if (need > c->bufcap) {
+        free(c->buf);
+        c->buf = malloc(need);
+        c->bufcap = c->buf != NULL ? need : 0;
+    }
     struct ucft_request *r = rt_req_get(ctx);
-    if (c->state == NULL || (len && c->buf == NULL) || r == NULL) {
+    if ((need && c->buf == NULL) || r == NULL) {
         if (r != NULL)
             rt_req_put(r);
-        coll_free(c);
+        coll_recycle(ctx, c); /* nothing was posted */
         return UCFT_ERR_NO_MEMORY;
     }
+    ctx->coll_stats.ops++;
     if (len > 0 && in != NULL)
         memcpy(c->buf, in, len);
     c->out = out;
@@ -199,8 +280,7 @@ ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,
         list_del(c);
         rt_drain_finished(ctx, c->args.ctx, c->args.seq);
         ops->cleanup(c->state);
-        c->free_at = ucft_clock_now_ns() + RT_COLL_LINGER_NS;
-        list_add(&ctx->zombies, c);
+        coll_retire(ctx, c, 0);
         r->coll = NULL;
         rt_req_put(r);
         return st;
@@ -223,6 +303,15 @@ unsigned rt_coll_progress(struct ucft_context *ctx)
     unsigned n = 0;
     if (ctx->drain.pending)
         rt_drain_sweep(ctx);
+    /* Finished states whose cancelled requests have completed by now. */
+    for (struct rt_coll *c = ctx->finishing.next, *nx; c != &ctx->finishing;
+         c = nx) {
+        nx = c->next;
+        if (c->ops->idle(c->state)) {
+            list_del(c);
+            coll_recycle(ctx, c);
+        }
+    }
     /* Lingering states are freed in bulk now and then: a clock read on
      * every progress call would tax the point-to-point hot path. */
     if (ctx->zombies.next == &ctx->zombies || (++ctx->coll_tick & 63) != 0)
@@ -232,7 +321,7 @@ unsigned rt_coll_progress(struct ucft_context *ctx)
            ctx->zombies.next->free_at <= now) {
         struct rt_coll *c = ctx->zombies.next;
         list_del(c);
-        coll_free(c);
+        coll_free(ctx, c);
         n++;
     }
     return n;
@@ -256,12 +345,27 @@ void rt_coll_cleanup(struct ucft_context *ctx)
 
 void rt_coll_free_all(struct ucft_context *ctx)
 {
+    rt_coll_stats_t *cs = &ctx->coll_stats;
+    if (cs->ops > 0)
+        ucft_info(&ctx->log,
+                  "collectives: %llu operations, %llu states allocated, at "
+                  "most %u at once",
+                  (unsigned long long)cs->ops, (unsigned long long)cs->allocs,
+                  cs->peak);
     /* After the transport is gone: nothing can touch the states now. */
-    while (ctx->zombies.next != &ctx->zombies) {
-        struct rt_coll *c = ctx->zombies.next;
-        list_del(c);
-        coll_free(c);
-    }
+    rt_coll_t *heads[2] = {&ctx->finishing, &ctx->zombies};
+    for (int i = 0; i < 2; i++)
+        while (heads[i]->next != heads[i]) {
+            struct rt_coll *c = heads[i]->next;
+            list_del(c);
+            coll_free(ctx, c);
+        }
+    for (int i = 0; i <= RT_COLL_NOPS; i++)
+        while (ctx->coll_free[i] != NULL) {
+            struct rt_coll *c = ctx->coll_free[i];
+            ctx->coll_free[i] = c->next;
+            coll_free(ctx, c);
+        }
 }
 
 /* ---- public calls ------------------------------------------------------ */

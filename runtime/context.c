@@ -174,6 +174,7 @@ ucft_status_t ucft_init(const ucft_params_t *params, ucft_context_h *ctx_p)
     ctx->epfd = -1;
     ctx->pending.next = ctx->pending.prev = &ctx->pending;
     ctx->colls.next = ctx->colls.prev = &ctx->colls;
+    ctx->finishing.next = ctx->finishing.prev = &ctx->finishing;
     ctx->zombies.next = ctx->zombies.prev = &ctx->zombies;
     ucft_log_init(&ctx->log, UCFT_LOG_WARN, "ucft");
     st = ucft_config_read(&rt_config_table, &ctx->cfg, NULL, NULL, err,

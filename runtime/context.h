@@ -103,7 +103,12 @@ struct ucft_context {
     /* Collectives (runtime/coll.c). */
     const coll_op_ops_t *coll_alg[RT_COLL_NOPS];
     const coll_op_ops_t *coll_sync; /* corrected barrier (finalize) */
-    rt_coll_t colls, zombies;       /* sentinels: running, lingering */
+    /* Sentinels: running; finishing (cleaned up, a cancelled request still
+     * to complete: recycled once ops->idle says so); lingering (no idle:
+     * freed after RT_COLL_LINGER_NS). */
+    rt_coll_t colls, finishing, zombies;
+    rt_coll_t *coll_free[RT_COLL_NOPS + 1]; /* per operation, for reuse */
+    rt_coll_stats_t coll_stats;
     rt_drain_t drain;
     unsigned coll_tick;
     uint64_t drained;   /* late collective messages dropped */
