@@ -214,13 +214,17 @@ ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,
     const coll_op_ops_t *ops =
         op == RT_COLL_SYNC ? ctx->coll_sync : ctx->coll_alg[op];
     size_t len = count * esize;
+    /* A rank whose operations complete at once (a broadcast root) never
+     * waits, so nothing else progresses it: without this, the late messages
+     * of its finished instances would stay in the transport until the next
+     * wait (thousands of them), and the cancellations of its finished
+     * instances would not complete (their states could not be reused). */
+    if ((ctx->coll_free[op] == NULL &&
+         ctx->finishing.next != &ctx->finishing) ||
+        (ctx->drain.pending && (++ctx->coll_post_tick & 7) == 0))
+        ucft_progress(ctx);
     if (ctx->drain.pending)
         rt_drain_sweep(ctx); /* before this instance posts its receives */
-    /* A rank that never waits (a broadcast root) never progresses: let the
-     * cancellations of its finished instances complete here, so that their
-     * states are reused rather than new ones allocated. */
-    if (ctx->coll_free[op] == NULL && ctx->finishing.next != &ctx->finishing)
-        ucft_progress(ctx);
     struct rt_coll *c = coll_get(ctx, op, ops);
     if (c == NULL)
         return UCFT_ERR_NO_MEMORY;
@@ -301,6 +305,12 @@ void rt_coll_failure(struct ucft_context *ctx, int rank)
 unsigned rt_coll_progress(struct ucft_context *ctx)
 {
     unsigned n = 0;
+    /* Late messages also arrive while no instance ends here (a rank far
+     * ahead waits for the others): sweep every 64th call too, and at every
+     * call while finalizing. */
+    if (ctx->finalizing ||
+        ((++ctx->coll_tick & 63) == 0 && ctx->coll_stats.ops > 0))
+        ctx->drain.pending = 1;
     if (ctx->drain.pending)
         rt_drain_sweep(ctx);
     /* Finished states whose cancelled requests have completed by now. */
@@ -314,7 +324,7 @@ unsigned rt_coll_progress(struct ucft_context *ctx)
     }
     /* Lingering states are freed in bulk now and then: a clock read on
      * every progress call would tax the point-to-point hot path. */
-    if (ctx->zombies.next == &ctx->zombies || (++ctx->coll_tick & 63) != 0)
+    if (ctx->zombies.next == &ctx->zombies || (ctx->coll_tick & 63) != 0)
         return 0;
     uint64_t now = ucft_clock_now_ns();
     while (ctx->zombies.next != &ctx->zombies &&
@@ -335,6 +345,20 @@ void rt_coll_cleanup(struct ucft_context *ctx)
         c->ops->cleanup(c->state);
         list_add(&ctx->zombies, c);
     }
+    /* Drop the late messages still queued: a rank that ran far ahead of
+     * the others gets thousands of them at the end, more than one sweep
+     * takes (bounded, like the wait below). */
+    uint64_t until = ucft_clock_now_ns() + 200 * UCFT_NSEC_PER_MSEC;
+    uint64_t before = ctx->drained;
+    do {
+        ctx->drain.pending = 1;
+        rt_drain_sweep(ctx);
+        tp_progress(ctx->tp);
+    } while ((ctx->drain.pending || ctx->drain.posted) &&
+             ucft_clock_now_ns() < until);
+    if (ctx->drained > before)
+        ucft_info(&ctx->log, "finalize: %llu late collective messages dropped",
+                  (unsigned long long)(ctx->drained - before));
     rt_drain_cancel_all(ctx);
     /* Let the cancellations complete (their callbacks touch the states):
      * progress until the transport is quiet for a few rounds, bounded. */
@@ -349,9 +373,9 @@ void rt_coll_free_all(struct ucft_context *ctx)
     if (cs->ops > 0)
         ucft_info(&ctx->log,
                   "collectives: %llu operations, %llu states allocated, at "
-                  "most %u at once",
+                  "most %u at once; %llu late messages dropped",
                   (unsigned long long)cs->ops, (unsigned long long)cs->allocs,
-                  cs->peak);
+                  cs->peak, (unsigned long long)ctx->drained);
     /* After the transport is gone: nothing can touch the states now. */
     rt_coll_t *heads[2] = {&ctx->finishing, &ctx->zombies};
     for (int i = 0; i < 2; i++)

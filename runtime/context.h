@@ -71,6 +71,7 @@ typedef struct rt_drain {
     struct ucft_context *ctx;
     int posted;  /* a receive is in flight (a large message) */
     int pending; /* a sweep is due */
+    int stopped; /* finalize: no more sweeps */
     unsigned char buf[64];
 } rt_drain_t;
 
@@ -111,8 +112,9 @@ struct ucft_context {
     rt_coll_stats_t coll_stats;
     rt_drain_t drain;
     unsigned coll_tick;
-    uint64_t drained;   /* late collective messages dropped */
-    rt_inject_t inject; /* UCFT_INJECT (runtime/inject.h) */
+    unsigned coll_post_tick; /* posts: a progress call every 8th */
+    uint64_t drained;        /* late collective messages dropped */
+    rt_inject_t inject;      /* UCFT_INJECT (runtime/inject.h) */
 };
 
 /* failure.c */
