@@ -338,6 +338,7 @@ static ucft_status_t bc_start(void *state)
         s->has_data = s->sender = 1;
         if (bc__step(s, 0) != UCFT_INPROGRESS || s->n == 1)
             return s->status;
+        bc__ready(s);
     }
     if (s->n > 1) {
         ucft_status_t st = bc__recv_start(s);

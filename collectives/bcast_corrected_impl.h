@@ -64,10 +64,21 @@ typedef struct bcast_corrected {
     uint8_t xpending;     /* bit i: xreq[i] */
     uint8_t wild;         /* rreq is kept posted */
     uint8_t send_pending;
+    uint8_t ready_told; /* args->ready_cb has run */
     uint8_t cleaned;
     uint8_t in_step;
     ucft_status_t status;
 } bcast_corrected_t;
+
+/* The rank has the data: tell the driver (args->ready_cb) once. */
+static inline void bc__ready(bcast_corrected_t *s)
+{
+    if (!s->ready_told && s->args->ready_cb != NULL &&
+        s->status == UCFT_INPROGRESS) {
+        s->ready_told = 1;
+        s->args->ready_cb(s->args->done_arg, s->tp->rank, UCFT_OK);
+    }
+}
 
 /* bcast_corrected.c */
 ucft_status_t bc__step(bcast_corrected_t *s, int in_cb);

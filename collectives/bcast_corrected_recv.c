@@ -45,7 +45,10 @@ static void bc_on_msg(bcast_corrected_t *s, const tp_req_t *req)
 
     if (!s->has_data && s->buf != NULL && req->length != s->args->len)
         return; /* short message: not the payload */
-    s->has_data = 1;
+    if (!s->has_data) {
+        s->has_data = 1;
+        bc__ready(s);
+    }
     if (kind == BC_KIND_TREE) {
         s->sender = 1;
         return;

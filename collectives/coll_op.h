@@ -89,6 +89,13 @@ typedef struct coll_args {
     const coll_map_t *map;  /* NULL: identity placement */
     coll_done_cb_t done_cb; /* may be NULL */
     void *done_arg;
+    /* May be NULL. Called (with done_arg, status UCFT_OK) at most once, by
+     * an algorithm whose rank's output is final before the rank has
+     * finished its part (a broadcast rank that has the data but still has
+     * corrections to send and to hear): the driver may hand the output
+     * over then and let the rank run on until done_cb. May be called from
+     * start() and from on_failure(), as well as from callbacks. */
+    coll_done_cb_t ready_cb;
 } coll_args_t;
 
 typedef struct coll_op_ops {

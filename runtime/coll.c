@@ -16,6 +16,14 @@
  *   progress call), then goes to its operation's free list (at most
  *   RT_COLL_FREE_MAX kept; the others are freed). An algorithm without
  *   idle cannot tell: its state lingers ("zombie") for RT_COLL_LINGER_NS.
+ * - Early completion: an algorithm whose output is final before the rank
+ *   has finished its part (args.ready_cb: a corrected broadcast rank that
+ *   has the data but has corrections to send and hear) completes the
+ *   request at once; the state runs on in the running list (failures,
+ *   progress) and is retired at its done_cb, even if the caller has let go
+ *   of the request ("detached"). At most RT_COLL_EARLY_MAX states run on
+ *   this way; beyond that a request completes at done_cb as before, which
+ *   is also the flow control of a root that runs ahead.
  * - Late messages of finished operations (corrections keep coming after a
  *   rank is done) are swept out of the transport's unexpected queue
  *   (runtime/coll_drain.c): they cannot match a later instance (the tag
@@ -32,7 +40,8 @@
 #include <string.h>
 
 #define RT_COLL_LINGER_NS (2 * UCFT_NSEC_PER_SEC)
-#define RT_COLL_FREE_MAX  4 /* states kept for reuse per operation */
+#define RT_COLL_FREE_MAX  (RT_COLL_EARLY_MAX + 4) /* kept for reuse per op */
+#define RT_COLL_EARLY_MAX 16 /* states running on after their request */
 
 static const char *const op_names[RT_COLL_NOPS + 1] = {
     "bcast", "reduce", "allreduce", "barrier", "barrier"};
@@ -148,19 +157,63 @@ static void coll_retire(struct ucft_context *ctx, struct rt_coll *c, int in_cb)
 
 static void coll_release(struct ucft_request *r, int in_cb);
 
-/* Completion, from a transport callback inside the algorithm. */
-static void coll_done(void *arg, int rank, ucft_status_t status)
+/* The request's outcome: OK with the output copied out, or the error. */
+static void coll_complete(struct rt_coll *c, ucft_status_t status)
+{
+    struct ucft_request *r = c->req;
+    if (status == UCFT_OK && c->out != NULL && c->args.len > 0)
+        memcpy(c->out, c->buf, c->args.len);
+    c->out = NULL;
+    r->info.status = status;
+    r->info.length = status == UCFT_OK ? c->args.len : 0;
+    r->done = 1;
+}
+
+/* The rank's output is final (args.ready_cb), maybe before the state has
+ * finished: complete the request now, unless too many states run on. */
+static void coll_ready(void *arg, int rank, ucft_status_t status)
 {
     struct rt_coll *c = arg;
     struct ucft_request *r = c->req;
     (void)rank;
-    if (status == UCFT_OK && c->out != NULL && c->args.len > 0)
-        memcpy(c->out, c->buf, c->args.len);
-    r->info.status = status;
-    r->info.length = status == UCFT_OK ? c->args.len : 0;
-    r->done = 1;
+    if (r == NULL || r->done || c->ready || status != UCFT_OK ||
+        c->ctx->coll_early >= RT_COLL_EARLY_MAX)
+        return;
+    c->ready = 1;
+    c->ctx->coll_early++;
+    coll_complete(c, UCFT_OK);
+    if (r->released) { /* nobody waits for it: detach at once */
+        r->coll = NULL;
+        c->req = NULL;
+        rt_req_put(r);
+    }
+}
+
+/* The rank has finished its part (done_cb), from a transport callback
+ * inside the algorithm (or from rt_coll_post). */
+static void coll_done(void *arg, int rank, ucft_status_t status)
+{
+    struct rt_coll *c = arg;
+    struct ucft_context *ctx = c->ctx;
+    struct ucft_request *r = c->req;
+    (void)rank;
     list_del(c);
-    rt_drain_finished(r->ctx, c->args.ctx, c->args.seq);
+    rt_drain_finished(ctx, c->args.ctx, c->args.seq);
+    if (c->ready) {
+        /* The request completed at ready_cb; the caller has its output. */
+        ctx->coll_early--;
+        if (status != UCFT_OK)
+            ucft_debug(&ctx->log,
+                       "collective %u: finished its part with %s after "
+                       "its output was delivered",
+                       (unsigned)c->args.seq, ucft_status_string(status));
+        if (r == NULL) { /* detached */
+            c->ops->cleanup(c->state);
+            coll_retire(ctx, c, 1);
+        }
+        return;
+    }
+    coll_complete(c, status);
     if (r->released)
         coll_release(r, 1);
 }
@@ -177,6 +230,12 @@ static void coll_release(struct ucft_request *r, int in_cb)
     if (c == NULL)
         return;
     r->coll = NULL;
+    if (c->next != c && c->ready) {
+        c->req = NULL; /* detached: runs on until its done_cb */
+        if (r->released)
+            rt_req_put(r);
+        return;
+    }
     if (c->next != c) {
         list_del(c); /* still running: the caller gave it up */
         rt_drain_finished(ctx, c->args.ctx, c->args.seq);
@@ -247,6 +306,8 @@ ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,
         memcpy(c->buf, in, len);
     c->out = out;
     c->req = r;
+    c->ctx = ctx;
+    c->ready = 0;
     c->args = (coll_args_t){.root = root,
                             .len = len,
                             .ctx = comm->ctx_id,
@@ -256,7 +317,8 @@ ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,
                             .dtype = dtype,
                             .redop = redop,
                             .done_cb = coll_done,
-                            .done_arg = c};
+                            .done_arg = c,
+                            .ready_cb = coll_ready};
     r->kind = RT_REQ_COLL;
     r->comm = comm;
     r->coll = c;
@@ -274,13 +336,15 @@ ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,
     for (size_t i = 0; st == UCFT_INPROGRESS && i < ctx->nfailed; i++) {
         if (ops->on_failure != NULL)
             ops->on_failure(c->state, ctx->failed_list[i]);
-        if (r->done)
-            return *req = r, UCFT_OK; /* completed by that news */
+        if (c->next == c)
+            return *req = r, UCFT_OK; /* finished by that news */
     }
     if (st == UCFT_OK) {
         /* Done at once (e.g. one rank): done_cb did not run. */
         coll_done(c, comm->rank, ops->test(c->state));
     } else if (st != UCFT_INPROGRESS) {
+        if (c->ready)
+            ctx->coll_early--;
         list_del(c);
         rt_drain_finished(ctx, c->args.ctx, c->args.seq);
         ops->cleanup(c->state);
@@ -291,6 +355,21 @@ ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,
     }
     *req = r;
     return UCFT_OK;
+}
+
+static int no_early(void *arg)
+{
+    return ((struct ucft_context *)arg)->coll_early == 0;
+}
+
+void rt_coll_quiesce(struct ucft_context *ctx, uint64_t timeout_ns)
+{
+    if (ctx->coll_early > 0 &&
+        rt_wait_until(ctx, no_early, ctx, timeout_ns) != UCFT_OK)
+        ucft_warn(&ctx->log,
+                  "finalize: %u collectives still running their part after "
+                  "their result was delivered",
+                  ctx->coll_early);
 }
 
 void rt_coll_failure(struct ucft_context *ctx, int rank)

@@ -17,7 +17,8 @@ struct ucft_request;
  * for reuse (singly linked through next). */
 typedef struct rt_coll {
     struct rt_coll *prev, *next;
-    struct ucft_request *req;
+    struct ucft_context *ctx;
+    struct ucft_request *req; /* NULL once the caller let go of it */
     const coll_op_ops_t *ops;
     coll_args_t args;
     void *state; /* ops->state_size bytes */
@@ -26,6 +27,7 @@ typedef struct rt_coll {
     void *out;        /* where the first len bytes go on success, or NULL */
     uint64_t free_at; /* lingering (no ops->idle): when to free */
     int slot;         /* the operation (RT_COLL_*): its free list */
+    int ready;        /* the request completed before the state finished */
 } rt_coll_t;
 
 enum {
@@ -55,6 +57,9 @@ ucft_status_t rt_coll_init(struct ucft_context *ctx);
 ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,
                            void *out, size_t count, int dtype, int redop,
                            ucft_request_h *req);
+/* Finalize: progress until the states that run on after their request
+ * completed (early completion) have finished, at most timeout_ns. */
+void rt_coll_quiesce(struct ucft_context *ctx, uint64_t timeout_ns);
 /* The corrected barrier on `comm` (RT_COLL_SYNC), blocking. */
 ucft_status_t rt_coll_sync(ucft_comm_h comm);
 /* `rank` failed: tell every running collective. */

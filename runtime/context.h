@@ -110,6 +110,7 @@ struct ucft_context {
     rt_coll_t colls, finishing, zombies;
     rt_coll_t *coll_free[RT_COLL_NOPS + 1]; /* per operation, for reuse */
     rt_coll_stats_t coll_stats;
+    unsigned coll_early; /* running states whose request already completed */
     rt_drain_t drain;
     unsigned coll_tick;
     unsigned coll_post_tick; /* posts: a progress call every 8th */
