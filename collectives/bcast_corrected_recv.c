@@ -161,10 +161,12 @@ ucft_status_t bc__recv_start(bcast_corrected_t *s)
     ucft_status_t st = UCFT_OK;
     if (s->vrank != 0)
         st = bc_exact_post(s, BC_X_TREE, bc__parent(s, s->vrank), BC_KIND_TREE);
-    /* The left neighbour sends rightwards, the right one leftwards. */
+    /* The left neighbour sends rightwards, the right one leftwards (a
+     * sender corrects R1 first; with n = 2 that covers the ring, so no L1
+     * comes). */
     if (st == UCFT_OK)
         st = bc_exact_post(s, BC_X_LEFT, bc__ring(s, BC_L, 1), BC_KIND_CORR_R);
-    if (st == UCFT_OK)
+    if (st == UCFT_OK && s->n > 2)
         st = bc_exact_post(s, BC_X_RIGHT, bc__ring(s, BC_R, 1), BC_KIND_CORR_L);
     return st;
 }
