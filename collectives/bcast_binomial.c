@@ -33,6 +33,7 @@ typedef struct bcast_binomial {
     uint8_t next;         /* index of the next child to send to */
     uint8_t phase;
     uint8_t recv_pending;
+    uint8_t send_pending;
     uint8_t cleaned;
 } bcast_binomial_t;
 
@@ -60,8 +61,10 @@ static ucft_status_t send_children(bcast_binomial_t *s, int in_cb)
             tp_send(s->tp, coll_rank_of(a, c, a->root, n),
                     coll_tag(a, s->tp->rank, COLL_KIND_BCAST_BINOMIAL), s->buf,
                     a->len, &s->sreq);
-        if (st == UCFT_INPROGRESS)
+        if (st == UCFT_INPROGRESS) {
+            s->send_pending = 1;
             return UCFT_INPROGRESS;
+        }
         if (st != UCFT_OK)
             ucft_debug(s->tp->log, "bcast: send to rank %d failed: %s",
                        coll_rank_of(a, c, a->root, n), ucft_status_string(st));
@@ -74,6 +77,7 @@ static void send_cb(tp_req_t *req)
 {
     bcast_binomial_t *s = req->arg;
 
+    s->send_pending = 0;
     if (s->cleaned || s->phase != PH_SEND)
         return;
     send_children(s, 1);
@@ -157,6 +161,12 @@ static void bcast_cleanup(void *state)
         tp_cancel(s->tp, &s->rreq);
 }
 
+static int bcast_idle(const void *state)
+{
+    const bcast_binomial_t *s = state;
+    return !s->recv_pending && !s->send_pending;
+}
+
 static void bcast_fill(void *buf, const coll_args_t *args, int rank, int size)
 {
     unsigned char *b = buf;
@@ -184,6 +194,7 @@ const coll_op_ops_t coll_bcast_binomial_ops = {
     .start = bcast_start,
     .test = bcast_test,
     .cleanup = bcast_cleanup,
+    .idle = bcast_idle,
     .fill = bcast_fill,
     .check = bcast_check,
 };

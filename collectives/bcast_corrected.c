@@ -49,69 +49,16 @@
  * nothing of anybody, so it never waits on a dead sender, and ends with an
  * error unless the data reaches it.
  */
-#include "coll_op.h"
-#include "rankset.h"
+#include "bcast_corrected_impl.h"
 #include "tree_binomial.h"
 #include "tree_kary.h"
 #include "tree_lame.h"
 
 #include <string.h>
 
-enum {
-    BC_KIND_TREE = COLL_KIND_BCAST_CORRECTED_FIRST, /* 16 */
-    BC_KIND_CORR_R = BC_KIND_TREE + 1,              /* 17 */
-    BC_KIND_CORR_L = BC_KIND_TREE + 2,              /* 18 */
-};
-/* Kinds 16..19: low two bits of the kind are wildcards. */
-#define BC_RECV_MASK (~(UCFT_TAG_SRC_MASK | (uint64_t)3))
-
-enum { BC_TREE_BINOMIAL, BC_TREE_KARY, BC_TREE_LAME };
-enum { BC_MODE_HEARD, BC_MODE_WINDOW };
-enum { BC_R = 0, BC_L = 1 };
-
-#define BC_MAX_F 8
-
-typedef struct bc_cfg {
-    uint8_t tree;
-    uint8_t k; /* k-ary arity or Lamé order */
-    uint8_t mode;
-    uint8_t h_is_f1; /* HEARD: h = f + 1 (else h = 1) */
-} bc_cfg_t;
-
-typedef struct bcast_corrected {
-    tp_t *tp;
-    const coll_args_t *args;
-    const bc_cfg_t *cfg;
-    unsigned char *buf;
-    tp_req_t rreq;
-    tp_req_t sreq;
-    int n;
-    int vrank;
-    int lame_m;             /* Lamé block of vrank */
-    coll_rankset_t dead;    /* vranks known dead */
-    int next[2];            /* next correction offset per side */
-    int heard_max[2];       /* farthest sender heard per side */
-    uint64_t heard_bits[2]; /* offsets 1..64 heard per side */
-    uint16_t heard[2];      /* distinct senders heard per side */
-    uint16_t nchild;        /* tree children handled */
-    uint8_t dead_overflow;  /* a failure could not be remembered */
-    uint8_t h;              /* HEARD threshold, or WINDOW width per side */
-    uint8_t tol;            /* failures tolerated at any time */
-    uint8_t has_data;
-    uint8_t sender; /* got the tree message (or is the root) */
-    uint8_t side_done[2];
-    uint8_t turn;
-    uint8_t started;
-    uint8_t recv_pending;
-    uint8_t send_pending;
-    uint8_t cleaned;
-    uint8_t in_step;
-    ucft_status_t status;
-} bcast_corrected_t;
-
 /* ---- tree ---------------------------------------------------------------- */
 
-static int bc_parent(const bcast_corrected_t *s, int v)
+int bc__parent(const bcast_corrected_t *s, int v)
 {
     switch (s->cfg->tree) {
     case BC_TREE_KARY:
@@ -151,13 +98,13 @@ static int bc_expected(const bcast_corrected_t *s, int v)
         return 1;
     if (s->dead_overflow)
         return 0;
-    for (; v >= 0; v = bc_parent(s, v))
+    for (; v >= 0; v = bc__parent(s, v))
         if (bc_is_dead(s, v))
             return 0;
     return 1;
 }
 
-static int bc_ring(const bcast_corrected_t *s, int side, int off)
+int bc__ring(const bcast_corrected_t *s, int side, int off)
 {
     int64_t t =
         side == BC_R ? (int64_t)s->vrank + off : (int64_t)s->vrank - off;
@@ -173,8 +120,8 @@ static int bc_guaranteed(const bcast_corrected_t *s)
     if (s->cfg->mode == BC_MODE_WINDOW) {
         /* An expected sender whose window holds me. */
         for (int j = 1; j <= s->h && j < s->n; j++)
-            if (bc_expected(s, bc_ring(s, BC_L, j)) ||
-                bc_expected(s, bc_ring(s, BC_R, j)))
+            if (bc_expected(s, bc__ring(s, BC_L, j)) ||
+                bc_expected(s, bc__ring(s, BC_R, j)))
                 return 1;
         return 0;
     }
@@ -185,7 +132,7 @@ static int bc_guaranteed(const bcast_corrected_t *s)
     for (int side = 0; side < 2; side++) {
         unsigned ndead = 0;
         for (int j = 1; j < s->n; j++) {
-            int v = bc_ring(s, side, j);
+            int v = bc__ring(s, side, j);
             if (bc_expected(s, v))
                 break;
             ndead += (unsigned)bc_is_dead(s, v);
@@ -198,27 +145,12 @@ static int bc_guaranteed(const bcast_corrected_t *s)
 
 /* ---- completion ---------------------------------------------------------- */
 
-static void bc_finish(bcast_corrected_t *s, ucft_status_t status, int in_cb)
+void bc__finish(bcast_corrected_t *s, ucft_status_t status, int in_cb)
 {
     s->status = status;
-    if (s->recv_pending)
-        tp_cancel(s->tp, &s->rreq);
+    bc__recv_cancel(s);
     if (in_cb && s->args->done_cb != NULL)
         s->args->done_cb(s->args->done_arg, s->tp->rank, status);
-}
-
-static ucft_status_t bc_post_recv(bcast_corrected_t *s)
-{
-    const coll_args_t *a = s->args;
-    unsigned char *dst = s->buf;
-
-    if (s->has_data && s->buf != NULL)
-        dst = s->buf + a->len; /* scratch: only the tag matters now */
-    ucft_status_t st = tp_recv(s->tp, coll_tag(a, 0, BC_KIND_TREE),
-                               BC_RECV_MASK, dst, a->len, &s->rreq);
-    if (st == UCFT_INPROGRESS)
-        s->recv_pending = 1;
-    return st;
 }
 
 /* ---- correction schedule --------------------------------------------------
@@ -258,7 +190,7 @@ static int bc_side(bcast_corrected_t *s, int side, int *off)
         goto done;
     for (int j = 1; j <= h && j <= 64; j++)
         if (!(s->heard_bits[side] >> (j - 1) & 1) &&
-            bc_expected(s, bc_ring(s, side, j)))
+            bc_expected(s, bc__ring(s, side, j)))
             return BC_BLOCKED;
     /* Skip ranks that sent to me: they have the data. */
     while (s->next[side] <= 64 &&
@@ -292,7 +224,7 @@ static int bc_next(bcast_corrected_t *s, int *dst, unsigned *kind)
         if (r == BC_SEND) {
             s->next[side]++;
             s->turn = (uint8_t)(side ^ 1);
-            *dst = bc_ring(s, side, off);
+            *dst = bc__ring(s, side, off);
             *kind = side == BC_R ? BC_KIND_CORR_R : BC_KIND_CORR_L;
             return BC_SEND;
         }
@@ -303,7 +235,7 @@ static int bc_next(bcast_corrected_t *s, int *dst, unsigned *kind)
 
 /* Drives the rank as far as it can go now. Returns the status (INPROGRESS
  * while active); done_cb runs only when in_cb. */
-static ucft_status_t bc_step(bcast_corrected_t *s, int in_cb)
+ucft_status_t bc__step(bcast_corrected_t *s, int in_cb)
 {
     const coll_args_t *a = s->args;
 
@@ -314,14 +246,14 @@ static ucft_status_t bc_step(bcast_corrected_t *s, int in_cb)
         if (bc_is_dead(s, 0) ||
             (s->dead.n > s->tol && !bc_expected(s, s->vrank) &&
              !bc_guaranteed(s)))
-            bc_finish(s, UCFT_ERR_PROC_FAILED, in_cb);
+            bc__finish(s, UCFT_ERR_PROC_FAILED, in_cb);
         goto out;
     }
     if (!s->sender) {
         /* Reached by a correction: done unless the tree message is still
          * to come. */
         if (!bc_expected(s, s->vrank))
-            bc_finish(s, UCFT_OK, in_cb);
+            bc__finish(s, UCFT_OK, in_cb);
         goto out;
     }
     while (!s->send_pending) {
@@ -331,7 +263,7 @@ static ucft_status_t bc_step(bcast_corrected_t *s, int in_cb)
         if (r == BC_BLOCKED)
             break;
         if (r == BC_DONE) {
-            bc_finish(s, UCFT_OK, in_cb);
+            bc__finish(s, UCFT_OK, in_cb);
             break;
         }
         ucft_status_t st =
@@ -357,70 +289,7 @@ static void bc_send_cb(tp_req_t *req)
     bcast_corrected_t *s = req->arg;
 
     s->send_pending = 0;
-    bc_step(s, 1);
-}
-
-/* A message arrived (tree or correction). */
-static void bc_on_msg(bcast_corrected_t *s, const tp_req_t *req)
-{
-    unsigned kind = ucft_tag_coll_kind(req->tag);
-    int src = coll_vrank_of(s->args, (int)ucft_tag_src(req->tag), s->args->root,
-                            s->n);
-
-    if (!s->has_data && s->buf != NULL && req->length != s->args->len)
-        return; /* short message: not the payload */
-    s->has_data = 1;
-    if (kind == BC_KIND_TREE) {
-        s->sender = 1;
-        return;
-    }
-    /* CORR_R comes from my left, CORR_L from my right. */
-    int side = kind == BC_KIND_CORR_R ? BC_L : BC_R;
-    int dist = side == BC_R ? (src - s->vrank + s->n) % s->n
-                            : (s->vrank - src + s->n) % s->n;
-    if (dist <= 0)
-        return;
-    if (dist <= 64) {
-        if (s->heard_bits[side] >> (dist - 1) & 1)
-            return;
-        s->heard_bits[side] |= (uint64_t)1 << (dist - 1);
-    }
-    if (s->heard[side] < UINT16_MAX)
-        s->heard[side]++;
-    if (dist > s->heard_max[side])
-        s->heard_max[side] = dist;
-}
-
-/* Keeps one receive posted, handling the ones that complete at once.
- * Returns UCFT_OK or the error that ends the rank. */
-static ucft_status_t bc_recv_loop(bcast_corrected_t *s)
-{
-    for (;;) {
-        ucft_status_t st = bc_post_recv(s);
-        if (st == UCFT_INPROGRESS)
-            return UCFT_OK;
-        if (st != UCFT_OK)
-            return st;
-        if (s->rreq.status == UCFT_OK)
-            bc_on_msg(s, &s->rreq);
-    }
-}
-
-static void bc_recv_cb(tp_req_t *req)
-{
-    bcast_corrected_t *s = req->arg;
-
-    s->recv_pending = 0;
-    if (s->cleaned || s->status != UCFT_INPROGRESS)
-        return;
-    if (req->status == UCFT_OK)
-        bc_on_msg(s, req);
-    ucft_status_t st = bc_recv_loop(s);
-    if (st != UCFT_OK) {
-        bc_finish(s, st, 1);
-        return;
-    }
-    bc_step(s, 1);
+    bc__step(s, 1);
 }
 
 /* ---- ops ------------------------------------------------------------------
@@ -452,8 +321,6 @@ static ucft_status_t bc_init(void *state, tp_t *tp, const coll_args_t *args,
         s->tol = (uint8_t)(2 * s->h);
     }
     s->status = UCFT_INPROGRESS;
-    s->rreq.cb = bc_recv_cb;
-    s->rreq.arg = s;
     s->sreq.cb = bc_send_cb;
     s->sreq.arg = s;
     return UCFT_OK;
@@ -464,16 +331,24 @@ static ucft_status_t bc_start(void *state)
     bcast_corrected_t *s = state;
 
     s->started = 1;
-    if (s->vrank == 0)
+    if (s->vrank == 0) {
+        /* The root hears only to count corrections: it posts its receives
+         * once it turns out to need them (not at all when it finishes at
+         * once, e.g. n = 2; what it did not receive is dropped late). */
         s->has_data = s->sender = 1;
+        if (bc__step(s, 0) != UCFT_INPROGRESS || s->n == 1)
+            return s->status;
+        bc__ready(s);
+    }
     if (s->n > 1) {
-        ucft_status_t st = bc_recv_loop(s);
+        ucft_status_t st = bc__recv_start(s);
         if (st != UCFT_OK) {
+            bc__recv_cancel(s);
             s->status = st;
             return st;
         }
     }
-    return bc_step(s, 0);
+    return bc__step(s, 0);
 }
 
 static ucft_status_t bc_test(const void *state)
@@ -486,8 +361,7 @@ static void bc_cleanup(void *state)
     bcast_corrected_t *s = state;
 
     s->cleaned = 1;
-    if (s->recv_pending)
-        tp_cancel(s->tp, &s->rreq);
+    bc__recv_cancel(s);
     coll_rankset_free(&s->dead);
 }
 
@@ -506,8 +380,20 @@ static void bc_on_failure(void *state, int rank)
                    rank);
         s->dead_overflow = 1;
     }
-    if (s->started)
-        bc_step(s, 1);
+    if (!s->started || s->status != UCFT_INPROGRESS)
+        return;
+    ucft_status_t st = bc__recv_any(s);
+    if (st != UCFT_OK) {
+        bc__finish(s, st, 1);
+        return;
+    }
+    bc__step(s, 1);
+}
+
+static int bc_idle(const void *state)
+{
+    const bcast_corrected_t *s = state;
+    return bc__recv_idle(s) && !s->send_pending;
 }
 
 static void bc_fill(void *buf, const coll_args_t *args, int rank, int size)
@@ -550,6 +436,7 @@ static int bc_check(const void *buf, const coll_args_t *args, int rank,
         .test = bc_test,                                                       \
         .cleanup = bc_cleanup,                                                 \
         .on_failure = bc_on_failure,                                           \
+        .idle = bc_idle,                                                       \
         .fill = bc_fill,                                                       \
         .check = bc_check,                                                     \
     }

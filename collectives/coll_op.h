@@ -15,8 +15,11 @@
  * the rank completed at once and done_cb will not run; UCFT_INPROGRESS means
  * done_cb will run later; an error means nothing runs later. After cleanup
  * the transport must be progressed until the cancelled requests have
- * completed (their callbacks touch the state) before the state is freed;
- * on sim: run the world until it is quiescent.
+ * completed (their callbacks touch the state) before the state is freed or
+ * reused: idle() says when (1: no transport request of the state is
+ * pending); on sim, running the world until it is quiescent makes every
+ * live rank's state idle. A state that is idle after cleanup may be passed
+ * to init again (the runtime keeps a free list of them).
  *
  * Tags: class UCFT_TAG_CLASS_COLL, context args->ctx, the sender's job
  * rank, payload = ucft_tag_coll_payload(args->seq, kind) with a kind from
@@ -86,6 +89,13 @@ typedef struct coll_args {
     const coll_map_t *map;  /* NULL: identity placement */
     coll_done_cb_t done_cb; /* may be NULL */
     void *done_arg;
+    /* May be NULL. Called (with done_arg, status UCFT_OK) at most once, by
+     * an algorithm whose rank's output is final before the rank has
+     * finished its part (a broadcast rank that has the data but still has
+     * corrections to send and to hear): the driver may hand the output
+     * over then and let the rank run on until done_cb. May be called from
+     * start() and from on_failure(), as well as from callbacks. */
+    coll_done_cb_t ready_cb;
 } coll_args_t;
 
 typedef struct coll_op_ops {
@@ -106,6 +116,12 @@ typedef struct coll_op_ops {
      * runtime: its membership). Called from progress, never inside another
      * of these calls. */
     void (*on_failure)(void *state, int rank);
+    /* 1 when none of the state's transport requests is pending (every
+     * callback it expects has run), 0 otherwise. Valid at any time after
+     * init; after cleanup, 1 means the state may be freed or reused at
+     * once. Every registered algorithm has it (a driver treats NULL as
+     * "unknown": the runtime then keeps the state for a grace period). */
+    int (*idle)(const void *state);
     /* For drivers and tests: write rank's input into buf, and check rank's
      * output (1 = correct). `dead` (size bytes, 1 = the rank died at some
      * point of the run) lets a check apply failure semantics, e.g. "every

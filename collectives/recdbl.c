@@ -302,6 +302,12 @@ static void rd_cleanup(void *state)
         tp_cancel(s->tp, &s->rreq);
 }
 
+static int rd_idle(const void *state)
+{
+    const recdbl_t *s = state;
+    return !s->rbusy && !s->sbusy;
+}
+
 const coll_op_ops_t coll_allreduce_recdbl_ops = {
     .op = "allreduce",
     .alg = "recdbl",
@@ -314,6 +320,7 @@ const coll_op_ops_t coll_allreduce_recdbl_ops = {
     .start = rd_start,
     .test = rd_test,
     .cleanup = rd_cleanup,
+    .idle = rd_idle,
     .on_failure = rd_on_failure,
     .fill = rc_fill,
     .check = rc_check_all,
@@ -332,6 +339,7 @@ const coll_op_ops_t coll_barrier_recdbl_ops = {
     .start = rd_start,
     .test = rd_test,
     .cleanup = rd_cleanup,
+    .idle = rd_idle,
     .on_failure = rd_on_failure,
     .consistent = 1,
 };

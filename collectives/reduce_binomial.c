@@ -236,6 +236,11 @@ static void rb_cleanup(void *state)
         tp_cancel(s->tp, &s->rreq);
 }
 
+static int rb_idle(const void *state)
+{
+    return !((const reduce_binomial_t *)state)->busy;
+}
+
 const coll_op_ops_t coll_reduce_binomial_ops = {
     .op = "reduce",
     .alg = "binomial",
@@ -247,6 +252,7 @@ const coll_op_ops_t coll_reduce_binomial_ops = {
     .start = rb_start,
     .test = rb_test,
     .cleanup = rb_cleanup,
+    .idle = rb_idle,
     .on_failure = rb_on_failure,
     .fill = rc_fill,
     .check = rc_check_root,

@@ -47,6 +47,7 @@
 #include "dtype.h"
 #include "reduce_corrected_impl.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -254,7 +255,7 @@ ucft_status_t rc_init(void *state, tp_t *tp, const coll_args_t *args, void *buf,
     if (count * es != len || (len > 0 && buf == NULL) ||
         dtype_validate(args->dtype, args->redop) != UCFT_OK)
         return UCFT_ERR_INVALID_PARAM;
-    memset(s, 0, sizeof(*s));
+    memset(s, 0, offsetof(rc_state_t, inline_mem));
     s->tp = tp;
     s->args = args;
     s->cfg = cfg;
@@ -270,7 +271,8 @@ ucft_status_t rc_init(void *state, tp_t *tp, const coll_args_t *args, void *buf,
     s->tmax = s->hfix + s->len +
               (cfg->scheme == RC_SCHEME_LIST ? 4 * (size_t)s->cap : 0);
     size_t ul = s->ufix + s->len, dl = 4 + s->len;
-    s->mem = malloc(2 * s->tmax + 2 * ul + (cfg->allreduce ? 2 * dl : 0));
+    size_t need = 2 * s->tmax + 2 * ul + (cfg->allreduce ? 2 * dl : 0);
+    s->mem = need <= sizeof(s->inline_mem) ? s->inline_mem : malloc(need);
     if (s->mem == NULL)
         return UCFT_ERR_NO_MEMORY;
     s->sbuf = s->mem;
@@ -366,8 +368,15 @@ void rc_cleanup(void *state)
      * still in flight on a backend that does not copy would need it: none
      * is, since every rank's last send completed before it finished (a
      * rank that never finished is dead or abandoned). */
-    free(s->mem);
+    if (s->mem != s->inline_mem)
+        free(s->mem);
     free(s->dead);
     s->mem = NULL;
     s->dead = NULL;
+    s->ndead = s->capdead = 0;
+}
+
+int rc_idle(const void *state)
+{
+    return ((const rc_state_t *)state)->busy == 0;
 }

@@ -29,13 +29,17 @@ typedef struct rc_config {
 #define RC_MAX_F 15
 /* f when args->f is 0 (the communicator default, DESIGN.md §5). */
 #define RC_DEFAULT_F 1
+/* Scratch kept inside the state: enough for an 8-byte allreduce with the
+ * list scheme at f = 1 (112 bytes), so that small operations allocate
+ * nothing; larger ones allocate their scratch at init. */
+#define RC_INLINE_SCRATCH 128
 
 typedef struct rc_state {
     tp_t *tp;
     const coll_args_t *args;
     const rc_config_t *cfg;
     unsigned char *buf; /* input; output at the root / every rank */
-    unsigned char *mem; /* scratch, allocated at init */
+    unsigned char *mem; /* scratch: `inline_mem`, or allocated at init */
     unsigned char *sbuf, *rbuf, *ubuf, *usend, *dbuf, *dsend;
     size_t len, count, hfix, ufix, tmax;
     tp_req_t sreq, ureq, rreq, dreq;
@@ -59,6 +63,8 @@ typedef struct rc_state {
     uint8_t busy; /* RC_B_* requests in flight */
     uint8_t tree_state, has_value, err_final, decided, restart, over;
     uint8_t done, cleaned, in_start;
+    /* Last: init clears the state only up to here. */
+    _Alignas(16) unsigned char inline_mem[RC_INLINE_SCRATCH];
 } rc_state_t;
 
 ucft_status_t rc_init(void *state, tp_t *tp, const coll_args_t *args, void *buf,
@@ -67,6 +73,7 @@ ucft_status_t rc_start(void *state);
 ucft_status_t rc_test(const void *state);
 void rc_cleanup(void *state);
 void rc_on_failure(void *state, int rank);
+int rc_idle(const void *state);
 
 /* Test encoding shared by the entries (reduce_corrected_check.c). With an
  * integer sum of count >= size elements, rank r contributes 1 at element r

@@ -40,6 +40,7 @@ RC_ENTRY(barrier)
         .test = rc_test,                                                       \
         .cleanup = rc_cleanup,                                                 \
         .on_failure = rc_on_failure,                                           \
+        .idle = rc_idle,                                                       \
         .fill = rc_fill,                                                       \
         .check = CHECK,                                                        \
         .consistent = CONS,                                                    \
@@ -82,5 +83,6 @@ const coll_op_ops_t coll_barrier_corrected_ops = {
     .test = rc_test,
     .cleanup = rc_cleanup,
     .on_failure = rc_on_failure,
+    .idle = rc_idle,
     .consistent = 1,
 };

@@ -108,6 +108,11 @@ static void ring_cleanup(void *state)
         tp_cancel(s->tp, &s->rreq);
 }
 
+static int ring_idle(const void *state)
+{
+    return ((const ring_exchange_t *)state)->pending == 0;
+}
+
 static void ring_fill(void *buf, const coll_args_t *args, int rank, int size)
 {
     unsigned char *b = buf;
@@ -138,6 +143,7 @@ const coll_op_ops_t coll_ring_exchange_ops = {
     .start = ring_start,
     .test = ring_test,
     .cleanup = ring_cleanup,
+    .idle = ring_idle,
     .fill = ring_fill,
     .check = ring_check,
 };

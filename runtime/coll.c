@@ -8,9 +8,22 @@
  *   input on entry and the output on exit (every algorithm's convention).
  * - Failures learnt by the context (rt_failure_declare) are passed to every
  *   running collective (on_failure).
- * - A finished operation's state stays allocated ("zombie") for
- *   RT_COLL_LINGER_NS after the request is released: the transport requests
- *   it cancelled complete from later progress calls and still touch it.
+ * - States and buffers are reused: a steady loop of operations allocates
+ *   nothing. When the request is released the algorithm's cleanup cancels
+ *   what is pending; the cancelled transport requests complete from a later
+ *   progress call and still touch the state, so the state waits in the
+ *   "finishing" list until ops->idle says none is pending (usually the next
+ *   progress call), then goes to its operation's free list (at most
+ *   RT_COLL_FREE_MAX kept; the others are freed). An algorithm without
+ *   idle cannot tell: its state lingers ("zombie") for RT_COLL_LINGER_NS.
+ * - Early completion: an algorithm whose output is final before the rank
+ *   has finished its part (args.ready_cb: a corrected broadcast rank that
+ *   has the data but has corrections to send and hear) completes the
+ *   request at once; the state runs on in the running list (failures,
+ *   progress) and is retired at its done_cb, even if the caller has let go
+ *   of the request ("detached"). At most RT_COLL_EARLY_MAX states run on
+ *   this way; beyond that a request completes at done_cb as before, which
+ *   is also the flow control of a root that runs ahead.
  * - Late messages of finished operations (corrections keep coming after a
  *   rank is done) are swept out of the transport's unexpected queue
  *   (runtime/coll_drain.c): they cannot match a later instance (the tag
@@ -27,6 +40,8 @@
 #include <string.h>
 
 #define RT_COLL_LINGER_NS (2 * UCFT_NSEC_PER_SEC)
+#define RT_COLL_FREE_MAX  (RT_COLL_EARLY_MAX + 4) /* kept for reuse per op */
+#define RT_COLL_EARLY_MAX 16 /* states running on after their request */
 
 static const char *const op_names[RT_COLL_NOPS + 1] = {
     "bcast", "reduce", "allreduce", "barrier", "barrier"};
@@ -73,44 +88,160 @@ static void list_del(struct rt_coll *c)
     c->next = c->prev = c;
 }
 
-static void coll_free(struct rt_coll *c)
+static void coll_free(struct ucft_context *ctx, struct rt_coll *c)
 {
+    ctx->coll_stats.live--;
     free(c->state);
     free(c->buf);
     free(c);
 }
 
-/* Completion, from a transport callback inside the algorithm. */
-static void coll_done(void *arg, int rank, ucft_status_t status)
+/* A state from the operation's free list, or a new one. */
+static struct rt_coll *coll_get(struct ucft_context *ctx, int slot,
+                                const coll_op_ops_t *ops)
+{
+    rt_coll_stats_t *cs = &ctx->coll_stats;
+    struct rt_coll *c = ctx->coll_free[slot];
+    if (c != NULL) {
+        ctx->coll_free[slot] = c->next;
+        cs->nfree[slot]--;
+    } else {
+        c = calloc(1, sizeof(*c));
+        if (c == NULL)
+            return NULL;
+        c->state = calloc(1, ops->state_size);
+        if (c->state == NULL) {
+            free(c);
+            return NULL;
+        }
+        c->slot = slot;
+        cs->allocs++;
+        if (++cs->live > cs->peak)
+            cs->peak = cs->live;
+    }
+    c->next = c->prev = c;
+    return c;
+}
+
+/* The state's requests have all completed: reuse it, or free it. */
+static void coll_recycle(struct ucft_context *ctx, struct rt_coll *c)
+{
+    if (ctx->coll_stats.nfree[c->slot] >= RT_COLL_FREE_MAX) {
+        coll_free(ctx, c);
+        return;
+    }
+    c->req = NULL;
+    c->out = NULL;
+    c->next = ctx->coll_free[c->slot];
+    c->prev = NULL;
+    ctx->coll_free[c->slot] = c;
+    ctx->coll_stats.nfree[c->slot]++;
+}
+
+/* After ops->cleanup: recycle at once when nothing is pending, else wait
+ * (for idle, or for the linger time). Inside an algorithm's callback
+ * (in_cb) the state is still in use up the stack: it waits for the next
+ * progress call. */
+static void coll_retire(struct ucft_context *ctx, struct rt_coll *c, int in_cb)
+{
+    if (c->ops->idle != NULL) {
+        if (!in_cb && c->ops->idle(c->state))
+            coll_recycle(ctx, c);
+        else
+            list_add(&ctx->finishing, c);
+        return;
+    }
+    c->free_at = ucft_clock_now_ns() + RT_COLL_LINGER_NS;
+    list_add(&ctx->zombies, c);
+}
+
+static void coll_release(struct ucft_request *r, int in_cb);
+
+/* The request's outcome: OK with the output copied out, or the error. */
+static void coll_complete(struct rt_coll *c, ucft_status_t status)
+{
+    struct ucft_request *r = c->req;
+    if (status == UCFT_OK && c->out != NULL && c->args.len > 0)
+        memcpy(c->out, c->buf, c->args.len);
+    c->out = NULL;
+    r->info.status = status;
+    r->info.length = status == UCFT_OK ? c->args.len : 0;
+    r->done = 1;
+}
+
+/* The rank's output is final (args.ready_cb), maybe before the state has
+ * finished: complete the request now, unless too many states run on. */
+static void coll_ready(void *arg, int rank, ucft_status_t status)
 {
     struct rt_coll *c = arg;
     struct ucft_request *r = c->req;
     (void)rank;
-    if (status == UCFT_OK && c->out != NULL && c->args.len > 0)
-        memcpy(c->out, c->buf, c->args.len);
-    r->info.status = status;
-    r->info.length = status == UCFT_OK ? c->args.len : 0;
-    r->done = 1;
+    if (r == NULL || r->done || c->ready || status != UCFT_OK ||
+        c->ctx->coll_early >= RT_COLL_EARLY_MAX)
+        return;
+    c->ready = 1;
+    c->ctx->coll_early++;
+    coll_complete(c, UCFT_OK);
+    if (r->released) { /* nobody waits for it: detach at once */
+        r->coll = NULL;
+        c->req = NULL;
+        rt_req_put(r);
+    }
+}
+
+/* The rank has finished its part (done_cb), from a transport callback
+ * inside the algorithm (or from rt_coll_post). */
+static void coll_done(void *arg, int rank, ucft_status_t status)
+{
+    struct rt_coll *c = arg;
+    struct ucft_context *ctx = c->ctx;
+    struct ucft_request *r = c->req;
+    (void)rank;
     list_del(c);
-    rt_drain_finished(r->ctx, c->args.ctx, c->args.seq);
+    rt_drain_finished(ctx, c->args.ctx, c->args.seq);
+    if (c->ready) {
+        /* The request completed at ready_cb; the caller has its output. */
+        ctx->coll_early--;
+        if (status != UCFT_OK)
+            ucft_debug(&ctx->log,
+                       "collective %u: finished its part with %s after "
+                       "its output was delivered",
+                       (unsigned)c->args.seq, ucft_status_string(status));
+        if (r == NULL) { /* detached */
+            c->ops->cleanup(c->state);
+            coll_retire(ctx, c, 1);
+        }
+        return;
+    }
+    coll_complete(c, status);
     if (r->released)
-        rt_coll_release(r);
+        coll_release(r, 1);
 }
 
 void rt_coll_release(struct ucft_request *r)
+{
+    coll_release(r, 0);
+}
+
+static void coll_release(struct ucft_request *r, int in_cb)
 {
     struct rt_coll *c = r->coll;
     struct ucft_context *ctx = r->ctx;
     if (c == NULL)
         return;
     r->coll = NULL;
+    if (c->next != c && c->ready) {
+        c->req = NULL; /* detached: runs on until its done_cb */
+        if (r->released)
+            rt_req_put(r);
+        return;
+    }
     if (c->next != c) {
         list_del(c); /* still running: the caller gave it up */
         rt_drain_finished(ctx, c->args.ctx, c->args.seq);
     }
     c->ops->cleanup(c->state);
-    c->free_at = ucft_clock_now_ns() + RT_COLL_LINGER_NS;
-    list_add(&ctx->zombies, c);
+    coll_retire(ctx, c, in_cb);
     if (r->released)
         rt_req_put(r);
 }
@@ -142,26 +273,41 @@ ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,
     const coll_op_ops_t *ops =
         op == RT_COLL_SYNC ? ctx->coll_sync : ctx->coll_alg[op];
     size_t len = count * esize;
+    /* A rank whose operations complete at once (a broadcast root) never
+     * waits, so nothing else progresses it: without this, the late messages
+     * of its finished instances would stay in the transport until the next
+     * wait (thousands of them), and the cancellations of its finished
+     * instances would not complete (their states could not be reused). */
+    if ((ctx->coll_free[op] == NULL &&
+         ctx->finishing.next != &ctx->finishing) ||
+        (ctx->drain.pending && (++ctx->coll_post_tick & 7) == 0))
+        ucft_progress(ctx);
     if (ctx->drain.pending)
         rt_drain_sweep(ctx); /* before this instance posts its receives */
-    struct rt_coll *c = calloc(1, sizeof(*c));
+    struct rt_coll *c = coll_get(ctx, op, ops);
     if (c == NULL)
         return UCFT_ERR_NO_MEMORY;
-    c->next = c->prev = c;
     c->ops = ops;
-    c->state = calloc(1, ops->state_size);
-    c->buf = len ? malloc(len * ops->buf_mult) : NULL;
+    size_t need = len * ops->buf_mult;
+    if (need > c->bufcap) {
+        free(c->buf);
+        c->buf = malloc(need);
+        c->bufcap = c->buf != NULL ? need : 0;
+    }
     struct ucft_request *r = rt_req_get(ctx);
-    if (c->state == NULL || (len && c->buf == NULL) || r == NULL) {
+    if ((need && c->buf == NULL) || r == NULL) {
         if (r != NULL)
             rt_req_put(r);
-        coll_free(c);
+        coll_recycle(ctx, c); /* nothing was posted */
         return UCFT_ERR_NO_MEMORY;
     }
+    ctx->coll_stats.ops++;
     if (len > 0 && in != NULL)
         memcpy(c->buf, in, len);
     c->out = out;
     c->req = r;
+    c->ctx = ctx;
+    c->ready = 0;
     c->args = (coll_args_t){.root = root,
                             .len = len,
                             .ctx = comm->ctx_id,
@@ -172,7 +318,8 @@ ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,
                             .redop = redop,
                             .map = comm->map.n > 0 ? &comm->map : NULL,
                             .done_cb = coll_done,
-                            .done_arg = c};
+                            .done_arg = c,
+                            .ready_cb = coll_ready};
     r->kind = RT_REQ_COLL;
     r->comm = comm;
     r->coll = c;
@@ -190,24 +337,40 @@ ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,
     for (size_t i = 0; st == UCFT_INPROGRESS && i < ctx->nfailed; i++) {
         if (ops->on_failure != NULL)
             ops->on_failure(c->state, ctx->failed_list[i]);
-        if (r->done)
-            return *req = r, UCFT_OK; /* completed by that news */
+        if (c->next == c)
+            return *req = r, UCFT_OK; /* finished by that news */
     }
     if (st == UCFT_OK) {
         /* Done at once (e.g. one rank): done_cb did not run. */
         coll_done(c, comm->rank, ops->test(c->state));
     } else if (st != UCFT_INPROGRESS) {
+        if (c->ready)
+            ctx->coll_early--;
         list_del(c);
         rt_drain_finished(ctx, c->args.ctx, c->args.seq);
         ops->cleanup(c->state);
-        c->free_at = ucft_clock_now_ns() + RT_COLL_LINGER_NS;
-        list_add(&ctx->zombies, c);
+        coll_retire(ctx, c, 0);
         r->coll = NULL;
         rt_req_put(r);
         return st;
     }
     *req = r;
     return UCFT_OK;
+}
+
+static int no_early(void *arg)
+{
+    return ((struct ucft_context *)arg)->coll_early == 0;
+}
+
+void rt_coll_quiesce(struct ucft_context *ctx, uint64_t timeout_ns)
+{
+    if (ctx->coll_early > 0 &&
+        rt_wait_until(ctx, no_early, ctx, timeout_ns) != UCFT_OK)
+        ucft_warn(&ctx->log,
+                  "finalize: %u collectives still running their part after "
+                  "their result was delivered",
+                  ctx->coll_early);
 }
 
 void rt_coll_failure(struct ucft_context *ctx, int rank)
@@ -222,18 +385,33 @@ void rt_coll_failure(struct ucft_context *ctx, int rank)
 unsigned rt_coll_progress(struct ucft_context *ctx)
 {
     unsigned n = 0;
+    /* Late messages also arrive while no instance ends here (a rank far
+     * ahead waits for the others): sweep every 64th call too, and at every
+     * call while finalizing. */
+    if (ctx->finalizing ||
+        ((++ctx->coll_tick & 63) == 0 && ctx->coll_stats.ops > 0))
+        ctx->drain.pending = 1;
     if (ctx->drain.pending)
         rt_drain_sweep(ctx);
+    /* Finished states whose cancelled requests have completed by now. */
+    for (struct rt_coll *c = ctx->finishing.next, *nx; c != &ctx->finishing;
+         c = nx) {
+        nx = c->next;
+        if (c->ops->idle(c->state)) {
+            list_del(c);
+            coll_recycle(ctx, c);
+        }
+    }
     /* Lingering states are freed in bulk now and then: a clock read on
      * every progress call would tax the point-to-point hot path. */
-    if (ctx->zombies.next == &ctx->zombies || (++ctx->coll_tick & 63) != 0)
+    if (ctx->zombies.next == &ctx->zombies || (ctx->coll_tick & 63) != 0)
         return 0;
     uint64_t now = ucft_clock_now_ns();
     while (ctx->zombies.next != &ctx->zombies &&
            ctx->zombies.next->free_at <= now) {
         struct rt_coll *c = ctx->zombies.next;
         list_del(c);
-        coll_free(c);
+        coll_free(ctx, c);
         n++;
     }
     return n;
@@ -247,6 +425,20 @@ void rt_coll_cleanup(struct ucft_context *ctx)
         c->ops->cleanup(c->state);
         list_add(&ctx->zombies, c);
     }
+    /* Drop the late messages still queued: a rank that ran far ahead of
+     * the others gets thousands of them at the end, more than one sweep
+     * takes (bounded, like the wait below). */
+    uint64_t until = ucft_clock_now_ns() + 200 * UCFT_NSEC_PER_MSEC;
+    uint64_t before = ctx->drained;
+    do {
+        ctx->drain.pending = 1;
+        rt_drain_sweep(ctx);
+        tp_progress(ctx->tp);
+    } while ((ctx->drain.pending || ctx->drain.posted) &&
+             ucft_clock_now_ns() < until);
+    if (ctx->drained > before)
+        ucft_info(&ctx->log, "finalize: %llu late collective messages dropped",
+                  (unsigned long long)(ctx->drained - before));
     rt_drain_cancel_all(ctx);
     /* Let the cancellations complete (their callbacks touch the states):
      * progress until the transport is quiet for a few rounds, bounded. */
@@ -257,12 +449,27 @@ void rt_coll_cleanup(struct ucft_context *ctx)
 
 void rt_coll_free_all(struct ucft_context *ctx)
 {
+    rt_coll_stats_t *cs = &ctx->coll_stats;
+    if (cs->ops > 0)
+        ucft_info(&ctx->log,
+                  "collectives: %llu operations, %llu states allocated, at "
+                  "most %u at once; %llu late messages dropped",
+                  (unsigned long long)cs->ops, (unsigned long long)cs->allocs,
+                  cs->peak, (unsigned long long)ctx->drained);
     /* After the transport is gone: nothing can touch the states now. */
-    while (ctx->zombies.next != &ctx->zombies) {
-        struct rt_coll *c = ctx->zombies.next;
-        list_del(c);
-        coll_free(c);
-    }
+    rt_coll_t *heads[2] = {&ctx->finishing, &ctx->zombies};
+    for (int i = 0; i < 2; i++)
+        while (heads[i]->next != heads[i]) {
+            struct rt_coll *c = heads[i]->next;
+            list_del(c);
+            coll_free(ctx, c);
+        }
+    for (int i = 0; i <= RT_COLL_NOPS; i++)
+        while (ctx->coll_free[i] != NULL) {
+            struct rt_coll *c = ctx->coll_free[i];
+            ctx->coll_free[i] = c->next;
+            coll_free(ctx, c);
+        }
 }
 
 /* ---- public calls ------------------------------------------------------ */

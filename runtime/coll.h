@@ -11,17 +11,23 @@
 struct ucft_context;
 struct ucft_request;
 
-/* A running or lingering collective. The context keeps two circular lists
- * of them (running, lingering) with sentinels of this type. */
+/* A collective instance: its state, its buffer and its arguments. The
+ * context keeps circular lists of them (running, finishing, lingering) with
+ * sentinels of this type, and a free list per operation of the ones ready
+ * for reuse (singly linked through next). */
 typedef struct rt_coll {
     struct rt_coll *prev, *next;
-    struct ucft_request *req;
+    struct ucft_context *ctx;
+    struct ucft_request *req; /* NULL once the caller let go of it */
     const coll_op_ops_t *ops;
     coll_args_t args;
-    void *state;
+    void *state; /* ops->state_size bytes */
     unsigned char *buf;
-    void *out; /* where the first len bytes go on success, or NULL */
-    uint64_t free_at;
+    size_t bufcap;    /* bytes allocated at buf */
+    void *out;        /* where the first len bytes go on success, or NULL */
+    uint64_t free_at; /* lingering (no ops->idle): when to free */
+    int slot;         /* the operation (RT_COLL_*): its free list */
+    int ready;        /* the request completed before the state finished */
 } rt_coll_t;
 
 enum {
@@ -36,17 +42,30 @@ enum {
     RT_COLL_SYNC = RT_COLL_NOPS
 };
 
+/* Counters of collective states (for the finalize log line and tests). */
+typedef struct rt_coll_stats {
+    uint64_t ops;    /* instances posted */
+    uint64_t allocs; /* states allocated (the others were reused) */
+    unsigned live;   /* states allocated now (free lists included) */
+    unsigned peak;   /* the most at once */
+    unsigned nfree[RT_COLL_NOPS + 1]; /* per free list */
+} rt_coll_stats_t;
+
 ucft_status_t rt_coll_init(struct ucft_context *ctx);
 /* Posts operation `op` (RT_COLL_*): `in` is copied into the op buffer,
  * the result is copied to `out` (NULL: not wanted) on success. */
 ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,
                            void *out, size_t count, int dtype, int redop,
                            ucft_request_h *req);
+/* Finalize: progress until the states that run on after their request
+ * completed (early completion) have finished, at most timeout_ns. */
+void rt_coll_quiesce(struct ucft_context *ctx, uint64_t timeout_ns);
 /* The corrected barrier on `comm` (RT_COLL_SYNC), blocking. */
 ucft_status_t rt_coll_sync(ucft_comm_h comm);
 /* `rank` failed: tell every running collective. */
 void rt_coll_failure(struct ucft_context *ctx, int rank);
-/* Frees lingering states, drops late messages; the work done. */
+/* Recycles finished states whose requests have completed, frees lingering
+ * ones, drops late messages; the work done. */
 unsigned rt_coll_progress(struct ucft_context *ctx);
 /* The request of a collective is released by the caller. */
 void rt_coll_release(struct ucft_request *r);

@@ -19,7 +19,9 @@
  * looks again; it stops at the first message that may still be wanted (a
  * running or future instance, an unknown communicator). Messages arrive
  * roughly in instance order, so late ones are found at the head. A sweep
- * is due whenever an instance ends and after every dropped message; it
+ * is due whenever an instance ends and after every dropped message (and,
+ * while finalizing, at every progress call: the other ranks' last late
+ * messages arrive then, with no instance ending here any more); it
  * runs from rt_coll_progress and before a new instance starts, never
  * inside a transport callback, and nothing stays posted in between (no
  * wildcard receive slows down the matching of other messages).
@@ -78,7 +80,7 @@ void rt_drain_sweep(struct ucft_context *ctx)
     const uint64_t ctag = ucft_tag_make(UCFT_TAG_CLASS_COLL, 0, 0, 0);
     const uint64_t cmask = (uint64_t)3 << UCFT_TAG_CLASS_SHIFT;
 
-    if (!d->pending || d->posted || ctx->finalizing)
+    if (!d->pending || d->posted || d->stopped)
         return;
     d->pending = 0;
     d->ctx = ctx;
@@ -101,6 +103,7 @@ void rt_drain_sweep(struct ucft_context *ctx)
 
 void rt_drain_cancel_all(struct ucft_context *ctx)
 {
+    ctx->drain.stopped = 1;
     ctx->drain.pending = 0;
     if (ctx->drain.posted)
         tp_cancel(ctx->tp, &ctx->drain.req);

@@ -197,6 +197,7 @@ ucft_status_t ucft_init(const ucft_params_t *params, ucft_context_h *ctx_p)
     ctx->epfd = -1;
     ctx->pending.next = ctx->pending.prev = &ctx->pending;
     ctx->colls.next = ctx->colls.prev = &ctx->colls;
+    ctx->finishing.next = ctx->finishing.prev = &ctx->finishing;
     ctx->zombies.next = ctx->zombies.prev = &ctx->zombies;
     ucft_log_init(&ctx->log, UCFT_LOG_WARN, "ucft");
     st = ucft_config_read(&rt_config_table, &ctx->cfg, NULL, NULL, err,
@@ -323,7 +324,10 @@ ucft_status_t ucft_finalize(ucft_context_h ctx)
      * a peer that closed while this rank was still working would look
      * failed (an endpoint error is failure evidence). The corrected barrier
      * (whatever UCFT_BARRIER_ALG says) tolerates the dead ranks that the
-     * PMIx fence may not. */
+     * PMIx fence may not. Collectives that completed early for the caller
+     * first finish their part (their last messages go to ranks that may
+     * leave once the barrier is done). */
+    rt_coll_quiesce(ctx, ctx->cfg.finalize_timeout_ns);
     if (ctx->boot.size > 1) {
         st = rt_coll_sync(&ctx->world);
         if (st != UCFT_OK)

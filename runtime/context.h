@@ -80,6 +80,7 @@ typedef struct rt_drain {
     struct ucft_context *ctx;
     int posted;  /* a receive is in flight (a large message) */
     int pending; /* a sweep is due */
+    int stopped; /* finalize: no more sweeps */
     unsigned char buf[64];
 } rt_drain_t;
 
@@ -112,11 +113,18 @@ struct ucft_context {
     /* Collectives (runtime/coll.c). */
     const coll_op_ops_t *coll_alg[RT_COLL_NOPS];
     const coll_op_ops_t *coll_sync; /* corrected barrier (finalize) */
-    rt_coll_t colls, zombies;       /* sentinels: running, lingering */
+    /* Sentinels: running; finishing (cleaned up, a cancelled request still
+     * to complete: recycled once ops->idle says so); lingering (no idle:
+     * freed after RT_COLL_LINGER_NS). */
+    rt_coll_t colls, finishing, zombies;
+    rt_coll_t *coll_free[RT_COLL_NOPS + 1]; /* per operation, for reuse */
+    rt_coll_stats_t coll_stats;
+    unsigned coll_early; /* running states whose request already completed */
     rt_drain_t drain;
     unsigned coll_tick;
-    uint64_t drained;   /* late collective messages dropped */
-    rt_inject_t inject; /* UCFT_INJECT (runtime/inject.h) */
+    unsigned coll_post_tick; /* posts: a progress call every 8th */
+    uint64_t drained;        /* late collective messages dropped */
+    rt_inject_t inject;      /* UCFT_INJECT (runtime/inject.h) */
 };
 
 /* failure.c */

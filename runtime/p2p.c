@@ -296,8 +296,11 @@ ucft_status_t ucft_wait(ucft_request_h *req, ucft_info_t *info)
     struct ucft_request *r = *req;
     if (r != NULL && !r->done) {
         struct ucft_context *ctx = r->ctx;
-        unsigned n =
-            ctx->cfg.wait_mode == RT_WAIT_SLEEP ? 0 : WAIT_INLINE_POLLS;
+        unsigned n = ctx->cfg.wait_mode == RT_WAIT_SLEEP ||
+                             (ctx->cfg.wait_mode == RT_WAIT_HYBRID &&
+                              ctx->cfg.spin_ns == 0)
+                         ? 0
+                         : WAIT_INLINE_POLLS;
         while (n-- > 0 && !r->done)
             ucft_progress(ctx);
         if (!req_is_done(r))

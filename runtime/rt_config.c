@@ -16,10 +16,19 @@ static const ucft_config_field_t rt_fields[] = {
      ucft_config_parse_enum, F(log_level), log_levels},
     {"WAIT", "hybrid",
      "how blocking calls wait: spin (busy poll), sleep (on the event fd at "
-     "once) or hybrid (spin for UCFT_SPIN_TIME, then sleep)",
+     "once) or hybrid (busy poll for UCFT_SPIN_TIME, then poll and yield "
+     "the core for UCFT_YIELD_TIME, then sleep)",
      ucft_config_parse_enum, F(wait_mode), wait_modes},
-    {"SPIN_TIME", "50us", "hybrid wait: how long to busy-poll before sleeping",
+    {"SPIN_TIME", "0",
+     "hybrid wait: how long to busy-poll without yielding the core first "
+     "(only worth it with a core per rank: a rank that spins holds a core "
+     "that another rank may need)",
      ucft_config_parse_time, F(spin_ns), NULL},
+    {"YIELD_TIME", "2ms",
+     "hybrid wait: then how long to keep polling, yielding the core "
+     "(sched_yield) whenever a poll finds nothing, before sleeping on the "
+     "event fd (a wakeup costs tens of microseconds on a busy node)",
+     ucft_config_parse_time, F(yield_ns), NULL},
     {"POLL_TIMEOUT", "100ms",
      "longest single sleep on the event fd (a bound, so that a missed wakeup "
      "costs at most this)",

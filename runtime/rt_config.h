@@ -11,7 +11,8 @@ enum rt_wait_mode { RT_WAIT_SPIN = 0, RT_WAIT_SLEEP = 1, RT_WAIT_HYBRID = 2 };
 typedef struct rt_config {
     int log_level;
     int wait_mode;            /* enum rt_wait_mode */
-    uint64_t spin_ns;         /* hybrid: spin this long before sleeping */
+    uint64_t spin_ns;         /* hybrid: busy-poll this long, */
+    uint64_t yield_ns;        /* then poll and yield this long, then sleep */
     uint64_t poll_ns;         /* longest single sleep on the event fd */
     uint64_t keepalive_ns;    /* UCX keepalive interval */
     uint64_t init_timeout_ns; /* wire-up bound */

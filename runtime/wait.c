@@ -1,8 +1,15 @@
 /*
  * Waiting. spin: progress in a loop. sleep: arm the transport and sleep on
  * the context fd (UCX event fd + our eventfd) with a bounded poll. hybrid:
- * spin for UCFT_SPIN_TIME, then sleep. Sixteen ranks on two cores must not
- * burn the cores while they wait.
+ * busy-poll for UCFT_SPIN_TIME (default 0), then poll for UCFT_YIELD_TIME
+ * (default 2 ms) calling sched_yield after every poll that finds nothing,
+ * then sleep. Yielding hands the core to another rank that has work (with
+ * more ranks than cores, the one that will send us our message) instead of
+ * holding it for a time slice, and costs one system call when nobody else
+ * wants the core; sleeping makes every later message a wakeup (tens of
+ * microseconds on a loaded node). docs/bench.md (coll) has the measurements
+ * behind the defaults. Sixteen idle ranks on two cores must not burn the
+ * cores: after the yield budget they sleep.
  *
  * Guard against a wakeup fd that fires without work (UCX's tcp wakeup
  * before wire-up completes): after several consecutive empty wakeups the
@@ -12,7 +19,15 @@
 #include "runtime/base/clock.h"
 
 #include <poll.h>
+#include <sched.h>
 #include <time.h>
+
+/* A sched_yield that returns within YIELD_ALONE_NS ran nobody else: the
+ * core is not contended, and the next YIELD_ALONE_POLLS empty polls do not
+ * yield (a system call per poll delays noticing a message on an idle
+ * core). */
+#define YIELD_ALONE_NS    (1 * UCFT_NSEC_PER_USEC)
+#define YIELD_ALONE_POLLS 15
 
 #define EMPTY_WAKEUPS_BEFORE_BACKOFF 8
 #define BACKOFF_MIN_NS               (100 * UCFT_NSEC_PER_USEC)
@@ -47,7 +62,8 @@ ucft_status_t rt_wait_until(struct ucft_context *ctx, int (*cond)(void *),
     int mode = ctx->cfg.wait_mode;
     unsigned empty = 0;
 
-    if (mode != RT_WAIT_SLEEP) {
+    if (mode == RT_WAIT_SPIN ||
+        (mode == RT_WAIT_HYBRID && ctx->cfg.spin_ns > 0)) {
         uint64_t spin_end =
             mode == RT_WAIT_SPIN ? UINT64_MAX : deadline_of(ctx->cfg.spin_ns);
         if (spin_end > deadline)
@@ -59,6 +75,31 @@ ucft_status_t rt_wait_until(struct ucft_context *ctx, int (*cond)(void *),
             /* Reading the clock costs ~20 ns: do it once every 64 turns. */
             if ((i & 63) == 0 && ucft_clock_now_ns() >= spin_end)
                 break;
+        }
+    }
+    if (mode == RT_WAIT_HYBRID && ctx->cfg.yield_ns > 0) {
+        uint64_t yield_end = deadline_of(ctx->cfg.yield_ns);
+        if (yield_end > deadline)
+            yield_end = deadline;
+        for (unsigned skip = 0;;) {
+            if (cond(arg))
+                return UCFT_OK;
+            if (ucft_progress(ctx) > 0)
+                continue;
+            if (cond(arg))
+                return UCFT_OK;
+            uint64_t now = ucft_clock_now_ns();
+            if (now >= yield_end)
+                break;
+            if (skip > 0) {
+                skip--;
+                continue;
+            }
+            sched_yield(); /* another rank on this core may be the sender */
+            /* Back at once: nobody else wanted this core, so the next
+             * polls need not pay a system call each. */
+            if (ucft_clock_now_ns() - now < YIELD_ALONE_NS)
+                skip = YIELD_ALONE_POLLS;
         }
     }
     for (;;) {

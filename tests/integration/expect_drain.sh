@@ -19,4 +19,9 @@ grep -q "was not matched" "$out" && fail "UCX found unreceived messages at exit"
 max=$(sed -n 's/.*discarded \([0-9]*\) unmatched.*/\1/p' "$out" | sort -n | tail -1)
 echo "largest count of messages left at destroy: ${max:-0}"
 [ "${max:-0}" -le 64 ] || fail "${max} late messages accumulated (at most 64 expected)"
+# Finalize drops what is still queued; it must be the tail end, not a
+# backlog that the sweeps during the run left behind.
+fin=$(sed -n 's/.*finalize: \([0-9]*\) late collective messages dropped.*/\1/p' "$out" | sort -n | tail -1)
+echo "largest count of late messages dropped at finalize: ${fin:-0}"
+[ "${fin:-0}" -le 64 ] || fail "${fin} late messages were left for finalize (at most 64 expected)"
 echo "PASS: late collective messages were drained"

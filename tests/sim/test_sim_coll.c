@@ -1,6 +1,7 @@
 /* Collectives on the sim transport, through the same driver as ucft-sim:
  * LogGP closed forms, exact message counts, exact delivered sets under
  * failures, determinism. */
+#include "collectives/dtype.h"
 #include "collectives/tree_binomial.h"
 #include "tools/sim/simrun.h"
 
@@ -265,6 +266,59 @@ static void test_sim_coll_op_table(void **state)
     assert_null(coll_op_find(NULL, NULL));
 }
 
+/* Every algorithm says when its state may be reused (ops->idle): after
+ * cleanup and a quiescent run every live rank's state is idle, with and
+ * without failures (a dead root, a dead rank before the op, a rank dying
+ * during it, random deaths), at several sizes and roots. The runtime
+ * recycles a state as soon as idle says so. */
+static void test_sim_coll_idle_after_cleanup(void **state)
+{
+    const int sizes[] = {1, 2, 3, 7, 16, 33};
+    for (size_t i = 0; coll_op_table[i] != NULL; i++) {
+        const coll_op_ops_t *o = coll_op_table[i];
+        assert_non_null(o->idle);
+        for (size_t si = 0; si < 6; si++) {
+            int n = sizes[si];
+            for (int scen = 0; scen < 5; scen++) {
+                simrun_params_t p;
+                simrun_result_t r;
+                simrun_fail_t f = {.kind = SIMRUN_FAIL_BEFORE_OP};
+                simrun_params_default(&p, o, n);
+                p.len = 16;
+                p.root = n > 2 ? 1 : 0;
+                p.args.f = 1;
+                p.args.dtype = COLL_DTYPE_INT64;
+                p.args.redop = COLL_REDOP_SUM;
+                p.args.count = 2;
+                p.sim.seed = (uint64_t)(7 + scen);
+                if (scen == 1 && n > 1) { /* the root is dead */
+                    f.rank = p.root;
+                    p.fails = &f;
+                    p.nfails = 1;
+                } else if (scen == 2 && n > 2) { /* another rank */
+                    f.rank = n - 1;
+                    p.fails = &f;
+                    p.nfails = 1;
+                } else if (scen == 3 && n > 2) { /* mid-operation */
+                    f.kind = SIMRUN_FAIL_BEFORE_SEND;
+                    f.rank = (p.root + 1) % n;
+                    f.k = 2;
+                    p.fails = &f;
+                    p.nfails = 1;
+                } else if (scen == 4 && n > 8) {
+                    p.fail_random = 3;
+                }
+                assert_int_equal(simrun_run(&p, &r, NULL), UCFT_OK);
+                assert_int_equal(r.bounded, 0);
+                if (r.not_idle != 0)
+                    fail_msg("%s %s, n = %d, scenario %d: %d live ranks "
+                             "not idle after cleanup",
+                             o->op, o->alg, n, scen, r.not_idle);
+            }
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -275,6 +329,7 @@ int main(void)
         cmocka_unit_test(test_sim_coll_determinism),
         cmocka_unit_test(test_sim_coll_ring),
         cmocka_unit_test(test_sim_coll_op_table),
+        cmocka_unit_test(test_sim_coll_idle_after_cleanup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -117,7 +117,10 @@ static void test_config_runtime_table_defaults_parse(void **state)
                      UCFT_OK);
     assert_int_equal(c.wait_mode, RT_WAIT_HYBRID);
     assert_int_equal(c.log_level, UCFT_LOG_WARN);
-    assert_true(c.poll_ns > 0 && c.spin_ns > 0);
+    assert_true(c.poll_ns > 0);
+    /* hybrid: no busy poll, 2 ms of poll-and-yield, then sleep. */
+    assert_int_equal(c.spin_ns, 0);
+    assert_int_equal(c.yield_ns, 2000000);
     const char *env2[] = {"UCFT_WAIT=spin", "UCFT_LOG_LEVEL=debug", NULL};
     assert_int_equal(ucft_config_read(&rt_config_table, &c, fake_getenv,
                                       (void *)env2, err, sizeof(err)),

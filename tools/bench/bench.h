@@ -48,12 +48,14 @@ typedef enum bench_wait_mode {
 
 typedef struct bench_wait_cfg {
     bench_wait_mode_t mode; /* UCFT_WAIT, default hybrid */
-    uint64_t spin_ns;       /* UCFT_SPIN_TIME, default 50us */
+    uint64_t spin_ns;       /* UCFT_SPIN_TIME */
+    uint64_t yield_ns;      /* UCFT_YIELD_TIME */
     uint64_t poll_ns;       /* UCFT_POLL_TIMEOUT, default 100ms */
     uint64_t keepalive_ns;  /* UCFT_UCX_KEEPALIVE, default 1s */
 } bench_wait_cfg_t;
 
-/* Reads UCFT_WAIT, UCFT_SPIN_TIME, UCFT_POLL_TIMEOUT and UCFT_UCX_KEEPALIVE
+/* Reads UCFT_WAIT, UCFT_SPIN_TIME, UCFT_YIELD_TIME, UCFT_POLL_TIMEOUT and
+ * UCFT_UCX_KEEPALIVE
  * through the runtime's own configuration table. Returns 0, or -1 with a
  * message in err. */
 int bench_wait_cfg_read(bench_wait_cfg_t *cfg, char *err, size_t errlen);

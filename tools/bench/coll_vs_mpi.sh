@@ -9,14 +9,18 @@
 #
 # Environment: NS ("2 4 8 16"), OPS ("bcast allreduce barrier"), SIZE (8),
 # ROUNDS (3), ITERS (2000), WARMUP (200), WAITS ("hybrid spin"),
+# SPIN_MAX_N (number of cores),
 # ALLREDUCE_ALGS ("corrected corrected-countbit corrected-bit recdbl"),
 # REDUCE_ALGS ("corrected binomial"), BARRIER_ALGS ("corrected recdbl"),
 # MPI_PMLS ("ob1 ucx"), KILL_N (8), KILL_RUNS (5; 0 skips),
 # KILL_WAITS ("hybrid").
-# Waiting: ucft ranks wait as UCFT_WAIT says (hybrid = spin
-# UCFT_SPIN_TIME, then sleep on the event fd: the production default;
-# spin = busy-poll). Open MPI busy-polls, yielding the core between polls
-# with --mca mpi_yield_when_idle 1 (needed with more ranks than cores).
+# Waiting: ucft ranks wait as UCFT_WAIT says (hybrid = the production
+# default: poll and yield the core for UCFT_YIELD_TIME, then sleep on the
+# event fd; spin = busy-poll, measured only while N <= SPIN_MAX_N, default
+# the number of cores: with more ranks than cores a rank that never yields
+# holds a core for whole time slices, tens of ms per operation). Open MPI
+# busy-polls, yielding the core between polls with --mca
+# mpi_yield_when_idle 1 (needed with more ranks than cores).
 # mpi_coll.c is built with mpicc into a temporary directory; without
 # mpicc/mpirun the Open MPI columns are "-".
 set -u
@@ -37,6 +41,7 @@ MPI_PMLS=${MPI_PMLS:-"ob1 ucx"}
 KILL_N=${KILL_N:-8}
 KILL_RUNS=${KILL_RUNS:-5}
 KILL_WAITS=${KILL_WAITS:-"hybrid"}
+SPIN_MAX_N=${SPIN_MAX_N:-$(nproc)}
 TMO=${TMO:-300}
 
 for f in "$bin/ucftrun" "$bin/ucft-bench"; do
@@ -95,6 +100,7 @@ for r in $(seq "$ROUNDS"); do
     for n in $NS; do
         for op in $OPS; do
             for w in $WAITS; do
+                [ "$w" = spin ] && [ "$n" -gt "$SPIN_MAX_N" ] && continue
                 for a in $(algs "$op"); do
                     v=$(run_ucft "$n" "$op" "$a" "$w")
                     echo "${v:-}" >>"$tmp/u.$n.$op.$a.$w"
@@ -123,6 +129,7 @@ for n in $NS; do
         ucx=$(cell "$tmp/m.$n.$op.ucx")
         best=$(printf '%s\n%s\n' "$ob1" "$ucx" | grep -v '^-$' | sort -g | head -1)
         for w in $WAITS; do
+            [ "$w" = spin ] && [ "$n" -gt "$SPIN_MAX_N" ] && continue
             for a in $(algs "$op"); do
                 u=$(cell "$tmp/u.$n.$op.$a.$w")
                 bin_r=-

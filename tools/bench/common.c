@@ -53,6 +53,7 @@ int bench_wait_cfg_read(bench_wait_cfg_t *cfg, char *err, size_t errlen)
         return -1;
     cfg->mode = (bench_wait_mode_t)rc.wait_mode;
     cfg->spin_ns = rc.spin_ns;
+    cfg->yield_ns = rc.yield_ns;
     cfg->poll_ns = rc.poll_ns;
     cfg->keepalive_ns = rc.keepalive_ns;
     return 0;

@@ -15,7 +15,7 @@
  *  - waiting as UCFT_WAIT says: spin = ucp_worker_progress loop; sleep =
  *    progress, ucp_worker_arm, poll(efd, UCFT_POLL_TIMEOUT); hybrid = spin
  *    for UCFT_SPIN_TIME (clock read every 64 turns, as the runtime does),
- *    then sleep.
+ *    then poll and sched_yield for UCFT_YIELD_TIME, then sleep.
  * The worker address goes through PMIx under a key of the bench's own
  * (Put, Commit, Fence with PMIX_COLLECT_DATA, Get).
  */
@@ -25,6 +25,7 @@
 
 #include <poll.h>
 #include <pmix.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,12 +116,22 @@ static void wait_flag(raw_ucp_t *u, volatile int *done)
     }
     if (mode == BENCH_WAIT_HYBRID) {
         uint64_t end = bench_now_ns() + u->wait.spin_ns;
-        for (unsigned i = 1;; i++) {
+        for (unsigned i = 1; u->wait.spin_ns > 0; i++) {
             if (*done)
                 return;
             ucp_worker_progress(u->worker);
             if ((i & 63) == 0 && bench_now_ns() >= end)
                 break;
+        }
+        end = bench_now_ns() + u->wait.yield_ns;
+        while (u->wait.yield_ns > 0) {
+            if (*done)
+                return;
+            if (ucp_worker_progress(u->worker) > 0 || *done)
+                continue;
+            if (bench_now_ns() >= end)
+                break;
+            sched_yield();
         }
     }
     sleep_until(u, done);

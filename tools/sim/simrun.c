@@ -248,8 +248,13 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
      * sim_world_destroy(). */
     for (int r = 0; r < n; r++)
         op->cleanup(states + (size_t)r * ssize);
-    if (!res->bounded)
+    if (!res->bounded) {
         sim_world_run(ctx.world, UINT64_MAX, UINT64_MAX);
+        for (int r = 0; op->idle != NULL && r < n; r++)
+            if (!dead[r] && !sim_world_is_dead(ctx.world, r) &&
+                !op->idle(states + (size_t)r * ssize))
+                res->not_idle++;
+    }
     st = UCFT_OK;
 
 out:

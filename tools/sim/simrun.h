@@ -60,7 +60,10 @@ typedef struct simrun_result {
     uint64_t end_time_ns;    /* simulated time when quiescent */
     sim_stats_t stats;
     uint64_t trace_hash;
-    int bounded; /* 1 if max_events stopped the run */
+    int bounded;  /* 1 if max_events stopped the run */
+    int not_idle; /* live ranks whose state still has a transport request
+                     pending after cleanup and a quiescent run (ops->idle;
+                     0 when the op has no idle, or the run was bounded) */
     double wall_s;
 } simrun_result_t;
 

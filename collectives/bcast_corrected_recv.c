@@ -1,0 +1,186 @@
+/*
+ * Receives of the corrected broadcast (bcast_corrected.c has the protocol).
+ *
+ * Two ways to receive:
+ *  exact  (h = 1: checked correction, or an opportunistic window of 1)
+ *         Without known failures a rank hears only from its tree parent and
+ *         its ring neighbours at offset 1: a sender goes past offset h only
+ *         once it knows of a failure (heard-h waits for the expected
+ *         senders at 1..h; a window of 1 never goes past 1). So the rank
+ *         posts three one-shot receives with full tags (BC_X_*). Their
+ *         matching costs the transport a hash lookup, where a receive from
+ *         any source is compared with every unexpected message: a
+ *         broadcast root runs ahead of its receivers, whose queues then
+ *         hold the messages of hundreds of later instances, and a masked
+ *         receive scanned them all at every post (its cost grew with the
+ *         backlog, and the backlog with its cost).
+ *  any    One receive from any source (kinds 16..19), kept posted: from the
+ *         start when h > 1, and from the first failure the rank learns of
+ *         when h = 1 (a correction from farther away is possible from
+ *         then on; one sent before the news sits in the unexpected queue
+ *         until then). Into the output buffer until the data is there,
+ *         into the scratch half (buf_mult = 2) afterwards.
+ * Exact receives go to the output buffer unless the data is already there:
+ * every message of an instance carries the same payload (the root's), so
+ * a second copy landing on the first leaves it unchanged.
+ */
+#include "bcast_corrected_impl.h"
+
+/* Kinds 16..19: low two bits of the kind are wildcards. */
+#define BC_RECV_MASK (~(UCFT_TAG_SRC_MASK | (uint64_t)3))
+
+static unsigned char *bc_dst(const bcast_corrected_t *s)
+{
+    if (s->has_data && s->buf != NULL)
+        return s->buf + s->args->len; /* scratch: only the tag matters now */
+    return s->buf;
+}
+
+/* A message arrived (tree or correction). */
+static void bc_on_msg(bcast_corrected_t *s, const tp_req_t *req)
+{
+    unsigned kind = ucft_tag_coll_kind(req->tag);
+    int src = coll_vrank_of(s->args, (int)ucft_tag_src(req->tag), s->args->root,
+                            s->n);
+
+    if (!s->has_data && s->buf != NULL && req->length != s->args->len)
+        return; /* short message: not the payload */
+    if (!s->has_data) {
+        s->has_data = 1;
+        bc__ready(s);
+    }
+    if (kind == BC_KIND_TREE) {
+        s->sender = 1;
+        return;
+    }
+    /* CORR_R comes from my left, CORR_L from my right. */
+    int side = kind == BC_KIND_CORR_R ? BC_L : BC_R;
+    int dist = side == BC_R ? (src - s->vrank + s->n) % s->n
+                            : (s->vrank - src + s->n) % s->n;
+    if (dist <= 0)
+        return;
+    if (dist <= 64) {
+        if (s->heard_bits[side] >> (dist - 1) & 1)
+            return;
+        s->heard_bits[side] |= (uint64_t)1 << (dist - 1);
+    }
+    if (s->heard[side] < UINT16_MAX)
+        s->heard[side]++;
+    if (dist > s->heard_max[side])
+        s->heard_max[side] = dist;
+}
+
+/* ---- from any source ----------------------------------------------------- */
+
+/* Keeps the receive from any source posted, handling the ones that complete
+ * at once. Returns UCFT_OK or the error that ends the rank. */
+static ucft_status_t bc_any_loop(bcast_corrected_t *s)
+{
+    const coll_args_t *a = s->args;
+
+    while (!s->recv_pending) {
+        ucft_status_t st = tp_recv(s->tp, coll_tag(a, 0, BC_KIND_TREE),
+                                   BC_RECV_MASK, bc_dst(s), a->len, &s->rreq);
+        if (st == UCFT_INPROGRESS) {
+            s->recv_pending = 1;
+            break;
+        }
+        if (st != UCFT_OK)
+            return st;
+        if (s->rreq.status == UCFT_OK)
+            bc_on_msg(s, &s->rreq);
+    }
+    return UCFT_OK;
+}
+
+static void bc_any_cb(tp_req_t *req)
+{
+    bcast_corrected_t *s = req->arg;
+
+    s->recv_pending = 0;
+    if (s->cleaned || s->status != UCFT_INPROGRESS)
+        return;
+    if (req->status == UCFT_OK)
+        bc_on_msg(s, req);
+    ucft_status_t st = bc_any_loop(s);
+    if (st != UCFT_OK) {
+        bc__finish(s, st, 1);
+        return;
+    }
+    bc__step(s, 1);
+}
+
+ucft_status_t bc__recv_any(bcast_corrected_t *s)
+{
+    if (s->wild)
+        return UCFT_OK;
+    s->wild = 1;
+    s->rreq.cb = bc_any_cb;
+    s->rreq.arg = s;
+    return bc_any_loop(s);
+}
+
+/* ---- exact --------------------------------------------------------------- */
+
+static void bc_exact_cb(tp_req_t *req)
+{
+    bcast_corrected_t *s = req->arg;
+
+    s->xpending &= (uint8_t) ~(1u << (req - s->xreq));
+    if (s->cleaned || s->status != UCFT_INPROGRESS)
+        return;
+    if (req->status == UCFT_OK)
+        bc_on_msg(s, req);
+    bc__step(s, 1);
+}
+
+static ucft_status_t bc_exact_post(bcast_corrected_t *s, int i, int v,
+                                   unsigned kind)
+{
+    const coll_args_t *a = s->args;
+    tp_req_t *r = &s->xreq[i];
+    int src = coll_rank_of(a, v, a->root, s->n);
+
+    r->cb = bc_exact_cb;
+    r->arg = s;
+    ucft_status_t st = tp_recv(s->tp, coll_tag(a, src, kind),
+                               UCFT_TAG_FULL_MASK, bc_dst(s), a->len, r);
+    if (st == UCFT_INPROGRESS) {
+        s->xpending |= (uint8_t)(1u << i);
+        return UCFT_OK;
+    }
+    if (st == UCFT_OK && r->status == UCFT_OK)
+        bc_on_msg(s, r);
+    return st;
+}
+
+ucft_status_t bc__recv_start(bcast_corrected_t *s)
+{
+    if (s->h != 1 || s->dead.n > 0 || s->dead_overflow)
+        return bc__recv_any(s);
+    ucft_status_t st = UCFT_OK;
+    if (s->vrank != 0)
+        st = bc_exact_post(s, BC_X_TREE, bc__parent(s, s->vrank), BC_KIND_TREE);
+    /* The left neighbour sends rightwards, the right one leftwards (a
+     * sender corrects R1 first; with n = 2 that covers the ring, so no L1
+     * comes). */
+    if (st == UCFT_OK)
+        st = bc_exact_post(s, BC_X_LEFT, bc__ring(s, BC_L, 1), BC_KIND_CORR_R);
+    if (st == UCFT_OK && s->n > 2)
+        st = bc_exact_post(s, BC_X_RIGHT, bc__ring(s, BC_R, 1), BC_KIND_CORR_L);
+    return st;
+}
+
+void bc__recv_cancel(bcast_corrected_t *s)
+{
+    if (s->recv_pending)
+        tp_cancel(s->tp, &s->rreq);
+    for (int i = 0; i < BC_NX; i++)
+        if (s->xpending >> i & 1)
+            tp_cancel(s->tp, &s->xreq[i]);
+}
+
+int bc__recv_idle(const bcast_corrected_t *s)
+{
+    return !s->recv_pending && !s->xpending;
+}
