@@ -139,6 +139,14 @@ ucft_status_t rt_locality_gather(rt_boot_t *b, const ucft_log_t *log,
         }
         /* Collected by the start-up fence: a local lookup, no waiting. */
         st = rt_boot_get(b, LOCUS_KEY, r, &text, &len);
+        if (st == UCFT_ERR_PROC_FAILED)
+            /* Every survivor reads the same collected data: all stop here
+             * alike (ucft_init fails with this status everywhere). */
+            ucft_error(log,
+                       "rank %d died during start-up: it published no "
+                       "description of where it runs, so the placement "
+                       "cannot be computed",
+                       r);
         if (st == UCFT_OK && rt_locality_decode(text, len, &loci[r], hosts[r],
                                                 LOCUS_TEXT) != 0) {
             ucft_error(log, "the locus published by rank %d is malformed", r);
