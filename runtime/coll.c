@@ -16,6 +16,20 @@
  *   (runtime/coll_drain.c): they cannot match a later instance (the tag
  *   carries the sequence) and must not pile up there, where every masked
  *   receive would have to scan them.
+ * - Kept instances (ops->keep_after_done: corrected allreduce, barrier):
+ *   one that completes with its result stays running after its request
+ *   is done, told of failures, its messages neither swept nor lost,
+ *   because a candidate root that dies during its broadcast sends the
+ *   ranks without the result to the next attempt, and that attempt waits
+ *   for this rank (which joins it with the value it delivered). It is
+ *   retired when a later kept instance of the communicator, posted after
+ *   it completed, completes here: that one needed every live rank's
+ *   contribution, so every live rank had posted it, and (calls on a
+ *   communicator being made in order) had finished the earlier one. At
+ *   most one kept instance per communicator when calls do not overlap;
+ *   the last one is cleaned up by finalize. Limit: with several
+ *   allreduces in flight at once on a communicator, a rank may still be
+ *   in an instance that this rank has retired.
  */
 #include "runtime/coll.h"
 #include "runtime/context.h"
@@ -80,19 +94,43 @@ static void coll_free(struct rt_coll *c)
     free(c);
 }
 
+/* `c` completed with its result and stays running for the others (see
+ * the top of this file). The kept instances that completed before `c` was
+ * posted are no longer needed: marked, and cleaned up from progress (this
+ * runs inside a transport callback, possibly inside rt_coll_failure's walk
+ * of the list). */
+static void coll_keep(struct ucft_context *ctx, struct rt_coll *c)
+{
+    uint64_t posted = c->gen;
+    c->kept = 1;
+    c->gen = ++c->comm->kept_gen;
+    for (struct rt_coll *d = ctx->colls.next; d != &ctx->colls; d = d->next)
+        if (d != c && d->kept && !d->retired && d->comm == c->comm &&
+            d->gen <= posted) {
+            d->retired = 1;
+            ctx->coll_retire = 1;
+        }
+}
+
 /* Completion, from a transport callback inside the algorithm. */
 static void coll_done(void *arg, int rank, ucft_status_t status)
 {
     struct rt_coll *c = arg;
     struct ucft_request *r = c->req;
     (void)rank;
+    if (r == NULL || r->done)
+        return; /* a kept instance: its caller has had its answer */
     if (status == UCFT_OK && c->out != NULL && c->args.len > 0)
         memcpy(c->out, c->buf, c->args.len);
     r->info.status = status;
     r->info.length = status == UCFT_OK ? c->args.len : 0;
     r->done = 1;
-    list_del(c);
-    rt_drain_finished(r->ctx, c->args.ctx, c->args.seq);
+    if (status == UCFT_OK && c->ops->keep_after_done) {
+        coll_keep(r->ctx, c);
+    } else {
+        list_del(c);
+        rt_drain_finished(r->ctx, c->args.ctx, c->args.seq);
+    }
     if (r->released)
         rt_coll_release(r);
 }
@@ -104,6 +142,13 @@ void rt_coll_release(struct ucft_request *r)
     if (c == NULL)
         return;
     r->coll = NULL;
+    if (c->kept) {
+        c->req = NULL; /* still running; cleaned up once retired */
+        ctx->coll_retire |= c->retired;
+        if (r->released)
+            rt_req_put(r);
+        return;
+    }
     if (c->next != c) {
         list_del(c); /* still running: the caller gave it up */
         rt_drain_finished(ctx, c->args.ctx, c->args.seq);
@@ -162,6 +207,8 @@ ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,
         memcpy(c->buf, in, len);
     c->out = out;
     c->req = r;
+    c->comm = comm;
+    c->gen = comm->kept_gen;
     c->args = (coll_args_t){.root = root,
                             .len = len,
                             .ctx = comm->ctx_id,
@@ -218,15 +265,36 @@ void rt_coll_failure(struct ucft_context *ctx, int rank)
     }
 }
 
+/* Cleans up the retired kept instances whose requests are released. */
+static unsigned coll_retire(struct ucft_context *ctx)
+{
+    unsigned n = 0;
+    ctx->coll_retire = 0;
+    for (struct rt_coll *c = ctx->colls.next, *nx; c != &ctx->colls; c = nx) {
+        nx = c->next;
+        if (!c->retired || c->req != NULL)
+            continue; /* the release sets coll_retire again */
+        list_del(c);
+        rt_drain_finished(ctx, c->args.ctx, c->args.seq);
+        c->ops->cleanup(c->state);
+        c->free_at = ucft_clock_now_ns() + RT_COLL_LINGER_NS;
+        list_add(&ctx->zombies, c);
+        n++;
+    }
+    return n;
+}
+
 unsigned rt_coll_progress(struct ucft_context *ctx)
 {
     unsigned n = 0;
+    if (ctx->coll_retire)
+        n += coll_retire(ctx);
     if (ctx->drain.pending)
         rt_drain_sweep(ctx);
     /* Lingering states are freed in bulk now and then: a clock read on
      * every progress call would tax the point-to-point hot path. */
     if (ctx->zombies.next == &ctx->zombies || (++ctx->coll_tick & 63) != 0)
-        return 0;
+        return n;
     uint64_t now = ucft_clock_now_ns();
     while (ctx->zombies.next != &ctx->zombies &&
            ctx->zombies.next->free_at <= now) {

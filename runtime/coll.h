@@ -15,13 +15,21 @@ struct ucft_request;
  * of them (running, lingering) with sentinels of this type. */
 typedef struct rt_coll {
     struct rt_coll *prev, *next;
-    struct ucft_request *req;
+    struct ucft_request *req; /* NULL once released */
+    struct ucft_comm *comm;
     const coll_op_ops_t *ops;
     coll_args_t args;
     void *state;
     unsigned char *buf;
     void *out; /* where the first len bytes go on success, or NULL */
     uint64_t free_at;
+    /* ops->keep_after_done: while running, the communicator's count of
+     * kept completions when this instance was posted; once completed
+     * ("kept": still running, request done), its own number in that
+     * count. */
+    uint64_t gen;
+    uint8_t kept;    /* completed, still running for the others */
+    uint8_t retired; /* kept and no longer needed: to be cleaned up */
 } rt_coll_t;
 
 enum {

@@ -38,9 +38,10 @@ struct ucft_comm {
     unsigned ctx_id; /* tag context id */
     int rank;
     int size;
-    size_t acked; /* failures acknowledged (ucft_comm_failure_ack) */
-    int f;        /* failures a collective tolerates */
-    uint32_t seq; /* next collective instance */
+    size_t acked;      /* failures acknowledged (ucft_comm_failure_ack) */
+    int f;             /* failures a collective tolerates */
+    uint32_t seq;      /* next collective instance */
+    uint64_t kept_gen; /* completions of keep_after_done collectives */
 };
 
 typedef struct rt_req_chunk {
@@ -104,6 +105,7 @@ struct ucft_context {
     const coll_op_ops_t *coll_alg[RT_COLL_NOPS];
     const coll_op_ops_t *coll_sync; /* corrected barrier (finalize) */
     rt_coll_t colls, zombies;       /* sentinels: running, lingering */
+    int coll_retire;                /* some kept collective is retired */
     rt_drain_t drain;
     unsigned coll_tick;
     uint64_t drained;   /* late collective messages dropped */
