@@ -133,6 +133,14 @@ typedef struct coll_op_ops {
     /* 1: every rank that completes must hold the same output (allreduce);
      * the driver compares them. */
     int consistent;
+    /* 1: the other ranks may still need a rank whose operation completed:
+     * corrected allreduce and barrier, where a candidate root that dies
+     * during its broadcast leaves some ranks with the result and sends
+     * the others to the next attempt, which the first ones join with the
+     * value they delivered. A driver keeps such a state running after
+     * completion (told of failures, its messages delivered, never
+     * cleaned up) for as long as another rank may still be in it. */
+    int keep_after_done;
 } coll_op_ops_t;
 
 /* Every registered algorithm, NULL-terminated. */

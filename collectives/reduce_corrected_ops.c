@@ -44,6 +44,7 @@ RC_ENTRY(barrier)
         .fill = rc_fill,                                                       \
         .check = CHECK,                                                        \
         .consistent = CONS,                                                    \
+        .keep_after_done = CONS,                                               \
     }
 
 RC_OPS(coll_reduce_corrected_ops, "reduce", "corrected",
@@ -85,4 +86,5 @@ const coll_op_ops_t coll_barrier_corrected_ops = {
     .on_failure = rc_on_failure,
     .idle = rc_idle,
     .consistent = 1,
+    .keep_after_done = 1,
 };

@@ -29,6 +29,20 @@
  *   (runtime/coll_drain.c): they cannot match a later instance (the tag
  *   carries the sequence) and must not pile up there, where every masked
  *   receive would have to scan them.
+ * - Kept instances (ops->keep_after_done: corrected allreduce, barrier):
+ *   one that completes with its result stays running after its request
+ *   is done, told of failures, its messages neither swept nor lost,
+ *   because a candidate root that dies during its broadcast sends the
+ *   ranks without the result to the next attempt, and that attempt waits
+ *   for this rank (which joins it with the value it delivered). It is
+ *   retired when a later kept instance of the communicator, posted after
+ *   it completed, completes here: that one needed every live rank's
+ *   contribution, so every live rank had posted it, and (calls on a
+ *   communicator being made in order) had finished the earlier one. At
+ *   most one kept instance per communicator when calls do not overlap;
+ *   the last one is cleaned up by finalize. Limit: with several
+ *   allreduces in flight at once on a communicator, a rank may still be
+ *   in an instance that this rank has retired.
  */
 #include "runtime/coll.h"
 #include "runtime/context.h"
@@ -157,6 +171,24 @@ static void coll_retire(struct ucft_context *ctx, struct rt_coll *c, int in_cb)
 
 static void coll_release(struct ucft_request *r, int in_cb);
 
+/* `c` completed with its result and stays running for the others (see
+ * the top of this file). The kept instances that completed before `c` was
+ * posted are no longer needed: marked, and cleaned up from progress (this
+ * runs inside a transport callback, possibly inside rt_coll_failure's walk
+ * of the list). */
+static void coll_keep(struct ucft_context *ctx, struct rt_coll *c)
+{
+    uint64_t posted = c->gen;
+    c->kept = 1;
+    c->gen = ++c->comm->kept_gen;
+    for (struct rt_coll *d = ctx->colls.next; d != &ctx->colls; d = d->next)
+        if (d != c && d->kept && !d->retired && d->comm == c->comm &&
+            d->gen <= posted) {
+            d->retired = 1;
+            ctx->coll_retire = 1;
+        }
+}
+
 /* The request's outcome: OK with the output copied out, or the error. */
 static void coll_complete(struct rt_coll *c, ucft_status_t status)
 {
@@ -197,6 +229,15 @@ static void coll_done(void *arg, int rank, ucft_status_t status)
     struct ucft_context *ctx = c->ctx;
     struct ucft_request *r = c->req;
     (void)rank;
+    if (c->kept)
+        return; /* its caller has had its answer; it runs on, retired later */
+    if (status == UCFT_OK && c->ops->keep_after_done && !c->ready) {
+        coll_complete(c, status);
+        coll_keep(ctx, c);
+        if (r->released)
+            coll_release(r, 1);
+        return;
+    }
     list_del(c);
     rt_drain_finished(ctx, c->args.ctx, c->args.seq);
     if (c->ready) {
@@ -230,6 +271,13 @@ static void coll_release(struct ucft_request *r, int in_cb)
     if (c == NULL)
         return;
     r->coll = NULL;
+    if (c->kept) {
+        c->req = NULL; /* still running; cleaned up once retired */
+        ctx->coll_retire |= c->retired;
+        if (r->released)
+            rt_req_put(r);
+        return;
+    }
     if (c->next != c && c->ready) {
         c->req = NULL; /* detached: runs on until its done_cb */
         if (r->released)
@@ -308,6 +356,9 @@ ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,
     c->req = r;
     c->ctx = ctx;
     c->ready = 0;
+    c->comm = comm;
+    c->gen = comm->kept_gen;
+    c->kept = c->retired = 0;
     c->args = (coll_args_t){.root = root,
                             .len = len,
                             .ctx = comm->ctx_id,
@@ -337,7 +388,7 @@ ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,
     for (size_t i = 0; st == UCFT_INPROGRESS && i < ctx->nfailed; i++) {
         if (ops->on_failure != NULL)
             ops->on_failure(c->state, ctx->failed_list[i]);
-        if (c->next == c)
+        if (c->next == c || r->done)
             return *req = r, UCFT_OK; /* finished by that news */
     }
     if (st == UCFT_OK) {
@@ -382,9 +433,29 @@ void rt_coll_failure(struct ucft_context *ctx, int rank)
     }
 }
 
+/* Cleans up the retired kept instances whose requests are released. */
+static unsigned coll_retire_kept(struct ucft_context *ctx)
+{
+    unsigned n = 0;
+    ctx->coll_retire = 0;
+    for (struct rt_coll *c = ctx->colls.next, *nx; c != &ctx->colls; c = nx) {
+        nx = c->next;
+        if (!c->retired || c->req != NULL)
+            continue; /* the release sets coll_retire again */
+        list_del(c);
+        rt_drain_finished(ctx, c->args.ctx, c->args.seq);
+        c->ops->cleanup(c->state);
+        coll_retire(ctx, c, 0);
+        n++;
+    }
+    return n;
+}
+
 unsigned rt_coll_progress(struct ucft_context *ctx)
 {
     unsigned n = 0;
+    if (ctx->coll_retire)
+        n += coll_retire_kept(ctx);
     /* Late messages also arrive while no instance ends here (a rank far
      * ahead waits for the others): sweep every 64th call too, and at every
      * call while finalizing. */

@@ -19,6 +19,7 @@ typedef struct rt_coll {
     struct rt_coll *prev, *next;
     struct ucft_context *ctx;
     struct ucft_request *req; /* NULL once the caller let go of it */
+    struct ucft_comm *comm;
     const coll_op_ops_t *ops;
     coll_args_t args;
     void *state; /* ops->state_size bytes */
@@ -28,6 +29,13 @@ typedef struct rt_coll {
     uint64_t free_at; /* lingering (no ops->idle): when to free */
     int slot;         /* the operation (RT_COLL_*): its free list */
     int ready;        /* the request completed before the state finished */
+    /* ops->keep_after_done: while running, the communicator's count of
+     * kept completions when this instance was posted; once completed
+     * ("kept": still running, request done), its own number in that
+     * count. */
+    uint64_t gen;
+    uint8_t kept;    /* completed, still running for the others */
+    uint8_t retired; /* kept and no longer needed: to be cleaned up */
 } rt_coll_t;
 
 enum {

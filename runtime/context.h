@@ -50,6 +50,7 @@ struct ucft_comm {
     ucft_locus_t *pub_loci;  /* [size]: the same, for the public query */
     int *rank_at, *pos_of;   /* [size] */
     coll_map_t map;          /* points at rank_at and pos_of */
+    uint64_t kept_gen;       /* completions of keep_after_done collectives */
 };
 
 typedef struct rt_req_chunk {
@@ -120,6 +121,7 @@ struct ucft_context {
     rt_coll_t *coll_free[RT_COLL_NOPS + 1]; /* per operation, for reuse */
     rt_coll_stats_t coll_stats;
     unsigned coll_early; /* running states whose request already completed */
+    int coll_retire;     /* some kept collective is retired */
     rt_drain_t drain;
     unsigned coll_tick;
     unsigned coll_post_tick; /* posts: a progress call every 8th */

@@ -6,7 +6,8 @@
  *
  * Usage: it_faults OP VICTIMS EXPECT [ITERS]
  *   OP      bcast | reduce | allreduce | barrier (algorithm: UCFT_*_ALG)
- *   VICTIMS the ranks that will die, comma-separated (never 0; at most 7)
+ *   VICTIMS the ranks that will die, comma-separated (at most 7, not all;
+ *           rank 0 is the first candidate root of allreduce and barrier)
  *   EXPECT  corrected: every operation succeeds with the right result
  *           baseline:  an operation succeeds with the right result or ends
  *                      with UCFT_ERR_PROC_FAILED; the operations well after
@@ -16,17 +17,17 @@
  *           died (they may die later, e.g. in ucft_finalize); the run must
  *           still end cleanly at every survivor
  *
- * Iteration i: the operation under test, then rank 0 (never a victim)
- * tells everyone with a corrected broadcast whether to go on, so that all
- * survivors run the same operations. Rank 0 stops once every victim has
- * been known dead for AFTER iterations (bounded by LIMIT_S). Values (rank
- * r, iteration i; n ranks):
+ * Iteration i: the operation under test, then the coordinator (the lowest
+ * rank that is not a victim) tells everyone with a corrected broadcast
+ * whether to go on, so that all survivors run the same operations. It
+ * stops once every victim has been known dead for AFTER iterations
+ * (bounded by LIMIT_S). Values (rank r, iteration i; n ranks):
  *   allreduce  int32 sum over 2n elements, rank r puts i+1 at r and n+r:
  *              every other rank's pair must hold i+1 exactly (its value
  *              once), a victim's pair 0 or i+1, both the same (entirely
  *              or not at all); which victims were included must be the
- *              same at every survivor (compared at the end through rank
- *              0's record, sent with a corrected broadcast)
+ *              same at every survivor (compared at the end through the
+ *              coordinator's record, sent with a corrected broadcast)
  *   reduce     the same at the root; roots rotate over the other ranks
  *   bcast      64 bytes from a rotating root (never a victim): equal to
  *              the root's
@@ -73,9 +74,9 @@ static void parse_victims(const char *s, int n, victims_t *v)
     v->n = 0;
     for (;;) {
         long r = strtol(s, &end, 10);
-        CHECK(end != s && r > 0 && r < n && v->n < MAX_VICTIMS,
-              "victims '%s': want up to %d ranks in 1..%d", s, MAX_VICTIMS,
-              n - 1);
+        CHECK(end != s && r >= 0 && r < n && v->n < MAX_VICTIMS && v->n + 1 < n,
+              "victims '%s': want up to %d ranks in 0..%d, not all", s,
+              MAX_VICTIMS, n - 1);
         CHECK(!is_victim(v, (int)r), "victim %ld given twice", r);
         v->rank[v->n++] = (int)r;
         if (*end != ',')
@@ -227,6 +228,7 @@ int main(int argc, char **argv)
           iters);
     parse_victims(argv[2], n, &vic);
     g_vic = &vic;
+    int coord = root_of(0, n, &vic); /* the lowest rank not a victim */
     int32_t *v = calloc(2 * (size_t)n, sizeof(*v));
     int32_t *s = calloc(2 * (size_t)n, sizeof(*s));
     uint8_t *incl = calloc(MAX_ITERS, 1);
@@ -287,9 +289,9 @@ int main(int argc, char **argv)
         oks += st == UCFT_OK;
         fails += st != UCFT_OK;
         last_failed = st != UCFT_OK;
-        /* Rank 0 decides, everyone follows (corrected broadcast). */
+        /* The coordinator decides, everyone follows (corrected broadcast). */
         int32_t cmd = 1;
-        if (rank == 0) {
+        if (rank == coord) {
             int timeout = now_s() - t0 > LIMIT_S;
             if (iters > 0)
                 cmd = it + 1 < iters;
@@ -298,7 +300,7 @@ int main(int argc, char **argv)
             if (timeout && known_at < 0 && iters == 0)
                 cmd = -1; /* a victim never died: the test is void */
         }
-        st = ucft_ibcast(w, &cmd, 1, UCFT_INT32, 0, &r);
+        st = ucft_ibcast(w, &cmd, 1, UCFT_INT32, coord, &r);
         if (st == UCFT_OK)
             st = wait_op(ctx, &r, "the go/stop broadcast", it);
         FCHECK(st == UCFT_OK, "it %d: the go/stop broadcast: %s (want OK)", it,
@@ -317,16 +319,16 @@ int main(int argc, char **argv)
                   it - 1 - known_at);
     }
     /* Allreduce: were the same victims included at each iteration
-     * everywhere? Rank 0's record against mine. */
+     * everywhere? The coordinator's record against mine. */
     if (strcmp(op, "allreduce") == 0) {
         uint8_t *ref = malloc((size_t)it);
         CHECK(ref != NULL, "out of memory");
         memcpy(ref, incl, (size_t)it);
-        CHECK_ST(ucft_bcast(w, ref, (size_t)it, UCFT_BYTE, 0), UCFT_OK);
+        CHECK_ST(ucft_bcast(w, ref, (size_t)it, UCFT_BYTE, coord), UCFT_OK);
         for (int i = 0; i < it; i++)
             FCHECK(!incl[i] || !ref[i] || incl[i] == ref[i],
-                   "it %d: victims included here 0x%x, at rank 0 0x%x", i,
-                   incl[i] - 1, ref[i] - 1);
+                   "it %d: victims included here 0x%x, at rank %d 0x%x", i,
+                   incl[i] - 1, coord, ref[i] - 1);
         free(ref);
     }
     printf("it_faults: rank %d: %s, victims %s known dead from iteration %d "

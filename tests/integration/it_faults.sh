@@ -20,6 +20,12 @@
 #                            V dies in ucft_finalize's barrier (call 1 or 2,
 #                            message 1..3, or failing that at the start of
 #                            call 2); every survivor must finalize cleanly
+#   UCFT_IT_ROOTKILL 1: the first victim is rank 0, the first candidate
+#                  root of allreduce and barrier (bcast and reduce roots are
+#                  never victims)
+#   UCFT_IT_SPEC   inject only: this UCFT_INJECT instead of one drawn from
+#                  the seed (e.g. a placement found on the sim); the
+#                  victims are the ranks it names
 #   UCFT_IT_TIMEOUT the launcher's --timeout (default 40 s)
 set -u
 ucftrun=$1 prog=$2 n=$3 op=$4 expect=$5 how=$6
@@ -29,18 +35,21 @@ when=${UCFT_IT_WHEN:-run}
 tmo=${UCFT_IT_TIMEOUT:-40}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-fail() { echo "FAIL (seed $seed, reproduce with UCFT_IT_SEED=$seed${UCFT_IT_KILLS:+ UCFT_IT_KILLS=$kills}${UCFT_IT_WHEN:+ UCFT_IT_WHEN=$when}): $*"; exit 1; }
+fail() { echo "FAIL (seed $seed, reproduce with UCFT_IT_SEED=$seed${UCFT_IT_KILLS:+ UCFT_IT_KILLS=$kills}${UCFT_IT_WHEN:+ UCFT_IT_WHEN=$when}${UCFT_IT_ROOTKILL:+ UCFT_IT_ROOTKILL=$UCFT_IT_ROOTKILL}): $*"; exit 1; }
 [ "$kills" -ge 1 ] && [ "$kills" -lt "$n" ] || fail "UCFT_IT_KILLS=$kills with $n ranks"
 case "$when/$how" in
   run/*|init/kill|finalize/inject) ;;
   *) fail "UCFT_IT_WHEN=$when does not go with $how" ;;
 esac
-# Victims: distinct ranks in 1..n-1 drawn from the seed; x walks a linear
+# Victims: distinct ranks in 1..n-1 drawn from the seed (or rank 0 first,
+# see UCFT_IT_ROOTKILL); x walks a linear
 # congruential sequence so that each victim has its own numbers.
 x=$seed victims=() args=() spec=""
 rnd() { x=$(( (x * 1103515245 + 12345) % 2147483648 )); r=$(( x / 65536 )); }
 for ((i = 0; i < kills; i++)); do
-  if [ "$i" -eq 0 ]; then v=$(( 1 + seed % (n - 1) )) r=$seed
+  if [ "$i" -eq 0 ]; then
+    v=$(( 1 + seed % (n - 1) )) r=$seed
+    [ "${UCFT_IT_ROOTKILL:-0}" = 1 ] && v=0
   else
     while :; do
       rnd; v=$(( 1 + r % (n - 1) ))
@@ -64,6 +73,12 @@ for ((i = 0; i < kills; i++)); do
     spec+="rank=$v,op=$op,call=$c,msg=$k;rank=$v,op=$op,call=$((c + 1)),msg=1;rank=$v,op=$op,call=$((c + 2)),msg=0;"
   fi
 done
+if [ -n "${UCFT_IT_SPEC:-}" ]; then
+  [ "$how" = inject ] || fail "UCFT_IT_SPEC needs inject"
+  spec=$UCFT_IT_SPEC
+  mapfile -t victims < <(grep -o 'rank=[0-9]*' <<<"$spec" | cut -d= -f2 | sort -un)
+  kills=${#victims[@]}
+fi
 vlist=$(IFS=,; echo "${victims[*]}")
 iters=()
 [ "$when" = finalize ] && iters=($(( 5 + seed % 20 )))

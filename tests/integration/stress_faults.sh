@@ -16,7 +16,8 @@
 # defaults to shm). Without CONFIGs the default plan runs (-l shows it):
 # every operation x {kill, inject} x N in {4, 6, 8, 12} on shm, N = 6 on
 # tcp, f = 2 with two victims, kills during start-up, deaths inside
-# ucft_finalize, and the baselines.
+# ucft_finalize, kills of rank 0 (allreduce's first candidate root), and
+# the baselines.
 #
 # Output: OUT/summary.tsv (config, seed, verdict, seconds; verdict PASS,
 # FAIL, HANG, CRASH (a rank died of a signal it did not get from the test),
@@ -53,6 +54,13 @@ default_plan() {
     echo "4:$op:corrected:inject:UCFT_IT_WHEN=finalize"
     echo "8:$op:corrected:inject:UCFT_IT_WHEN=finalize"
     echo "8:$op:corrected:inject:UCFT_IT_WHEN=finalize:UCFT_F=2:UCFT_IT_KILLS=2"
+  done
+  # Rank 0, the first candidate root of allreduce and barrier.
+  for op in allreduce barrier; do
+    for how in kill inject; do
+      echo "6:$op:corrected:$how:UCFT_IT_ROOTKILL=1"
+      echo "8:$op:corrected:$how:UCFT_IT_ROOTKILL=1:UCFT_F=2:UCFT_IT_KILLS=2"
+    done
   done
   for how in kill inject; do
     echo "6:allreduce:baseline:$how:UCFT_ALLREDUCE_ALG=recdbl"

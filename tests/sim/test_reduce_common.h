@@ -32,6 +32,11 @@ static const coll_op_ops_t *find_op(const char *op, const char *alg)
 
 static unsigned long long runs_total;
 
+/* 1: run as the runtime does (simrun_params_t.release_at_done). */
+static int rd_release;
+/* Failure notification delay (ns; 0: the sim's default, 1 ms). */
+static uint64_t rd_detect_ns;
+
 /* One run with the counting encoding (uint8 sum, 2n elements: rank r adds
  * 1 at r and n + r), asserting the outcome every case shares: no live rank
  * unfinished, no data error, identical results where required. */
@@ -51,14 +56,17 @@ static void run_case(const coll_op_ops_t *op, int n, int f, int root,
     p.fails = fails;
     p.nfails = nfails;
     p.max_events = 10000000;
+    p.release_at_done = rd_release;
+    if (rd_detect_ns != 0)
+        p.sim.detect_delay_ns = rd_detect_ns;
     runs_total++;
     assert_int_equal(simrun_run(&p, r, ok), UCFT_OK);
     if (r->unfinished || r->bounded || r->data_errors || r->inconsistent) {
         fprintf(stderr,
-                "%s/%s n=%d f=%d root=%d: unfinished %d bounded %d "
+                "%s/%s n=%d f=%d root=%d%s: unfinished %d bounded %d "
                 "data_errors %d inconsistent %d; failures:",
-                op->op, op->alg, n, f, root, r->unfinished, r->bounded,
-                r->data_errors, r->inconsistent);
+                op->op, op->alg, n, f, root, rd_release ? " (released)" : "",
+                r->unfinished, r->bounded, r->data_errors, r->inconsistent);
         for (size_t i = 0; i < nfails; i++)
             fprintf(stderr, " %d@%u(%d)", fails[i].rank, fails[i].k,
                     (int)fails[i].kind);

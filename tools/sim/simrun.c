@@ -6,7 +6,18 @@
 #include <string.h>
 #include <sys/resource.h>
 
-typedef struct simrun_ctx {
+typedef struct simrun_ctx simrun_ctx_t;
+
+/* Per rank: its failure notifications and its release timer. */
+typedef struct simrun_rank_ref {
+    simrun_ctx_t *ctx;
+    int rank;
+    uint8_t done;    /* its operation completed */
+    uint8_t cleaned; /* its state was cleaned up (released) */
+    ucft_timer_t release;
+} simrun_rank_ref_t;
+
+struct simrun_ctx {
     sim_world_t *world;
     const simrun_params_t *p;
     uint8_t *node_down; /* per node: whole-node failure already applied */
@@ -16,20 +27,29 @@ typedef struct simrun_ctx {
     const coll_op_ops_t *op;
     unsigned char *states;
     size_t ssize;
-} simrun_ctx_t;
+    int release_at_done;
+    simrun_rank_ref_t *refs;
+};
 
-/* A rank's notification that `failed` died goes to its op state. */
-typedef struct simrun_rank_ref {
-    simrun_ctx_t *ctx;
-    int rank;
-} simrun_rank_ref_t;
-
+/* A rank's notification that `failed` died goes to its op state (in the
+ * runtime's way: not once the operation completed). */
 static void peer_error(void *arg, int failed, ucft_status_t why)
 {
     simrun_rank_ref_t *ref = arg;
     simrun_ctx_t *c = ref->ctx;
     (void)why;
-    c->op->on_failure(c->states + (size_t)ref->rank * c->ssize, failed);
+    if (c->release_at_done && ref->done && !c->op->keep_after_done)
+        return;
+    if (c->op->on_failure != NULL)
+        c->op->on_failure(c->states + (size_t)ref->rank * c->ssize, failed);
+}
+
+static void release_cb(ucft_timer_t *t)
+{
+    simrun_rank_ref_t *ref = t->arg;
+    simrun_ctx_t *c = ref->ctx;
+    ref->cleaned = 1;
+    c->op->cleanup(c->states + (size_t)ref->rank * c->ssize);
 }
 
 /* Is `rank` named by a whole-node failure rule? */
@@ -65,8 +85,17 @@ static void done_cb(void *arg, int rank, ucft_status_t status)
 {
     simrun_ctx_t *c = arg;
     uint64_t now = sim_world_now(c->world);
+    (void)status;
     if (now > c->last)
         c->last = now;
+    simrun_rank_ref_t *ref = &c->refs[rank];
+    ref->done = 1;
+    /* Released from a later event, as the runtime's caller does after the
+     * progress call that completed the operation. */
+    if (c->release_at_done && !c->op->keep_after_done) {
+        ref->release = (ucft_timer_t){.cb = release_cb, .arg = ref};
+        tp_timer_start(sim_world_tp(c->world, rank), &ref->release, now);
+    }
 }
 
 void simrun_params_default(simrun_params_t *p, const coll_op_ops_t *op,
@@ -123,7 +152,10 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
     size_t ssize = (op->state_size + 15) & ~(size_t)15;
     size_t bsize = p->len * op->buf_mult;
     uint64_t t0 = ucft_clock_now_ns();
-    simrun_ctx_t ctx = {.op = op, .ssize = ssize, .p = p};
+    simrun_ctx_t ctx = {.op = op,
+                        .ssize = ssize,
+                        .p = p,
+                        .release_at_done = p->release_at_done};
     sim_params_t sp = p->sim;
     simrun_rank_ref_t *refs = NULL;
     uint8_t *dead = NULL;
@@ -167,16 +199,17 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
     states = calloc((size_t)n, ssize);
     bufs = bsize ? malloc((size_t)n * bsize) : NULL;
     dead = calloc((size_t)n, 1);
-    refs = op->on_failure ? calloc((size_t)n, sizeof(*refs)) : NULL;
+    refs = calloc((size_t)n, sizeof(*refs));
     if (states == NULL || dead == NULL || (bsize && bufs == NULL) ||
-        (op->on_failure && refs == NULL)) {
+        refs == NULL) {
         st = UCFT_ERR_NO_MEMORY;
         goto out;
     }
     ctx.states = states;
-    for (int r = 0; refs != NULL && r < n; r++) {
+    ctx.refs = refs;
+    for (int r = 0; r < n; r++) {
         tp_t *tp = sim_world_tp(ctx.world, r);
-        refs[r] = (simrun_rank_ref_t){&ctx, r};
+        refs[r] = (simrun_rank_ref_t){.ctx = &ctx, .rank = r};
         tp->peer_error_cb = peer_error;
         tp->peer_error_arg = &refs[r];
     }
@@ -247,7 +280,8 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
      * run the world is destroyed with work pending: no callback runs after
      * sim_world_destroy(). */
     for (int r = 0; r < n; r++)
-        op->cleanup(states + (size_t)r * ssize);
+        if (!refs[r].cleaned)
+            op->cleanup(states + (size_t)r * ssize);
     if (!res->bounded) {
         sim_world_run(ctx.world, UINT64_MAX, UINT64_MAX);
         for (int r = 0; op->idle != NULL && r < n; r++)

@@ -41,8 +41,14 @@ typedef struct simrun_params {
     const simrun_fail_t *fails;
     size_t nfails;
     uint64_t max_events; /* bound on the run (0: none) */
-    coll_args_t args;    /* f, count, dtype, redop, map (the rest is set
-                            from the fields above) */
+    /* What the runtime does (runtime/coll.c): once a rank's operation has
+     * completed, its state hears of no more failures and is cleaned up
+     * right after (the caller released the request), unless the operation
+     * says op->keep_after_done. 0: every state lives and is told of every
+     * failure until the world is quiescent. */
+    int release_at_done;
+    coll_args_t args; /* f, count, dtype, redop, map (the rest is set
+                         from the fields above) */
 } simrun_params_t;
 
 typedef struct simrun_result {
