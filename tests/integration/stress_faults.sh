@@ -55,8 +55,9 @@ default_plan() {
     echo "8:$op:corrected:inject:UCFT_IT_WHEN=finalize"
     echo "8:$op:corrected:inject:UCFT_IT_WHEN=finalize:UCFT_F=2:UCFT_IT_KILLS=2"
   done
-  # Rank 0, the first candidate root of allreduce and barrier.
-  for op in allreduce barrier; do
+  # Rank 0: the first candidate root of allreduce and barrier, and a
+  # broadcast or reduce root in turn.
+  for op in allreduce barrier bcast reduce; do
     for how in kill inject; do
       echo "6:$op:corrected:$how:UCFT_IT_ROOTKILL=1"
       echo "8:$op:corrected:$how:UCFT_IT_ROOTKILL=1:UCFT_F=2:UCFT_IT_KILLS=2"
