@@ -39,7 +39,7 @@ if [ $quick -eq 0 ]; then
   "$root/scripts/build.sh" "$root/build-tsan" -DUCFT_SANITIZE=thread -DCMAKE_BUILD_TYPE=Debug >/dev/null
   echo "== tests (TSan)"
   export TSAN_OPTIONS=halt_on_error=1:suppressions=$root/scripts/tsan.supp
-  run_suite "$root/build-tsan" 'unit|sim' -LE exhaustive
+  run_suite "$root/build-tsan" 'unit|sim' -LE 'exhaustive|slow'
   # The cross-thread paths of the runtime: the heartbeat thread and PMIx
   # death events handed to the owner of the context. Real jobs in which
   # ranks die, stop, or compute without calling ucft.
