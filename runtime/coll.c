@@ -239,7 +239,7 @@ static void coll_done(void *arg, int rank, ucft_status_t status)
         return;
     }
     list_del(c);
-    rt_drain_finished(ctx, c->args.ctx, c->args.seq);
+    rt_drain_finished(ctx);
     if (c->ready) {
         /* The request completed at ready_cb; the caller has its output. */
         ctx->coll_early--;
@@ -286,7 +286,7 @@ static void coll_release(struct ucft_request *r, int in_cb)
     }
     if (c->next != c) {
         list_del(c); /* still running: the caller gave it up */
-        rt_drain_finished(ctx, c->args.ctx, c->args.seq);
+        rt_drain_finished(ctx);
     }
     c->ops->cleanup(c->state);
     coll_retire(ctx, c, in_cb);
@@ -398,7 +398,7 @@ ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,
         if (c->ready)
             ctx->coll_early--;
         list_del(c);
-        rt_drain_finished(ctx, c->args.ctx, c->args.seq);
+        rt_drain_finished(ctx);
         ops->cleanup(c->state);
         coll_retire(ctx, c, 0);
         r->coll = NULL;
@@ -443,7 +443,7 @@ static unsigned coll_retire_kept(struct ucft_context *ctx)
         if (!c->retired || c->req != NULL)
             continue; /* the release sets coll_retire again */
         list_del(c);
-        rt_drain_finished(ctx, c->args.ctx, c->args.seq);
+        rt_drain_finished(ctx);
         c->ops->cleanup(c->state);
         coll_retire(ctx, c, 0);
         n++;

@@ -82,9 +82,9 @@ void rt_coll_release(struct ucft_request *r);
 void rt_coll_cleanup(struct ucft_context *ctx);
 void rt_coll_free_all(struct ucft_context *ctx);
 
-/* coll_drain.c: instance (cid, seq) is over at this rank (completed,
- * given up, or failed to start): its late messages are to be dropped. */
-void rt_drain_finished(struct ucft_context *ctx, unsigned cid, uint32_t seq);
+/* coll_drain.c: an instance is over at this rank (completed, given up,
+ * or failed to start): a sweep of late messages is due. */
+void rt_drain_finished(struct ucft_context *ctx);
 /* Drops the late messages now waiting (when a sweep is due). */
 void rt_drain_sweep(struct ucft_context *ctx);
 /* Finalize: stop sweeping. */

@@ -67,10 +67,8 @@ static void drain_cb(tp_req_t *t)
     }
 }
 
-void rt_drain_finished(struct ucft_context *ctx, unsigned cid, uint32_t seq)
+void rt_drain_finished(struct ucft_context *ctx)
 {
-    (void)cid;
-    (void)seq;
     ctx->drain.pending = 1;
 }
 
