@@ -25,6 +25,7 @@ static void on_failed(void *arg, int rank, uint64_t epoch, det_why_t why)
                (unsigned long long)epoch,
                why == DET_WHY_HEARTBEAT ? "heartbeat timeout"
                : why == DET_WHY_NEWS    ? "failure news"
+               : why == DET_WHY_EXITED  ? "its process is ending (kernel)"
                                         : "launcher or transport evidence");
     /* Decided: the owner applies it from its progress. */
     rt_inbox_push(&d->ctx->inbox, rank, UCFT_ERR_PROC_FAILED, 0);
@@ -53,6 +54,12 @@ static void on_late(void *arg, uint64_t gap_ns)
               (double)gap_ns / 1e6);
 }
 
+static int learns_alone(void *arg, int rank, int fact)
+{
+    rt_detect_t *d = arg;
+    return rt_procwatch_learns_alone(&d->pw, rank, fact);
+}
+
 static ucft_status_t make_det(rt_detect_t *d, tp_t *tp)
 {
     const rt_config_t *cfg = &d->ctx->cfg;
@@ -60,6 +67,7 @@ static ucft_status_t make_det(rt_detect_t *d, tp_t *tp)
     det_ops_t ops = {.failed_cb = on_failed,
                      .self_cb = on_self,
                      .warn_late_cb = on_late,
+                     .learns_alone_cb = learns_alone,
                      .arg = d};
     det_params_default(&p);
     p.hb.eta_ns = cfg->hb_period_ns;
@@ -116,10 +124,12 @@ static void take_procwatch(rt_detect_t *d)
     size_t n;
     while ((n = rt_procwatch_take(&d->pw, ranks, 32)) > 0)
         for (size_t i = 0; i < n; i++) {
-            ucft_debug(&d->ctx->log, "rank %d: its process ended (pidfd)",
-                       ranks[i]);
+            ucft_debug(
+                &d->ctx->log,
+                "rank %d: its process is dying or ended (alive slot or pidfd)",
+                ranks[i]);
             if (!d->stopped)
-                det_declare(d->det, ranks[i], DET_WHY_EXTERNAL);
+                det_declare(d->det, ranks[i], DET_WHY_EXITED);
         }
 }
 
@@ -152,11 +162,15 @@ static void *hb_thread_main(void *arg)
     int ranks[64];
     size_t n;
 
+    /* Named for people looking at threads (top -H, ps -L, traces). */
+    pthread_setname_np(pthread_self(), "ucft-hb");
     set_nice(d);
+    rt_procwatch_hold(&d->pw); /* until this thread ends */
     if (make_det(d, tp) != UCFT_OK) {
         ucft_error(&d->ctx->log, "heartbeat thread: cannot start the "
                                  "detector; failures are learnt from "
                                  "launcher events and endpoint errors only");
+        rt_procwatch_release(&d->pw); /* this thread's end is no death */
         return NULL;
     }
     for (;;) {
@@ -167,6 +181,7 @@ static void *hb_thread_main(void *arg)
             break;
         unsigned work = tp_progress(tp);
         apply_fences(d);
+        rt_procwatch_arm(&d->pw);
         if (work > 0 || n > 0 || tp->ops->arm(tp) != UCFT_OK)
             continue;
         uint64_t now = ucft_clock_now_ns(), next = tp_timer_next(tp);
@@ -209,6 +224,7 @@ static void *hb_thread_main(void *arg)
             (void)r;
         }
     }
+    rt_procwatch_release(&d->pw); /* a clean end for the peers' slots */
     /* The transport first: closing its endpoints completes sends still
      * pending in UCX, whose callbacks touch the detector's requests. */
     tp_destroy(tp);
@@ -229,7 +245,7 @@ ucft_status_t rt_detect_init(struct ucft_context *ctx)
 
     d->ctx = ctx;
     d->evfd = -1;
-    d->pw.epfd = -1;
+    rt_procwatch_init(&d->pw, &ctx->log);
     d->fastpath = cfg->detector_fastpath;
     if (!cfg->detector || ctx->boot.size < 2) {
         d->mode = RT_DETECT_OFF;
@@ -271,7 +287,7 @@ ucft_status_t rt_detect_init(struct ucft_context *ctx)
     d->hb_tp->peer_error_cb = hb_peer_error;
     d->hb_tp->peer_error_arg = d;
     d->pidfd = cfg->detector_fastpath && cfg->detector_pidfd;
-    return d->pidfd ? rt_procwatch_publish(&ctx->boot) : UCFT_OK;
+    return d->pidfd ? rt_procwatch_publish(&d->pw, &ctx->boot) : UCFT_OK;
 }
 
 void rt_detect_address(struct ucft_context *ctx, const void **addr, size_t *len)
@@ -292,7 +308,7 @@ ucft_status_t rt_detect_start(struct ucft_context *ctx)
         return make_det(d, ctx->tp);
     case RT_DETECT_THREAD:
         if (d->pidfd)
-            rt_procwatch_open(&d->pw, &ctx->boot, &ctx->log);
+            rt_procwatch_open(&d->pw, &ctx->boot);
         if (pthread_create(&d->thread, NULL, hb_thread_main, d) != 0) {
             ucft_error(&ctx->log, "cannot start the heartbeat thread");
             return UCFT_ERR_NO_RESOURCE;

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,8 +14,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define PW_KEY     "ucft.proc"
-#define PW_VERSION 1u
+#define PW_KEY      "ucft.proc"
+#define PW_VERSION  2u
+#define PW_RING_TAG UINT64_MAX /* epoll data of the futex ring */
 
 /* What a rank publishes about its process. */
 typedef struct pw_ident {
@@ -23,6 +25,8 @@ typedef struct pw_ident {
     uint64_t start; /* start time, clock ticks since boot (/proc stat 22) */
     uint64_t pidns; /* inode of the pid namespace */
     char boot_id[40];
+    int32_t alive_fd; /* memfd of the alive slots, -1: none */
+    uint32_t nslots;  /* one per local peer, in rank order */
 } pw_ident_t;
 
 /* Field 22 of /proc/<pid>/stat, or 0 when unreadable. */
@@ -68,17 +72,65 @@ static int self_ident(pw_ident_t *id)
     return ok ? 0 : -1;
 }
 
-ucft_status_t rt_procwatch_publish(struct rt_boot *b)
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* The local peers in rank order (slot i belongs to the i-th), or NULL. */
+static int *sorted_peers(struct rt_boot *b, size_t *n)
+{
+    int *peers = NULL;
+    if (rt_boot_local_peers(b, &peers, n) != UCFT_OK || *n < 2) {
+        free(peers);
+        *n = 0;
+        return NULL;
+    }
+    qsort(peers, *n, sizeof(*peers), cmp_int);
+    return peers;
+}
+
+static unsigned position_of(const int *peers, size_t n, int rank)
+{
+    for (size_t i = 0; i < n; i++)
+        if (peers[i] == rank)
+            return (unsigned)i;
+    return (unsigned)n;
+}
+
+void rt_procwatch_init(rt_procwatch_t *w, const ucft_log_t *log)
+{
+    memset(w, 0, sizeof(*w));
+    w->epfd = -1;
+    w->ring.fd = -1;
+    w->own.fd = -1;
+    w->log = log;
+}
+
+ucft_status_t rt_procwatch_publish(rt_procwatch_t *w, struct rt_boot *b)
 {
     pw_ident_t id;
+    size_t n = 0;
+
     if (b->singleton || self_ident(&id) != 0)
         return UCFT_OK; /* nothing to offer: peers will not watch us */
+    id.alive_fd = -1;
+    int *peers = sorted_peers(b, &n);
+    unsigned me = position_of(peers, n, b->rank);
+    if (peers != NULL && me < n && n <= RT_ALIVE_MAX_SLOTS &&
+        rt_alive_create(&w->own, (unsigned)n) == UCFT_OK) {
+        id.alive_fd = w->own.fd;
+        id.nslots = (uint32_t)n;
+        w->own_slot = me;
+    }
+    free(peers);
     return rt_boot_put(b, PW_KEY, &id, sizeof(id));
 }
 
 /* A pidfd for `rank`'s process, or -1. */
 static int open_peer(struct rt_boot *b, const pw_ident_t *me, int rank,
-                     const ucft_log_t *log)
+                     pw_ident_t *idp, const ucft_log_t *log)
 {
     void *data = NULL;
     size_t len = 0;
@@ -112,51 +164,122 @@ static int open_peer(struct rt_boot *b, const pw_ident_t *me, int rank,
         close(fd);
         return -1;
     }
+    *idp = id;
     return fd;
 }
 
-void rt_procwatch_open(rt_procwatch_t *w, struct rt_boot *b,
-                       const ucft_log_t *log)
+static int pidfd_ended(int pidfd)
 {
-    pw_ident_t me;
-    int *peers = NULL;
+    struct pollfd p = {.fd = pidfd, .events = POLLIN};
+    return poll(&p, 1, 0) != 0;
+}
+
+/* Maps our slot of the peer's slots (the peer `id`, pidfd open). */
+static void attach_slot(rt_procwatch_t *w, rt_pw_peer_t *pp,
+                        const pw_ident_t *id, unsigned mine)
+{
+    if (w->ring.fd < 0 || id->alive_fd < 0 || id->nslots == 0 ||
+        mine >= id->nslots)
+        return;
+    ucft_status_t st = rt_alive_attach(&pp->slot, (pid_t)id->pid, id->alive_fd,
+                                       id->nslots, mine);
+    /* The fd number was that process's only if it is still alive now. */
+    if (st == UCFT_OK && pidfd_ended(pp->pidfd))
+        rt_alive_detach(&pp->slot);
+    if (st != UCFT_OK)
+        ucft_debug(w->log, "rank %d: its alive slots not mapped (%s)", pp->rank,
+                   ucft_status_string(st));
+    if (pp->slot.word != NULL)
+        w->unarmed++;
+}
+
+static int epoll_add(int epfd, int fd, uint64_t data)
+{
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = data};
+    return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+void rt_procwatch_open(rt_procwatch_t *w, struct rt_boot *b)
+{
+    pw_ident_t me, id;
     size_t npeers = 0;
 
-    memset(w, 0, sizeof(*w));
-    w->epfd = -1;
-    w->log = log;
-    if (b->singleton || self_ident(&me) != 0 ||
-        rt_boot_local_peers(b, &peers, &npeers) != UCFT_OK || npeers < 2) {
-        free(peers);
+    if (b->singleton || self_ident(&me) != 0)
         return;
-    }
-    w->fds = malloc(npeers * sizeof(*w->fds));
-    w->ranks = malloc(npeers * sizeof(*w->ranks));
+    int *peers = sorted_peers(b, &npeers);
+    if (peers == NULL)
+        return;
+    unsigned mine = position_of(peers, npeers, b->rank);
+    w->local = peers;
+    w->nlocal = npeers;
+    w->peer = calloc(npeers, sizeof(*w->peer));
     w->epfd = epoll_create1(EPOLL_CLOEXEC);
-    if (w->fds == NULL || w->ranks == NULL || w->epfd < 0) {
-        free(peers);
+    if (w->peer == NULL || w->epfd < 0) {
         rt_procwatch_close(w);
         return;
+    }
+    if (rt_uring_open(&w->ring, (unsigned)npeers) != UCFT_OK ||
+        epoll_add(w->epfd, rt_uring_fd(&w->ring), PW_RING_TAG) != 0) {
+        ucft_debug(w->log, "no io_uring futex waits: watching local ranks "
+                           "through pidfds only");
+        rt_uring_close(&w->ring);
     }
     for (size_t i = 0; i < npeers; i++) {
         if (peers[i] == b->rank)
             continue;
-        int fd = open_peer(b, &me, peers[i], log);
+        int fd = open_peer(b, &me, peers[i], &id, w->log);
         if (fd < 0)
             continue;
-        struct epoll_event ev = {.events = EPOLLIN, .data.u64 = w->n};
-        if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+        if (epoll_add(w->epfd, fd, w->n) != 0) {
             close(fd);
             continue;
         }
-        w->fds[w->n] = fd;
-        w->ranks[w->n] = peers[i];
-        w->n++;
+        rt_pw_peer_t *pp = &w->peer[w->n++];
+        pp->rank = peers[i];
+        pp->pidfd = fd;
+        attach_slot(w, pp, &id, mine);
     }
-    free(peers);
-    ucft_debug(log, "watching %zu local rank(s) through pidfds", w->n);
+    ucft_debug(w->log, "watching %zu local rank(s) through pidfds, %zu slot(s)",
+               w->n, w->unarmed);
     if (w->n == 0)
         rt_procwatch_close(w);
+}
+
+void rt_procwatch_hold(rt_procwatch_t *w)
+{
+    ucft_status_t st = rt_alive_hold(&w->own, w->own_slot);
+    if (st != UCFT_OK && w->own.fd >= 0)
+        ucft_debug(w->log,
+                   "alive slots not held (%s): peers watch this "
+                   "rank through its pidfd only",
+                   ucft_status_string(st));
+}
+
+void rt_procwatch_release(rt_procwatch_t *w)
+{
+    rt_alive_release(&w->own);
+}
+
+void rt_procwatch_arm(rt_procwatch_t *w)
+{
+    if (w->unarmed == 0)
+        return;
+    for (size_t j = 0; j < w->n; j++) {
+        rt_pw_peer_t *pp = &w->peer[j];
+        if (pp->slot.word == NULL || pp->slot.armed || pp->pidfd < 0)
+            continue;
+        rt_alive_state_t s = rt_alive_state(&pp->slot, pp->seen_held);
+        if (s == RT_ALIVE_UNHELD)
+            continue; /* its heartbeat thread has not started yet */
+        pp->seen_held = 1;
+        /* Dying or ended: a completion now says so. */
+        uint32_t val =
+            s == RT_ALIVE_HELD ? rt_alive_prepare_wait(&pp->slot) : ~0u;
+        if (rt_uring_futex_wait(&w->ring, pp->slot.word, val, j) != UCFT_OK)
+            continue;
+        pp->slot.armed = 1;
+        w->unarmed--;
+    }
 }
 
 int rt_procwatch_fd(const rt_procwatch_t *w)
@@ -164,36 +287,90 @@ int rt_procwatch_fd(const rt_procwatch_t *w)
     return w->epfd;
 }
 
+int rt_procwatch_learns_alone(const rt_procwatch_t *w, int rank, int dead)
+{
+    unsigned slot = position_of(w->local, w->nlocal, rank);
+    if (slot >= w->nlocal)
+        return 0;
+    for (size_t j = 0; j < w->n; j++)
+        if (w->peer[j].rank == dead)
+            return rt_alive_other_woken(&w->peer[j].slot, slot);
+    return 0;
+}
+
+/* Reports peer j (once): its pidfd is closed, its slot unmapped. */
+static void report(rt_procwatch_t *w, size_t j, int *ranks, size_t *got)
+{
+    rt_pw_peer_t *pp = &w->peer[j];
+    if (pp->pidfd < 0)
+        return;
+    epoll_ctl(w->epfd, EPOLL_CTL_DEL, pp->pidfd, NULL);
+    close(pp->pidfd);
+    pp->pidfd = -1;
+    ranks[(*got)++] = pp->rank;
+}
+
+/* A slot wait of peer j completed. */
+static void slot_woke(rt_procwatch_t *w, size_t j, int *ranks, size_t *got)
+{
+    rt_pw_peer_t *pp = &w->peer[j];
+    pp->slot.armed = 0;
+    if (pp->pidfd < 0 || pp->slot.word == NULL)
+        return;
+    switch (rt_alive_state(&pp->slot, pp->seen_held)) {
+    case RT_ALIVE_DYING:
+        ucft_debug(w->log,
+                   "rank %d: its heartbeat thread is dying "
+                   "(robust mutex owner died)",
+                   pp->rank);
+        report(w, j, ranks, got);
+        break;
+    case RT_ALIVE_ENDED: /* a clean finalize: the pidfd has the rest */
+        break;
+    case RT_ALIVE_HELD:
+    case RT_ALIVE_UNHELD:
+        w->unarmed++; /* woken for nothing: wait again */
+        break;
+    }
+}
+
 size_t rt_procwatch_take(rt_procwatch_t *w, int *ranks, size_t max)
 {
     struct epoll_event ev[32];
+    uint64_t tags[32];
+    int res[32];
     size_t got = 0;
 
     if (w->epfd < 0 || max == 0)
         return 0;
-    int k = epoll_wait(w->epfd, ev, max < 32 ? (int)max : 32, 0);
-    for (int i = 0; i < k; i++) {
+    /* Slot wake-ups first: when both are ready, they say more (and a
+     * completion left behind would be reaped later anyway). */
+    size_t c = rt_uring_reap(&w->ring, tags, res, max < 32 ? max : 32);
+    for (size_t x = 0; x < c; x++)
+        if (tags[x] < w->n)
+            slot_woke(w, (size_t)tags[x], ranks, &got);
+    int k = got < max ? epoll_wait(w->epfd, ev, 32, 0) : 0;
+    for (int i = 0; i < k && got < max; i++) {
         size_t j = (size_t)ev[i].data.u64;
-        if (j >= w->n || w->fds[j] < 0)
-            continue;
-        epoll_ctl(w->epfd, EPOLL_CTL_DEL, w->fds[j], NULL);
-        close(w->fds[j]);
-        w->fds[j] = -1;
-        ranks[got++] = w->ranks[j];
+        if (ev[i].data.u64 != PW_RING_TAG && j < w->n)
+            report(w, j, ranks, &got);
     }
     return got;
 }
 
 void rt_procwatch_close(rt_procwatch_t *w)
 {
-    for (size_t i = 0; w->fds != NULL && i < w->n; i++)
-        if (w->fds[i] >= 0)
-            close(w->fds[i]);
+    /* The ring first: it may wait on the slots unmapped below. */
+    rt_uring_close(&w->ring);
+    for (size_t i = 0; w->peer != NULL && i < w->n; i++) {
+        if (w->peer[i].pidfd >= 0)
+            close(w->peer[i].pidfd);
+        rt_alive_detach(&w->peer[i].slot);
+    }
     if (w->epfd >= 0)
         close(w->epfd);
-    free(w->fds);
-    free(w->ranks);
-    w->fds = w->ranks = NULL;
-    w->n = 0;
-    w->epfd = -1;
+    free(w->peer);
+    free(w->local);
+    rt_alive_destroy(&w->own);
+    rt_procwatch_init(w, w->log);
 }

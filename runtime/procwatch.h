@@ -10,13 +10,19 @@
  * the other ranks of its node directly and hands a death to the detector
  * as outside evidence, like a launcher event.
  *
- * Each rank publishes {pid, start time, boot id, pid namespace} in the
- * start-up exchange. After it, a rank opens a pidfd for every local peer
- * (PMIX_LOCAL_PEERS) whose boot id and pid namespace equal its own (the
- * pid means the same process), and checks the start time after opening
+ * Each rank publishes {pid, start time, boot id, pid namespace, alive
+ * slots} in the start-up exchange. After it, a rank opens a pidfd for every
+ * local peer (PMIX_LOCAL_PEERS) whose boot id and pid namespace equal its own
+ * (the pid means the same process), and checks the start time after opening
  * (the pid was not reused). Anything unavailable (old kernel, another
  * namespace, a launcher without PMIX_LOCAL_PEERS) just leaves that peer to
  * the other detection paths.
+ *
+ * Earlier than the pidfd: each rank also holds one robust mutex per local
+ * peer from its heartbeat thread (alive.h); a peer waits on its slot and
+ * learns of the death as soon as the dying threads release their robust
+ * mutexes, before the kernel unmaps the dead process's memory. Both
+ * watches report a rank once, whichever is first.
  *
  * A rank that finalizes exits only after every rank has stopped its
  * detector (runtime/context.c), so a clean exit is never taken for a
@@ -27,29 +33,57 @@
 #define UCFT_RT_PROCWATCH_H
 
 #include "ucft.h"
+#include "runtime/alive.h"
 #include "runtime/base/log.h"
+#include "runtime/uring_futex.h"
 
 #include <stddef.h>
 
 struct rt_boot;
 
+/* One watched local peer. */
+typedef struct rt_pw_peer {
+    int rank;
+    int pidfd;            /* -1 once reported */
+    rt_alive_peer_t slot; /* slot.word NULL: no slot watched */
+    int seen_held;
+} rt_pw_peer_t;
+
 typedef struct rt_procwatch {
-    int epfd; /* -1: nothing watched */
-    int *fds; /* pidfds, -1 once reported */
-    int *ranks;
+    int epfd;           /* -1: nothing watched */
+    rt_pw_peer_t *peer; /* n of them */
     size_t n;
+    size_t unarmed;  /* slots watched without a wait outstanding */
+    rt_uring_t ring; /* fd -1: no futex waits (pidfds only) */
+    rt_alive_t own;  /* the slots this process holds for its peers */
+    unsigned own_slot;
+    int *local; /* the local peers in rank order (slot i: local[i]) */
+    size_t nlocal;
     const ucft_log_t *log;
 } rt_procwatch_t;
 
-/* Publishes this process's identity (before the start-up fence). */
-ucft_status_t rt_procwatch_publish(struct rt_boot *b);
-/* After the fence: opens pidfds for the local peers. Never fails: a peer
- * that cannot be watched is left out (logged at debug level). */
-void rt_procwatch_open(rt_procwatch_t *w, struct rt_boot *b,
-                       const ucft_log_t *log);
-/* An fd readable when a watched process has ended (-1: none watched). */
+/* Makes `w` safe to close (before publish). */
+void rt_procwatch_init(rt_procwatch_t *w, const ucft_log_t *log);
+/* Creates this process's slots and publishes its identity (before the
+ * start-up fence). */
+ucft_status_t rt_procwatch_publish(rt_procwatch_t *w, struct rt_boot *b);
+/* After the fence: opens pidfds for the local peers and maps their slots.
+ * Never fails: a peer that cannot be watched is left out (logged at debug
+ * level). */
+void rt_procwatch_open(rt_procwatch_t *w, struct rt_boot *b);
+/* From the heartbeat thread: hold this process's slots until
+ * rt_procwatch_release (same thread), and wait on the peers' slots. */
+void rt_procwatch_hold(rt_procwatch_t *w);
+void rt_procwatch_release(rt_procwatch_t *w);
+/* Starts waits on peer slots that became held since (cheap when none). */
+void rt_procwatch_arm(rt_procwatch_t *w);
+/* An fd readable when a watched process is dying or has ended (-1: none
+ * watched). */
 int rt_procwatch_fd(const rt_procwatch_t *w);
-/* The ranks whose processes ended since the last call (each reported
+/* 1 when local peer `rank` was woken by the kernel about `dead` too (it
+ * waited on its slot of `dead`, which died): it needs no message. */
+int rt_procwatch_learns_alone(const rt_procwatch_t *w, int rank, int dead);
+/* The ranks found dying or ended since the last call (each reported
  * once), at most max. Non-blocking. */
 size_t rt_procwatch_take(rt_procwatch_t *w, int *ranks, size_t max);
 void rt_procwatch_close(rt_procwatch_t *w);

@@ -40,7 +40,7 @@ void det_declare(det_t *det, int rank, det_why_t why)
         return; /* the owner stopped us from the callback */
     /* News first, then the heartbeat request: per-pair FIFO then makes a
      * neighbour learn the fact before it sees our request. */
-    if (why != DET_WHY_NEWS)
+    if (why != DET_WHY_NEWS && why != DET_WHY_EXITED)
         prop_notify(&det->prop, rank);
     prop_pump(&det->prop);
     hb_membership_changed(&det->hb);
@@ -68,6 +68,13 @@ static void det_fenced_cb(void *arg, int rank)
 static void det_news_cb(void *arg, int rank, int from)
 {
     det_declare(arg, rank, DET_WHY_NEWS);
+}
+
+static int det_learns_alone_cb(void *arg, int rank, int fact)
+{
+    det_t *det = arg;
+    return det->ops.learns_alone_cb != NULL &&
+           det->ops.learns_alone_cb(det->ops.arg, rank, fact);
 }
 
 static void det_self_cb(void *arg, int from)
@@ -98,6 +105,7 @@ ucft_status_t det_create(tp_t *tp, const det_params_t *params,
     st = prop_init(&det->prop, tp, &det->mb, params->prop_window,
                    &(prop_ops_t){.news_cb = det_news_cb,
                                  .self_cb = det_self_cb,
+                                 .learns_alone_cb = det_learns_alone_cb,
                                  .arg = det});
     if (st != UCFT_OK)
         goto err_free;

@@ -9,6 +9,13 @@
  *    DET_WHY_HEARTBEAT);
  *  - external fast-path news (PMIx event, endpoint error) ->
  *    det_declare(rank, DET_WHY_EXTERNAL);
+ *  - the kernel saying the rank's process is ending (alive slot, pidfd:
+ *    runtime/procwatch.h) -> det_declare(rank, DET_WHY_EXITED): like
+ *    external news, but no fencing notice is sent to the dead process
+ *    (it would only open a connection to it).
+ * Links that learns_alone_cb says will learn a fact by themselves (the
+ * kernel woke them too) are not sent that fact; they forward it to their
+ * own links, so everyone else still hears of it.
  *  - failure news from the broadcast -> declared with DET_WHY_NEWS.
  * Declaring a rank that is not yet failed: add it to the failed set (epoch
  * + 1), call failed_cb, forward the fact over the binomial graph, tell the
@@ -40,13 +47,14 @@
 #include <stdint.h>
 
 /* Recommended defaults for the real runtime, see docs/detector.md. */
-#define DET_DEFAULT_ETA_NS   20000000ull /* 20 ms */
+#define DET_DEFAULT_ETA_NS   20000000ull  /* 20 ms */
 #define DET_DEFAULT_DELTA_NS 100000000ull /* 100 ms */
 
 typedef enum det_why {
     DET_WHY_HEARTBEAT = 1, /* our heartbeat observation timed out */
     DET_WHY_NEWS,          /* the failure broadcast told us */
     DET_WHY_EXTERNAL,      /* fed in by the owner (PMIx, endpoint error) */
+    DET_WHY_EXITED,        /* the kernel: its process is ending or gone */
 } det_why_t;
 
 typedef struct det_params {
@@ -61,6 +69,9 @@ typedef struct det_ops {
     void (*self_cb)(void *arg);
     /* Our own heartbeat was gap_ns late (optional). */
     void (*warn_late_cb)(void *arg, uint64_t gap_ns);
+    /* Optional: 1 when `rank` is known to learn that `fact` failed without
+     * a message (see propagate.h). */
+    int (*learns_alone_cb)(void *arg, int rank, int fact);
     void *arg;
 } det_ops_t;
 

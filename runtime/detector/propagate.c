@@ -105,9 +105,15 @@ void prop_pump(prop_t *p)
         if (s == NULL)
             return; /* resumed by a send completion */
         int t = prop_link_target(p, p->link);
+        int fact = mb_nth(p->mb, p->cursor);
         p->link++;
+        if (t >= 0 && p->ops.learns_alone_cb != NULL &&
+            p->ops.learns_alone_cb(p->ops.arg, t, fact)) {
+            p->stats.skipped_alone++;
+            continue;
+        }
         if (t >= 0)
-            prop_post(p, s, t, mb_nth(p->mb, p->cursor));
+            prop_post(p, s, t, fact);
     }
 }
 
@@ -177,9 +183,22 @@ static ucft_status_t prop_post_recv(prop_t *p)
     }
 }
 
+/* tp_watch on every live link (walking links count nothing here). */
+static void prop_connect(prop_t *p)
+{
+    uint64_t walked = p->stats.walked;
+    for (int l = 0; l < p->nlinks; l++) {
+        int t = prop_link_target(p, l);
+        if (t >= 0)
+            tp_watch(p->tp, t);
+    }
+    p->stats.walked = walked;
+}
+
 ucft_status_t prop_start(prop_t *p)
 {
     p->running = 1;
+    prop_connect(p);
     ucft_status_t st = prop_post_recv(p);
     if (st != UCFT_OK)
         p->running = 0;

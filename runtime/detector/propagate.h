@@ -46,6 +46,11 @@ typedef struct prop_ops {
     void (*news_cb)(void *arg, int rank, int from);
     /* A message told us that we failed. Required. */
     void (*self_cb)(void *arg, int from);
+    /* Optional: 1 when link `rank` will learn that `fact` failed without
+     * our message (e.g. the kernel woke it as it woke us: both watch the
+     * dying process). It is then not sent the fact; since it forwards the
+     * fact itself once it learns it, every other rank still hears. */
+    int (*learns_alone_cb)(void *arg, int rank, int fact);
     void *arg;
 } prop_ops_t;
 
@@ -56,6 +61,7 @@ typedef struct prop_stats {
     uint64_t fenced;   /* dropped: sender in the failed set */
     uint64_t walked;   /* distance-1 links that walked on past failures */
     uint64_t notices_skipped;
+    uint64_t skipped_alone; /* links that learnt the fact by themselves */
 } prop_stats_t;
 
 typedef struct prop prop_t;
@@ -89,7 +95,9 @@ struct prop {
 ucft_status_t prop_init(prop_t *p, tp_t *tp, mb_t *mb, int window,
                         const prop_ops_t *ops);
 void prop_cleanup(prop_t *p);
-/* Posts the receive. */
+/* Posts the receive, and asks the transport to connect every link now
+ * (tp_watch): a failure then finds the connections made, instead of
+ * every survivor opening several at the moment it should be quick. */
 ucft_status_t prop_start(prop_t *p);
 /* Stops forwarding and cancels the receive (its callback still runs). */
 void prop_stop(prop_t *p);

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The pidfd fast path: rank 3 is SIGKILLed; every survivor's heartbeat
-# thread must see its process end through the pidfd it watches (a debug
-# line per survivor), and the job must pass its own checks (every survivor
-# told, the failed set exact; it_detect told).
+# The kernel watch of local ranks: rank 3 is SIGKILLed; every survivor's
+# heartbeat thread must see its process die (a debug line per survivor):
+# through its alive slot (robust mutex released by the dying thread) where
+# the kernel has io_uring futex waits (Linux >= 6.7), else through its
+# pidfd. The job must pass its own checks (every survivor told, the failed
+# set exact; it_detect told).
 set -u
 ucftrun=$1
 prog=$2
@@ -11,10 +13,20 @@ trap 'rm -f "$out"' EXIT
 fail() { cat "$out"; echo "FAIL: $*"; exit 1; }
 UCFT_LOG_LEVEL=debug "$ucftrun" -n 4 --kill 3@1.5 --timeout 50 "$prog" told 5 \
   >"$out" 2>&1 || fail "the job failed"
+slots=0
 for r in 0 1 2; do
-  grep -q "ucft rank $r\] debug: rank 3: its process ended (pidfd)" "$out" ||
-    fail "rank $r did not see rank 3's process end through its pidfd"
-  grep -q "ucft rank $r\] debug: watching 3 local rank(s) through pidfds" "$out" ||
+  line=$(grep "ucft rank $r\] debug: watching 3 local rank(s) through pidfds" "$out") ||
     fail "rank $r does not watch its 3 local peers"
+  grep -q "ucft rank $r\] debug: rank 3: its process is dying or ended" "$out" ||
+    fail "rank $r did not see rank 3's process die"
+  if [[ $line == *", 3 slot(s)"* ]]; then
+    slots=$((slots + 1))
+    grep -q "ucft rank $r\] debug: rank 3: its heartbeat thread is dying" "$out" ||
+      fail "rank $r watches rank 3's alive slot but was not woken by it"
+  fi
 done
-echo "PASS: every survivor saw the death through its pidfd"
+if ((slots == 3)); then
+  echo "PASS: every survivor saw the death through its alive slot"
+else
+  echo "PASS: every survivor saw the death through its pidfd ($slots/3 with slots)"
+fi

@@ -40,6 +40,7 @@ struct harness {
     uint64_t false_decl; /* declarations of ranks alive in the sim */
     uint64_t hb_decl;    /* declarations by heartbeat timeout */
     int kill_on_self;    /* a self-declared rank aborts (sim kill) */
+    int node_size;       /* > 0: ranks r / node_size share a "node" */
 };
 
 static void h_failed_cb(void *arg, int rank, uint64_t epoch, det_why_t why)
@@ -58,6 +59,15 @@ static void h_failed_cb(void *arg, int rank, uint64_t epoch, det_why_t why)
     if (now > h->last[rank])
         h->last[rank] = now;
     h->learned[rank]++;
+}
+
+/* A rank on the dead rank's node was woken by the kernel (the test
+ * declares it there with DET_WHY_EXITED): it needs no message. */
+static int h_learns_alone_cb(void *arg, int rank, int fact)
+{
+    rank_ctx_t *c = arg;
+    int ns = c->h->node_size;
+    return ns > 0 && rank / ns == fact / ns;
 }
 
 static void h_self_cb(void *arg)
@@ -93,8 +103,10 @@ static void h_create(harness_t *h, int n, uint64_t eta, uint64_t delta,
     h->kill_on_self = 1;
     for (int r = 0; r < n; r++) {
         h->ctx[r] = (rank_ctx_t){h, r};
-        det_ops_t ops = {
-            .failed_cb = h_failed_cb, .self_cb = h_self_cb, .arg = &h->ctx[r]};
+        det_ops_t ops = {.failed_cb = h_failed_cb,
+                         .self_cb = h_self_cb,
+                         .learns_alone_cb = h_learns_alone_cb,
+                         .arg = &h->ctx[r]};
         assert_int_equal(
             det_create(sim_world_tp(h->w, r), &h->params, &ops, &h->dets[r]),
             UCFT_OK);
@@ -410,6 +422,53 @@ static void test_detector_fencing_late_notice(void **state)
     h_destroy(&h);
 }
 
+/* One death seen by the kernel on a node of 16 (of 64 ranks): the ranks
+ * there declare it themselves (DET_WHY_EXITED) and send it to nobody on
+ * their node, nor to the dead rank; every rank elsewhere still learns it,
+ * from fewer messages than when the news had to reach everyone. */
+static uint64_t kernel_death_run(int node_size, uint64_t *skipped)
+{
+    const int n = 64, victim = 21;
+    const uint64_t eta = 10 * MS;
+    harness_t h;
+    uint64_t sent = 0;
+
+    h_create(&h, n, eta, 40 * MS, 0, 1);
+    h.node_size = node_size;
+    sim_world_run(h.w, 5 * eta, UINT64_MAX);
+    uint64_t t0 = sim_world_now(h.w);
+    sim_world_kill(h.w, victim);
+    for (int r = 16; r < 32; r++)
+        if (r != victim)
+            det_declare(h.dets[r], victim, DET_WHY_EXITED);
+    sim_world_run(h.w, t0 + 2 * MS, UINT64_MAX); /* well before delta */
+    int failed[1] = {victim};
+    h_assert_all_learned(&h, failed, 1);
+    assert_int_equal(h.false_decl, 0);
+    assert_int_equal(h.hb_decl, 0);
+    *skipped = 0;
+    for (int r = 0; r < n; r++) {
+        sent += h.dets[r]->prop.stats.sent;
+        *skipped += h.dets[r]->prop.stats.skipped_alone;
+    }
+    h_destroy(&h);
+    return sent;
+}
+
+static void test_detector_kernel_evidence(void **state)
+{
+    uint64_t skipped_all, skipped_none;
+    uint64_t with_nodes = kernel_death_run(16, &skipped_all);
+    uint64_t without = kernel_death_run(0, &skipped_none);
+    assert_int_equal(skipped_none, 0);
+    assert_true(skipped_all > 0);
+    assert_true(with_nodes < without);
+    print_message("kernel evidence on the node: %" PRIu64
+                  " failure messages (%" PRIu64
+                  " links skipped) instead of %" PRIu64 "\n",
+                  with_nodes, skipped_all, without);
+}
+
 static uint64_t run_hash(uint64_t seed)
 {
     harness_t h;
@@ -445,6 +504,7 @@ int main(void)
         cmocka_unit_test(test_detector_clean_stop),
         cmocka_unit_test(test_detector_fencing),
         cmocka_unit_test(test_detector_fencing_late_notice),
+        cmocka_unit_test(test_detector_kernel_evidence),
         cmocka_unit_test(test_detector_determinism),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
