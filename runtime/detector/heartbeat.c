@@ -135,6 +135,28 @@ void hb_tick_at(hb_t *hb, uint64_t now, uint64_t deadline)
     hb->ops.suspect_cb(hb->ops.arg, hb->observed); /* may re-target */
 }
 
+/* When the tick has something to do next: our next heartbeat, or the
+ * observed rank's deadline, whichever is first; at least eta/10 from now
+ * (a heartbeat that could not be sent is retried then) and at most eta.
+ * Between them the thread sleeps: about 1.1 ticks per eta instead of 10. */
+uint64_t hb_next_tick(const hb_t *hb, uint64_t now)
+{
+    const uint64_t eta = hb->params.eta_ns;
+    uint64_t next = now + eta;
+    if (hb->observer >= 0) {
+        uint64_t send = hb->sent_once ? hb->last_send + eta * 9 / 10 : now;
+        next = send < next ? send : next;
+    }
+    if (hb->observed >= 0 && hb->observed != hb->suspected) {
+        uint64_t limit = hb->last_heard + hb->params.delta_ns;
+        if (limit < hb->grace_until)
+            limit = hb->grace_until;
+        limit++; /* suspicion needs now > limit */
+        next = limit < next ? limit : next;
+    }
+    return next < now + eta / 10 ? now + eta / 10 : next;
+}
+
 static void hb_tick_cb(ucft_timer_t *t)
 {
     hb_t *hb = t->arg;
@@ -142,7 +164,7 @@ static void hb_tick_cb(ucft_timer_t *t)
     hb_tick_at(hb, now, hb->tick_deadline);
     if (!hb->running)
         return;
-    hb->tick_deadline = now + hb->params.eta_ns / 10;
+    hb->tick_deadline = hb_next_tick(hb, now);
     tp_timer_start(hb->tp, &hb->tick, hb->tick_deadline);
 }
 
@@ -242,7 +264,7 @@ ucft_status_t hb_start(hb_t *hb)
         hb_send_heartbeat(hb, now);
     hb->tick.cb = hb_tick_cb;
     hb->tick.arg = hb;
-    hb->tick_deadline = now + hb->params.eta_ns / 10;
+    hb->tick_deadline = hb_next_tick(hb, now);
     st = tp_timer_start(hb->tp, &hb->tick, hb->tick_deadline);
     if (st != UCFT_OK)
         goto err_recv;

@@ -8,7 +8,10 @@
  * (UCFT_CTRL_HB) to its observer about every eta; the observer suspects the
  * observed rank when nothing came for more than delta.
  *
- * Tick (every eta/10, a timer of the transport):
+ * Tick (a timer of the transport, set for whichever comes first: our next
+ * heartbeat, due 0.9 eta after the last one, or the observed rank's
+ * deadline; never sooner than eta/10 nor later than eta from the last
+ * tick; hb_next_tick):
  *  1. send a heartbeat when >= 0.9 eta passed since the last one; if the gap
  *     was >= 2 eta, call warn_late_cb first (this rank was descheduled and
  *     may be falsely suspected);
@@ -142,5 +145,7 @@ int hb_idle(const hb_t *hb);
 /* The tick's logic at time `now` for a tick that was due at `deadline`:
  * exposed so that tests can drive it with a fake clock. */
 void hb_tick_at(hb_t *hb, uint64_t now, uint64_t deadline);
+/* When the next tick is due, after a tick at `now`. */
+uint64_t hb_next_tick(const hb_t *hb, uint64_t now);
 
 #endif
