@@ -37,6 +37,7 @@ typedef struct coll_opts {
     int warmup;         /* --warmup */
     int f;              /* --f, -1: the runtime's default (UCFT_F) */
     int json;           /* --json */
+    int sync;           /* --sync: a barrier after each timed op */
     int kill_to_result; /* --kill-to-result */
     double bound_s;     /* --bound: kill-to-result, longest run */
 } coll_opts_t;

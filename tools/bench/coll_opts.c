@@ -56,6 +56,8 @@ void coll_usage(FILE *f)
             "result,\n"
             "                   and kill -> first result without the victim\n"
             "  --bound S        kill-to-result: longest run (default %.0f s)\n"
+            "  --sync           time each op alone, then an untimed barrier\n"
+            "                   (latency as MPI benchmark suites define it)\n"
             "  --json           one JSON object instead of the table\n"
             "  -h, --help       this text\n"
             "  Environment: UCFT_WAIT (spin|sleep|hybrid), UCFT_SPIN_TIME, "
@@ -95,6 +97,7 @@ int coll_opts_parse(int argc, char **argv, coll_opts_t *o, int quiet)
         O_WARMUP,
         O_F,
         O_JSON,
+        O_SYNC,
         O_KILL,
         O_BOUND
     };
@@ -106,6 +109,7 @@ int coll_opts_parse(int argc, char **argv, coll_opts_t *o, int quiet)
         {"warmup", required_argument, NULL, O_WARMUP},
         {"f", required_argument, NULL, O_F},
         {"json", no_argument, NULL, O_JSON},
+        {"sync", no_argument, NULL, O_SYNC},
         {"kill-to-result", no_argument, NULL, O_KILL},
         {"bound", required_argument, NULL, O_BOUND},
         {"help", no_argument, NULL, 'h'},
@@ -157,6 +161,9 @@ int coll_opts_parse(int argc, char **argv, coll_opts_t *o, int quiet)
         case O_F:
             if (bench_parse_int(optarg, 0, 1024, &o->f) != 0)
                 return fail(quiet, "--f '%s': expected 0 .. 1024", optarg);
+            break;
+        case O_SYNC:
+            o->sync = 1;
             break;
         case O_JSON:
             o->json = 1;

@@ -13,7 +13,9 @@
 # ALLREDUCE_ALGS ("corrected corrected-countbit corrected-bit recdbl"),
 # REDUCE_ALGS ("corrected binomial"), BARRIER_ALGS ("corrected recdbl"),
 # MPI_PMLS ("ob1 ucx"), KILL_N (8), KILL_RUNS (5; 0 skips),
-# KILL_WAITS ("hybrid").
+# KILL_WAITS ("hybrid"), SYNC (0; 1: every operation timed alone and
+# followed by an untimed barrier, --sync, as MPI benchmark suites measure
+# collective latency, instead of back-to-back intervals).
 # Waiting: ucft ranks wait as UCFT_WAIT says (hybrid = the production
 # default: poll and yield the core for UCFT_YIELD_TIME, then sleep on the
 # event fd; spin = busy-poll, measured only while N <= SPIN_MAX_N, default
@@ -43,6 +45,9 @@ KILL_RUNS=${KILL_RUNS:-5}
 KILL_WAITS=${KILL_WAITS:-"hybrid"}
 SPIN_MAX_N=${SPIN_MAX_N:-$(nproc)}
 TMO=${TMO:-300}
+SYNC=${SYNC:-0}
+sync_ucft=() sync_mpi=()
+[ "$SYNC" = 1 ] && sync_ucft=(--sync) && sync_mpi=(sync)
 
 for f in "$bin/ucftrun" "$bin/ucft-bench"; do
     [ -x "$f" ] || { echo "coll_vs_mpi.sh: $f missing (build first)" >&2; exit 2; }
@@ -82,7 +87,8 @@ median() { sort -g | awk '{v[NR]=$1} END {if (NR==0) print "-";
 run_ucft() { # N OP ALG WAIT -> mean_us
     UCFT_WAIT=$4 timeout "$TMO" "$bin/ucftrun" -n "$1" "$bin/ucft-bench" coll \
         --op "$2" --alg "$3" --size "$SIZE" --iters "$ITERS" \
-        --warmup "$WARMUP" --json 2>>"$tmp/err.log" | field mean_us
+        --warmup "$WARMUP" "${sync_ucft[@]}" --json 2>>"$tmp/err.log" |
+        field mean_us
 }
 run_mpi() { # N OP PML -> mean_us
     local extra=(--mca pml ob1)
@@ -90,12 +96,15 @@ run_mpi() { # N OP PML -> mean_us
         --mca pml_ucx_devices any)
     timeout "$TMO" mpirun --allow-run-as-root --oversubscribe \
         --mca mpi_yield_when_idle 1 "${extra[@]}" -np "$1" "$mpi" "$2" \
-        "$SIZE" "$ITERS" "$WARMUP" 2>>"$tmp/err.log" | field mean_us
+        "$SIZE" "$ITERS" "$WARMUP" "${sync_mpi[@]}" 2>>"$tmp/err.log" |
+        field mean_us
 }
 
 echo "# coll_vs_mpi.sh $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores," \
     "load $(cut -d' ' -f1-3 /proc/loadavg); size $SIZE B, $ITERS iters" \
-    "($WARMUP warm-up), $ROUNDS rounds, median of the rounds"
+    "($WARMUP warm-up), $ROUNDS rounds, median of the rounds," \
+    "$([ "$SYNC" = 1 ] && echo "each op timed alone (SYNC=1)" ||
+        echo "back-to-back")"
 for r in $(seq "$ROUNDS"); do
     for n in $NS; do
         for op in $OPS; do

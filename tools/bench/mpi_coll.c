@@ -5,12 +5,15 @@
  *
  *   mpicc -O2 -o mpi_coll tools/bench/mpi_coll.c
  *   mpirun -np N ./mpi_coll bcast|allreduce|barrier|reduce SIZE ITERS WARMUP
+ *          [sync]
  *
  * It measures exactly as `ucft-bench coll` does: WARMUP untimed operations,
  * one MPI_Barrier, then ITERS back-to-back blocking operations (root 0;
  * int64 sum for the reductions), each rank timing the interval between
  * its own completions; per rank mean (total / ITERS), median and p99;
- * rank 0 prints one JSON line with the max over ranks of each.
+ * rank 0 prints one JSON line with the max over ranks of each. With
+ * "sync", each operation is timed alone and followed by an untimed
+ * MPI_Barrier (ucft-bench coll --sync).
  */
 #include <mpi.h>
 #include <stdint.h>
@@ -50,13 +53,14 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    if (argc != 5) {
+    if (argc != 5 && !(argc == 6 && strcmp(argv[5], "sync") == 0)) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpi_coll OP SIZE ITERS WARMUP\n");
+            fprintf(stderr, "usage: mpi_coll OP SIZE ITERS WARMUP [sync]\n");
         MPI_Finalize();
         return 2;
     }
     const char *op = argv[1];
+    int sync = argc == 6;
     int size = atoi(argv[2]), iters = atoi(argv[3]), warmup = atoi(argv[4]);
     if (size < 1 || iters < 1 || warmup < 0) {
         MPI_Finalize();
@@ -69,15 +73,20 @@ int main(int argc, char **argv)
     for (int i = 0; i < warmup; i++)
         run(op, a, b, size);
     MPI_Barrier(MPI_COMM_WORLD);
-    double start = now_us(), prev = start;
+    double prev = now_us(), total = 0;
     for (int i = 0; i < iters; i++) {
+        if (sync)
+            prev = now_us();
         run(op, a, b, size);
         double x = now_us();
         t[i] = x - prev;
+        total += x - prev;
         prev = x;
+        if (sync)
+            MPI_Barrier(MPI_COMM_WORLD);
     }
     double mine[3], worst[3];
-    mine[0] = (prev - start) / iters;
+    mine[0] = total / iters;
     qsort(t, (size_t)iters, sizeof(*t), cmp);
     mine[1] = iters % 2 ? t[iters / 2] : (t[iters / 2 - 1] + t[iters / 2]) / 2;
     mine[2] = t[(size_t)(0.99 * (iters - 1))];
