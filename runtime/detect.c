@@ -28,6 +28,8 @@ static void on_failed(void *arg, int rank, uint64_t epoch, det_why_t why)
                : why == DET_WHY_EXITED  ? "its process is ending (kernel)"
                                         : "launcher or transport evidence");
     /* Decided: the owner applies it from its progress. */
+    if (d->decided != NULL)
+        atomic_store_explicit(&d->decided[rank], 1, memory_order_release);
     rt_inbox_push(&d->ctx->inbox, rank, UCFT_ERR_PROC_FAILED, 0);
     if (d->mode == RT_DETECT_THREAD && d->nfence < d->capfence)
         d->fence[d->nfence++] = rank; /* fenced on hb_tp after progress */
@@ -266,7 +268,8 @@ ucft_status_t rt_detect_init(struct ucft_context *ctx)
     d->mode = RT_DETECT_THREAD;
     d->capfence = (size_t)ctx->boot.size;
     d->fence = calloc(d->capfence, sizeof(*d->fence));
-    if (d->fence == NULL)
+    d->decided = calloc((size_t)ctx->boot.size, sizeof(*d->decided));
+    if (d->fence == NULL || d->decided == NULL)
         return UCFT_ERR_NO_MEMORY;
     d->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (d->evfd < 0)
@@ -332,6 +335,11 @@ void rt_detect_report(struct ucft_context *ctx, int rank, ucft_status_t why)
         rt_inbox_push(&ctx->inbox, rank, why, 1);
         return;
     case RT_DETECT_THREAD:
+        /* Already decided and handed over (e.g. the launcher's event
+         * after the kernel's word): nothing to wake anybody for. */
+        if (rank >= 0 && rank < d->ctx->boot.size &&
+            atomic_load_explicit(&d->decided[rank], memory_order_acquire))
+            return;
         pthread_mutex_lock(&d->lock);
         if (d->stop) { /* the detector is stopping: decide here */
             pthread_mutex_unlock(&d->lock);
@@ -438,6 +446,8 @@ void rt_detect_cleanup(struct ucft_context *ctx)
     }
     free(d->queue);
     free(d->fence);
+    free((void *)d->decided);
+    d->decided = NULL;
     d->queue = NULL;
     d->fence = NULL;
     d->mode = RT_DETECT_OFF;

@@ -66,6 +66,10 @@ typedef struct rt_detect {
     int quit;    /* owner asks: destroy the worker and exit */
     int *fence;  /* thread only: ranks to fence on hb_tp after progress */
     size_t nfence, capfence;
+    /* Ranks the detector has declared and handed to the owner (set by the
+     * thread, read by any reporter): later evidence about them wakes
+     * nobody. */
+    _Atomic unsigned char *decided;
     int pidfd;         /* watch local ranks' processes (UCFT_DETECTOR_PIDFD) */
     rt_procwatch_t pw; /* the thread's once started */
 } rt_detect_t;
