@@ -15,6 +15,13 @@
 #include <unistd.h>
 
 #define STOP_BOUND_NS (1000 * UCFT_NSEC_PER_MSEC)
+/* Fencing a rank on the heartbeat worker closes its UCX endpoint, which
+ * unmaps the dead process's shared-memory segments (and frees them when
+ * this was the last mapping: milliseconds). The detector itself already
+ * ignores the rank, so that work waits until the survivors' main threads
+ * have been told, instead of running ahead of them at the thread's
+ * raised priority. */
+#define FENCE_DELAY_NS (10 * UCFT_NSEC_PER_MSEC)
 
 /* ---- detector callbacks (the thread driving the detector's transport) -- */
 
@@ -31,8 +38,11 @@ static void on_failed(void *arg, int rank, uint64_t epoch, det_why_t why)
     if (d->decided != NULL)
         atomic_store_explicit(&d->decided[rank], 1, memory_order_release);
     rt_inbox_push(&d->ctx->inbox, rank, UCFT_ERR_PROC_FAILED, 0);
-    if (d->mode == RT_DETECT_THREAD && d->nfence < d->capfence)
-        d->fence[d->nfence++] = rank; /* fenced on hb_tp after progress */
+    if (d->mode == RT_DETECT_THREAD && d->nfence < d->capfence) {
+        if (d->nfence == 0)
+            d->fence_due = ucft_clock_now_ns() + FENCE_DELAY_NS;
+        d->fence[d->nfence++] = rank; /* fenced on hb_tp later */
+    }
 }
 
 static void on_self(void *arg)
@@ -182,11 +192,14 @@ static void *hb_thread_main(void *arg)
         if (stop)
             break;
         unsigned work = tp_progress(tp);
-        apply_fences(d);
+        uint64_t now = ucft_clock_now_ns(), next = tp_timer_next(tp);
+        if (d->nfence > 0 && now >= d->fence_due)
+            apply_fences(d);
         rt_procwatch_arm(&d->pw);
         if (work > 0 || n > 0 || tp->ops->arm(tp) != UCFT_OK)
             continue;
-        uint64_t now = ucft_clock_now_ns(), next = tp_timer_next(tp);
+        if (d->nfence > 0 && d->fence_due < next)
+            next = d->fence_due;
         int ms = next <= now ? 0
                  : next - now > 1000 * UCFT_NSEC_PER_MSEC
                      ? 1000
@@ -283,7 +296,8 @@ ucft_status_t rt_detect_init(struct ucft_context *ctx)
                          .lookup = rt_boot_lookup_hb,
                          .lookup_arg = &ctx->boot,
                          .keepalive_ns = cfg->keepalive_ns,
-                         .serialized = 1};
+                         .serialized = 1,
+                         .control = 1};
     st = tp_ucp_create(&p, &d->hb_tp);
     if (st != UCFT_OK)
         return st;

@@ -66,6 +66,7 @@ typedef struct rt_detect {
     int quit;    /* owner asks: destroy the worker and exit */
     int *fence;  /* thread only: ranks to fence on hb_tp after progress */
     size_t nfence, capfence;
+    uint64_t fence_due; /* when the pending fences are applied */
     /* Ranks the detector has declared and handed to the owner (set by the
      * thread, read by any reporter): later evidence about them wakes
      * nobody. */

@@ -727,6 +727,10 @@ ucft_status_t tp_ucp_create(const tp_ucp_params_t *params, tp_t **tp_p)
         goto err_free;
     }
     tp_ucp_config_apply(cfg, params->keepalive_ns);
+    if (params->control && getenv("UCX_MM_RX_BUFS_GROW") == NULL &&
+        getenv("UCX_POSIX_RX_BUFS_GROW") == NULL &&
+        getenv("UCX_SYSV_RX_BUFS_GROW") == NULL)
+        ucp_config_modify(cfg, "MM_RX_BUFS_GROW", "16");
     ucp_params_t pp = {
         .field_mask = UCP_PARAM_FIELD_FEATURES |
                       UCP_PARAM_FIELD_TAG_SENDER_MASK |

@@ -30,6 +30,13 @@ typedef struct tp_ucp_params {
      * the context (the heartbeat thread): ask UCX for serialized mode, so
      * that it locks against its own async thread. */
     int serialized;
+    /* Only small control messages go through this worker (heartbeats,
+     * failure news): its shared-memory receive buffers grow in steps of
+     * 16 instead of UCX's 512 (a 4 MB segment per worker otherwise, whose
+     * unmapping and freeing is most of a dying rank's exit), unless
+     * UCX_MM_RX_BUFS_GROW or a transport's own setting is in the
+     * environment. */
+    int control;
 } tp_ucp_params_t;
 
 ucft_status_t tp_ucp_create(const tp_ucp_params_t *params, tp_t **tp_p);
