@@ -127,8 +127,12 @@ ucft_status_t rt_wait_until(struct ucft_context *ctx, int (*cond)(void *),
                     shift >= 6 ? BACKOFF_MAX_NS : BACKOFF_MIN_NS << shift;
                 if (ns > BACKOFF_MAX_NS)
                     ns = BACKOFF_MAX_NS;
+                /* Not blind: failure news (the inbox's eventfd) ends
+                 * the back-off at once, as a death is what a stalled
+                 * operation is most likely waiting for. */
+                struct pollfd in = {.fd = ctx->inbox.evfd, .events = POLLIN};
                 struct timespec ts = {0, (long)ns};
-                nanosleep(&ts, NULL);
+                (void)ppoll(&in, 1, &ts, NULL);
             }
         } else {
             empty = 0;
