@@ -109,6 +109,18 @@ static int ring_or_skip(rt_uring_t *u)
     return 1;
 }
 
+/* A holder process, our slot of it mapped, a futex wait on it posted. */
+static void watch_holder(holder_t *h, rt_uring_t *u, rt_alive_peer_t *p,
+                         uint64_t tag)
+{
+    start_holder(h);
+    assert_int_equal(rt_alive_attach(p, h->pid, h->fd, NSLOTS, MY_SLOT),
+                     UCFT_OK);
+    assert_int_equal(rt_alive_state(p, 0), RT_ALIVE_HELD);
+    uint32_t val = rt_alive_prepare_wait(p);
+    assert_int_equal(rt_uring_futex_wait(u, p->word, val, tag), UCFT_OK);
+}
+
 static void test_killed_holder_is_dying(void **state)
 {
     (void)state;
@@ -117,14 +129,9 @@ static void test_killed_holder_is_dying(void **state)
     rt_alive_peer_t p;
     if (!ring_or_skip(&u))
         skip();
-    start_holder(&h);
+    watch_holder(&h, &u, &p, 7);
     int pidfd = (int)syscall(SYS_pidfd_open, h.pid, 0);
     assert_true(pidfd >= 0);
-    assert_int_equal(rt_alive_attach(&p, h.pid, h.fd, NSLOTS, MY_SLOT),
-                     UCFT_OK);
-    assert_int_equal(rt_alive_state(&p, 0), RT_ALIVE_HELD);
-    uint32_t val = rt_alive_prepare_wait(&p);
-    assert_int_equal(rt_uring_futex_wait(&u, p.word, val, 7), UCFT_OK);
 
     double t0 = now_ms();
     assert_int_equal(kill(h.pid, SIGKILL), 0);
@@ -154,11 +161,7 @@ static void test_clean_release_is_ended(void **state)
     rt_alive_peer_t p;
     if (!ring_or_skip(&u))
         skip();
-    start_holder(&h);
-    assert_int_equal(rt_alive_attach(&p, h.pid, h.fd, NSLOTS, MY_SLOT),
-                     UCFT_OK);
-    uint32_t val = rt_alive_prepare_wait(&p);
-    assert_int_equal(rt_uring_futex_wait(&u, p.word, val, 9), UCFT_OK);
+    watch_holder(&h, &u, &p, 9);
     assert_int_equal(write(h.go[1], "x", 1), 1);
     int res = wait_one(&u, 9);
     assert_true(res == 0 || res == -EAGAIN);
