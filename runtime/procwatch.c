@@ -193,6 +193,8 @@ static void attach_slot(rt_procwatch_t *w, rt_pw_peer_t *pp,
         w->unarmed++;
 }
 
+static void close_watch(rt_procwatch_t *w);
+
 static int epoll_add(int epfd, int fd, uint64_t data)
 {
     struct epoll_event ev = {.events = EPOLLIN, .data.u64 = data};
@@ -215,7 +217,7 @@ void rt_procwatch_open(rt_procwatch_t *w, struct rt_boot *b)
     w->peer = calloc(npeers, sizeof(*w->peer));
     w->epfd = epoll_create1(EPOLL_CLOEXEC);
     if (w->peer == NULL || w->epfd < 0) {
-        rt_procwatch_close(w);
+        close_watch(w);
         return;
     }
     if (rt_uring_open(&w->ring, (unsigned)npeers) != UCFT_OK ||
@@ -242,7 +244,7 @@ void rt_procwatch_open(rt_procwatch_t *w, struct rt_boot *b)
     ucft_debug(w->log, "watching %zu local rank(s) through pidfds, %zu slot(s)",
                w->n, w->unarmed);
     if (w->n == 0)
-        rt_procwatch_close(w);
+        close_watch(w);
 }
 
 void rt_procwatch_hold(rt_procwatch_t *w)
@@ -358,7 +360,9 @@ size_t rt_procwatch_take(rt_procwatch_t *w, int *ranks, size_t max)
     return got;
 }
 
-void rt_procwatch_close(rt_procwatch_t *w)
+/* Stops watching the peers; this process's own slots stay (its peers may
+ * watch it although it watches nobody). */
+static void close_watch(rt_procwatch_t *w)
 {
     /* The ring first: it may wait on the slots unmapped below. */
     rt_uring_close(&w->ring);
@@ -371,6 +375,15 @@ void rt_procwatch_close(rt_procwatch_t *w)
         close(w->epfd);
     free(w->peer);
     free(w->local);
+    w->peer = NULL;
+    w->local = NULL;
+    w->n = w->nlocal = w->unarmed = 0;
+    w->epfd = -1;
+}
+
+void rt_procwatch_close(rt_procwatch_t *w)
+{
+    close_watch(w);
     rt_alive_destroy(&w->own);
     rt_procwatch_init(w, w->log);
 }
