@@ -61,9 +61,10 @@ static const ucft_config_field_t rt_fields[] = {
      ucft_config_parse_bool, F(detector_fastpath), NULL},
     {"DETECTOR_PIDFD", "y",
      "fast path: the heartbeat thread watches the processes of the ranks on "
-     "this node through pidfds (Linux 5.3+), so a rank that dies is known "
-     "within microseconds, before any launcher event (needs "
-     "UCFT_DETECTOR_FASTPATH and the heartbeat thread)",
+     "this node, through a robust mutex each holds (io_uring futex waits, "
+     "Linux 6.7+: woken as the process starts dying, ~0.1 ms) and through "
+     "pidfds (Linux 5.3+: once it is gone), before any launcher event "
+     "(needs UCFT_DETECTOR_FASTPATH and the heartbeat thread)",
      ucft_config_parse_bool, F(detector_pidfd), NULL},
     {"HB_PERIOD", "20ms",
      "heartbeat period (eta); a rank sends one heartbeat per period to its "
