@@ -33,6 +33,18 @@ static int init_slot(pthread_mutex_t *m)
     return bad ? -1 : 0;
 }
 
+/* Does locking `m` put the caller's tid in its first word (glibc's robust
+ * mutex word, the kernel's robust futex protocol)? Leaves it unlocked. */
+static int word_is_robust_futex(pthread_mutex_t *m)
+{
+    if (pthread_mutex_trylock(m) != 0)
+        return 0;
+    uint32_t w = __atomic_load_n((uint32_t *)m, __ATOMIC_ACQUIRE);
+    pthread_mutex_unlock(m);
+    return (w & FUTEX_TID_MASK) == (uint32_t)syscall(SYS_gettid) &&
+           __atomic_load_n((uint32_t *)m, __ATOMIC_ACQUIRE) == 0;
+}
+
 ucft_status_t rt_alive_create(rt_alive_t *a, unsigned nslots)
 {
     memset(a, 0, sizeof(*a));
@@ -54,6 +66,10 @@ ucft_status_t rt_alive_create(rt_alive_t *a, unsigned nslots)
         if (init_slot(slot_mutex(a->mem, i)) != 0)
             goto fail;
     a->nslots = nslots;
+    if (!word_is_robust_futex(slot_mutex(a->mem, 0))) {
+        rt_alive_destroy(a);
+        return UCFT_ERR_NOT_SUPPORTED;
+    }
     return UCFT_OK;
 fail:
     rt_alive_destroy(a);
@@ -162,14 +178,28 @@ rt_alive_state_t rt_alive_state(const rt_alive_peer_t *p, int seen_held)
 uint32_t rt_alive_prepare_wait(rt_alive_peer_t *p)
 {
     uint32_t w = __atomic_load_n(p->word, __ATOMIC_ACQUIRE);
-    /* As a contending locker does: the holder's unlock, and the kernel at
-     * the holder's death, wake a waiter only when this bit is set. */
-    while ((w & FUTEX_TID_MASK) != 0 && !(w & FUTEX_OWNER_DIED) &&
-           !(w & FUTEX_WAITERS) &&
-           !__atomic_compare_exchange_n(p->word, &w, w | FUTEX_WAITERS, 0,
+    for (;;) {
+        if ((w & FUTEX_TID_MASK) == 0 || (w & FUTEX_OWNER_DIED))
+            return RT_ALIVE_NO_WAIT;
+        if (w & FUTEX_WAITERS)
+            return w;
+        /* As a contending locker does: the holder's unlock, and the kernel
+         * at the holder's death, wake a waiter only when this bit is set.
+         * The value to wait on is the one installed here, never a later
+         * read: a death in between must not become the awaited value. */
+        if (__atomic_compare_exchange_n(p->word, &w, w | FUTEX_WAITERS, 0,
                                         __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-        ;
-    return __atomic_load_n(p->word, __ATOMIC_ACQUIRE);
+            return w | FUTEX_WAITERS;
+    }
+}
+
+void rt_alive_cancel_wait(rt_alive_peer_t *p, uint32_t val)
+{
+    if (val == RT_ALIVE_NO_WAIT || !(val & FUTEX_WAITERS))
+        return;
+    uint32_t expect = val;
+    __atomic_compare_exchange_n(p->word, &expect, val & ~FUTEX_WAITERS, 0,
+                                __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
 int rt_alive_other_woken(const rt_alive_peer_t *p, unsigned slot)

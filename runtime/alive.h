@@ -35,6 +35,9 @@
 #include <sys/types.h>
 
 #define RT_ALIVE_MAX_SLOTS 1024u /* the kernel walks 2048 robust entries */
+/* A value no lock word takes (no tid is 0x3fffffff): a futex wait on it
+ * completes at once. */
+#define RT_ALIVE_NO_WAIT 0xffffffffu
 
 /* The slots one process holds for its watchers. */
 typedef struct rt_alive {
@@ -46,7 +49,10 @@ typedef struct rt_alive {
     int held;      /* locked by rt_alive_hold, by the holding thread */
 } rt_alive_t;
 
-/* Creates `nslots` unlocked slots (fd -1 and an error on failure). */
+/* Creates `nslots` unlocked slots (fd -1 and an error on failure).
+ * Checks first, from the calling thread, that a locked slot's word holds
+ * the locker's tid (the robust futex word this relies on):
+ * UCFT_ERR_NOT_SUPPORTED otherwise, so nothing is ever published. */
 ucft_status_t rt_alive_create(rt_alive_t *a, unsigned nslots);
 /* Locks every slot except `skip` (the caller's own position) from the
  * calling thread, which must outlive the watch. UCFT_ERR_NOT_SUPPORTED,
@@ -83,9 +89,15 @@ typedef enum rt_alive_state {
 /* What the word says now. `seen_held` tells 0 after a hold (ENDED) from 0
  * before it (UNHELD). */
 rt_alive_state_t rt_alive_state(const rt_alive_peer_t *p, int seen_held);
-/* When held: marks a waiter on the word and returns the value to wait on
- * (the holder's unlock or death then wakes the waiter). */
+/* When held: marks a waiter on the word and returns the value it now
+ * holds, to wait on (the holder's unlock or death then wakes the waiter).
+ * Not held (unheld, dying, ended, or it changed meanwhile):
+ * RT_ALIVE_NO_WAIT, so that the wait completes at once and the state is
+ * read again. */
 uint32_t rt_alive_prepare_wait(rt_alive_peer_t *p);
+/* The wait on `val` could not be posted: take the waiter mark back (one
+ * watcher per slot), so that the slot does not claim a waiter. */
+void rt_alive_cancel_wait(rt_alive_peer_t *p, uint32_t val);
 /* 1 when the holder died while another watcher waited on slot `slot`:
  * the kernel woke that watcher as it woke us. */
 int rt_alive_other_woken(const rt_alive_peer_t *p, unsigned slot);

@@ -291,6 +291,7 @@ err_tp:
     rt_place_cleanup(ctx);
     rt_detect_cleanup(ctx);
     rt_boot_finalize(&ctx->boot); /* no PMIx callback from here on */
+    rt_detect_free(ctx);
     if (ctx->epfd >= 0)
         close(ctx->epfd);
     tp_destroy(ctx->tp);
@@ -391,6 +392,7 @@ ucft_status_t ucft_finalize(ucft_context_h ctx)
     rt_place_cleanup(ctx); /* the collectives pointed at its map */
     /* After this no PMIx thread callback can reach the inbox. */
     rt_boot_finalize(&ctx->boot);
+    rt_detect_free(ctx);
     if (ctx->log.level >= UCFT_LOG_DEBUG)
         ucft_debug(&ctx->log, "finalized in %.3f ms",
                    (double)(ucft_clock_now_ns() - t) / 1e6);

@@ -261,6 +261,7 @@ ucft_status_t rt_detect_init(struct ucft_context *ctx)
     d->ctx = ctx;
     d->evfd = -1;
     rt_procwatch_init(&d->pw, &ctx->log);
+    d->inited = 1;
     d->fastpath = cfg->detector_fastpath;
     if (!cfg->detector || ctx->boot.size < 2) {
         d->mode = RT_DETECT_OFF;
@@ -446,14 +447,26 @@ static void quit_thread(rt_detect_t *d)
 void rt_detect_cleanup(struct ucft_context *ctx)
 {
     rt_detect_t *d = &ctx->detect;
+    if (!d->inited)
+        return; /* init failed before the detector: its fds are not ours */
     rt_detect_stop(ctx);
     quit_thread(d);
     rt_procwatch_close(&d->pw);
     if (d->mode == RT_DETECT_THREAD) {
         tp_destroy(d->hb_tp);
         d->hb_tp = NULL;
+    }
+}
+
+void rt_detect_free(struct ucft_context *ctx)
+{
+    rt_detect_t *d = &ctx->detect;
+    if (!d->inited)
+        return;
+    if (d->mode == RT_DETECT_THREAD) {
         if (d->evfd >= 0)
             close(d->evfd);
+        d->evfd = -1;
         if (d->lock_ready)
             pthread_mutex_destroy(&d->lock);
         d->lock_ready = 0;
@@ -465,4 +478,5 @@ void rt_detect_cleanup(struct ucft_context *ctx)
     d->queue = NULL;
     d->fence = NULL;
     d->mode = RT_DETECT_OFF;
+    d->inited = 0;
 }

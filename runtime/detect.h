@@ -48,6 +48,7 @@ typedef enum rt_detect_mode {
 } rt_detect_mode_t;
 
 typedef struct rt_detect {
+    int inited; /* rt_detect_init ran (its fds are set) */
     rt_detect_mode_t mode;
     int fastpath;
     struct ucft_context *ctx;
@@ -94,5 +95,9 @@ void rt_detect_declare(struct ucft_context *ctx, int rank);
  * after a barrier, rt_detect_cleanup destroys the worker. */
 void rt_detect_stop(struct ucft_context *ctx);
 void rt_detect_cleanup(struct ucft_context *ctx);
+/* What another thread's rt_detect_report may still touch (its lock, the
+ * decided set, the wake-up fd): freed only once no PMIx callback can run,
+ * i.e. after rt_boot_finalize. */
+void rt_detect_free(struct ucft_context *ctx);
 
 #endif

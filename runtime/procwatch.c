@@ -189,8 +189,10 @@ static void attach_slot(rt_procwatch_t *w, rt_pw_peer_t *pp,
     if (st != UCFT_OK)
         ucft_debug(w->log, "rank %d: its alive slots not mapped (%s)", pp->rank,
                    ucft_status_string(st));
-    if (pp->slot.word != NULL)
+    if (pp->slot.word != NULL) {
+        pp->pending_arm = 1;
         w->unarmed++;
+    }
 }
 
 static void close_watch(rt_procwatch_t *w);
@@ -268,18 +270,20 @@ void rt_procwatch_arm(rt_procwatch_t *w)
         return;
     for (size_t j = 0; j < w->n; j++) {
         rt_pw_peer_t *pp = &w->peer[j];
-        if (pp->slot.word == NULL || pp->slot.armed || pp->pidfd < 0)
+        if (!pp->pending_arm || pp->pidfd < 0)
             continue;
         rt_alive_state_t s = rt_alive_state(&pp->slot, pp->seen_held);
         if (s == RT_ALIVE_UNHELD)
             continue; /* its heartbeat thread has not started yet */
         pp->seen_held = 1;
-        /* Dying or ended: a completion now says so. */
-        uint32_t val =
-            s == RT_ALIVE_HELD ? rt_alive_prepare_wait(&pp->slot) : ~0u;
-        if (rt_uring_futex_wait(&w->ring, pp->slot.word, val, j) != UCFT_OK)
+        /* Not held any more: RT_ALIVE_NO_WAIT, a completion at once. */
+        uint32_t val = rt_alive_prepare_wait(&pp->slot);
+        if (rt_uring_futex_wait(&w->ring, pp->slot.word, val, j) != UCFT_OK) {
+            rt_alive_cancel_wait(&pp->slot, val);
             continue;
+        }
         pp->slot.armed = 1;
+        pp->pending_arm = 0;
         w->unarmed--;
     }
 }
@@ -300,8 +304,8 @@ int rt_procwatch_learns_alone(const rt_procwatch_t *w, int rank, int dead)
     return 0;
 }
 
-/* Reports peer j (once): its pidfd is closed, its slot unmapped. */
-static void report(rt_procwatch_t *w, size_t j, int *ranks, size_t *got)
+/* Stops watching peer j (its slot stays mapped: learns_alone reads it). */
+static void stop_peer(rt_procwatch_t *w, size_t j)
 {
     rt_pw_peer_t *pp = &w->peer[j];
     if (pp->pidfd < 0)
@@ -309,17 +313,43 @@ static void report(rt_procwatch_t *w, size_t j, int *ranks, size_t *got)
     epoll_ctl(w->epfd, EPOLL_CTL_DEL, pp->pidfd, NULL);
     close(pp->pidfd);
     pp->pidfd = -1;
-    ranks[(*got)++] = pp->rank;
+    if (pp->pending_arm) {
+        pp->pending_arm = 0;
+        w->unarmed--;
+    }
 }
 
-/* A slot wait of peer j completed. */
-static void slot_woke(rt_procwatch_t *w, size_t j, int *ranks, size_t *got)
+/* Reports peer j (once). */
+static void report(rt_procwatch_t *w, size_t j, int *ranks, size_t *got)
+{
+    if (w->peer[j].pidfd < 0)
+        return;
+    stop_peer(w, j);
+    ranks[(*got)++] = w->peer[j].rank;
+}
+
+#define SLOT_MAX_ERRORS 3 /* failed waits before the slot is given up */
+
+/* A slot wait of peer j completed with `res`. */
+static void slot_woke(rt_procwatch_t *w, size_t j, int res, int *ranks,
+                      size_t *got)
 {
     rt_pw_peer_t *pp = &w->peer[j];
     pp->slot.armed = 0;
     if (pp->pidfd < 0 || pp->slot.word == NULL)
         return;
-    switch (rt_alive_state(&pp->slot, pp->seen_held)) {
+    rt_alive_state_t s = rt_alive_state(&pp->slot, pp->seen_held);
+    if (res < 0 && res != -EAGAIN && s == RT_ALIVE_HELD &&
+        ++pp->errors >= SLOT_MAX_ERRORS) {
+        /* The kernel refuses the wait: do not spin on it; the pidfd
+         * remains. */
+        ucft_debug(w->log,
+                   "rank %d: futex wait on its slot fails (%s); "
+                   "watching its pidfd only",
+                   pp->rank, strerror(-res));
+        return;
+    }
+    switch (s) {
     case RT_ALIVE_DYING:
         ucft_debug(w->log,
                    "rank %d: its heartbeat thread is dying "
@@ -327,11 +357,15 @@ static void slot_woke(rt_procwatch_t *w, size_t j, int *ranks, size_t *got)
                    pp->rank);
         report(w, j, ranks, got);
         break;
-    case RT_ALIVE_ENDED: /* a clean finalize: the pidfd has the rest */
+    case RT_ALIVE_ENDED:
+        /* It released its slots: a clean finalize, proof enough that its
+         * exit is no failure, whatever its pidfd says later. */
+        stop_peer(w, j);
         break;
     case RT_ALIVE_HELD:
     case RT_ALIVE_UNHELD:
-        w->unarmed++; /* woken for nothing: wait again */
+        pp->pending_arm = 1; /* woken for nothing: wait again */
+        w->unarmed++;
         break;
     }
 }
@@ -350,7 +384,7 @@ size_t rt_procwatch_take(rt_procwatch_t *w, int *ranks, size_t max)
     size_t c = rt_uring_reap(&w->ring, tags, res, max < 32 ? max : 32);
     for (size_t x = 0; x < c; x++)
         if (tags[x] < w->n)
-            slot_woke(w, (size_t)tags[x], ranks, &got);
+            slot_woke(w, (size_t)tags[x], res[x], ranks, &got);
     int k = got < max ? epoll_wait(w->epfd, ev, 32, 0) : 0;
     for (int i = 0; i < k && got < max; i++) {
         size_t j = (size_t)ev[i].data.u64;

@@ -47,6 +47,8 @@ typedef struct rt_pw_peer {
     int pidfd;            /* -1 once reported */
     rt_alive_peer_t slot; /* slot.word NULL: no slot watched */
     int seen_held;
+    int errors;      /* futex waits the kernel refused */
+    int pending_arm; /* counted in unarmed: a wait is to be posted */
 } rt_pw_peer_t;
 
 typedef struct rt_procwatch {

@@ -171,6 +171,41 @@ static void test_clean_release_is_ended(void **state)
     end_holder(&h, 0);
 }
 
+/* The holder dies between our look at its slot and our wait: the wait
+ * must not sleep on the dead word (it would never be woken again). */
+static void test_dead_before_wait(void **state)
+{
+    (void)state;
+    holder_t h;
+    rt_uring_t u;
+    rt_alive_peer_t p;
+    if (!ring_or_skip(&u))
+        skip();
+    start_holder(&h);
+    assert_int_equal(rt_alive_attach(&p, h.pid, h.fd, NSLOTS, MY_SLOT),
+                     UCFT_OK);
+    assert_int_equal(rt_alive_state(&p, 0), RT_ALIVE_HELD);
+    /* A first waiter mark, then taken back (as when a post fails). */
+    uint32_t val = rt_alive_prepare_wait(&p);
+    assert_true(val & 0x80000000u);
+    rt_alive_cancel_wait(&p, val);
+    assert_int_equal(*p.word & 0x80000000u, 0);
+    int pidfd = (int)syscall(SYS_pidfd_open, h.pid, 0);
+    assert_true(pidfd >= 0);
+    assert_int_equal(kill(h.pid, SIGKILL), 0);
+    struct pollfd pp = {.fd = pidfd, .events = POLLIN};
+    assert_int_equal(poll(&pp, 1, BOUND_MS), 1); /* gone for sure */
+    val = rt_alive_prepare_wait(&p);
+    assert_int_equal(val, RT_ALIVE_NO_WAIT);
+    assert_int_equal(rt_uring_futex_wait(&u, p.word, val, 5), UCFT_OK);
+    assert_int_equal(wait_one(&u, 5), -EAGAIN);
+    assert_int_equal(rt_alive_state(&p, 1), RT_ALIVE_DYING);
+    close(pidfd);
+    rt_alive_detach(&p);
+    rt_uring_close(&u);
+    end_holder(&h, -1);
+}
+
 /* A wait on a value that is no longer there completes at once. */
 static void test_stale_value_completes(void **state)
 {
@@ -196,7 +231,8 @@ static void test_hold_and_release(void **state)
     assert_int_equal(rt_alive_attach(&self2, getpid(), a.fd, NSLOTS, 2),
                      UCFT_OK);
     assert_int_equal(rt_alive_state(&self2, 0), RT_ALIVE_UNHELD);
-    assert_int_equal(rt_alive_prepare_wait(&self2), 0); /* nothing to wait */
+    /* Nothing held: a value no word takes, so a wait completes at once. */
+    assert_int_equal(rt_alive_prepare_wait(&self2), RT_ALIVE_NO_WAIT);
     assert_int_equal(rt_alive_hold(&a, 0), UCFT_OK);
     assert_int_equal(rt_alive_state(&self0, 0), RT_ALIVE_UNHELD);
     assert_int_equal(rt_alive_state(&self2, 0), RT_ALIVE_HELD);
@@ -236,6 +272,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_killed_holder_is_dying),
         cmocka_unit_test(test_clean_release_is_ended),
+        cmocka_unit_test(test_dead_before_wait),
         cmocka_unit_test(test_stale_value_completes),
         cmocka_unit_test(test_hold_and_release),
         cmocka_unit_test(test_bad_input),
