@@ -121,6 +121,25 @@ static void watch_holder(holder_t *h, rt_uring_t *u, rt_alive_peer_t *p,
     assert_int_equal(rt_uring_futex_wait(u, p->word, val, tag), UCFT_OK);
 }
 
+/* A pidfd of the holder, then SIGKILL. */
+static int kill_holder(const holder_t *h)
+{
+    int pidfd = (int)syscall(SYS_pidfd_open, h->pid, 0);
+    assert_true(pidfd >= 0);
+    assert_int_equal(kill(h->pid, SIGKILL), 0);
+    return pidfd;
+}
+
+static void finish(holder_t *h, rt_uring_t *u, rt_alive_peer_t *p, int pidfd,
+                   int expect_status)
+{
+    if (pidfd >= 0)
+        close(pidfd);
+    rt_alive_detach(p);
+    rt_uring_close(u);
+    end_holder(h, expect_status);
+}
+
 static void test_killed_holder_is_dying(void **state)
 {
     (void)state;
@@ -130,11 +149,8 @@ static void test_killed_holder_is_dying(void **state)
     if (!ring_or_skip(&u))
         skip();
     watch_holder(&h, &u, &p, 7);
-    int pidfd = (int)syscall(SYS_pidfd_open, h.pid, 0);
-    assert_true(pidfd >= 0);
-
     double t0 = now_ms();
-    assert_int_equal(kill(h.pid, SIGKILL), 0);
+    int pidfd = kill_holder(&h);
     int res = wait_one(&u, 7);
     double t1 = now_ms();
     assert_true(res == 0 || res == -EAGAIN);
@@ -147,10 +163,7 @@ static void test_killed_holder_is_dying(void **state)
             "# kill -> slot dying %.3f ms, -> process ended %.3f ms "
             "(ended already when the slot woke: %d)\n",
             t1 - t0, t2 - t0, exited_already);
-    close(pidfd);
-    rt_alive_detach(&p);
-    rt_uring_close(&u);
-    end_holder(&h, -1);
+    finish(&h, &u, &p, pidfd, -1);
 }
 
 static void test_clean_release_is_ended(void **state)
@@ -166,9 +179,7 @@ static void test_clean_release_is_ended(void **state)
     int res = wait_one(&u, 9);
     assert_true(res == 0 || res == -EAGAIN);
     assert_int_equal(rt_alive_state(&p, 1), RT_ALIVE_ENDED);
-    rt_alive_detach(&p);
-    rt_uring_close(&u);
-    end_holder(&h, 0);
+    finish(&h, &u, &p, -1, 0);
 }
 
 /* The holder dies between our look at its slot and our wait: the wait
@@ -190,9 +201,7 @@ static void test_dead_before_wait(void **state)
     assert_true(val & 0x80000000u);
     rt_alive_cancel_wait(&p, val);
     assert_int_equal(*p.word & 0x80000000u, 0);
-    int pidfd = (int)syscall(SYS_pidfd_open, h.pid, 0);
-    assert_true(pidfd >= 0);
-    assert_int_equal(kill(h.pid, SIGKILL), 0);
+    int pidfd = kill_holder(&h);
     struct pollfd pp = {.fd = pidfd, .events = POLLIN};
     assert_int_equal(poll(&pp, 1, BOUND_MS), 1); /* gone for sure */
     val = rt_alive_prepare_wait(&p);
@@ -200,10 +209,7 @@ static void test_dead_before_wait(void **state)
     assert_int_equal(rt_uring_futex_wait(&u, p.word, val, 5), UCFT_OK);
     assert_int_equal(wait_one(&u, 5), -EAGAIN);
     assert_int_equal(rt_alive_state(&p, 1), RT_ALIVE_DYING);
-    close(pidfd);
-    rt_alive_detach(&p);
-    rt_uring_close(&u);
-    end_holder(&h, -1);
+    finish(&h, &u, &p, pidfd, -1);
 }
 
 /* A wait on a value that is no longer there completes at once. */
