@@ -33,16 +33,22 @@ static int init_slot(pthread_mutex_t *m)
     return bad ? -1 : 0;
 }
 
+/* Does the lock word of `m` name thread `tid` as its owner? */
+static int locked_by(pthread_mutex_t *m, uint32_t tid)
+{
+    uint32_t w = __atomic_load_n((uint32_t *)m, __ATOMIC_ACQUIRE);
+    return (w & FUTEX_TID_MASK) == tid;
+}
+
 /* Does locking `m` put the caller's tid in its first word (glibc's robust
  * mutex word, the kernel's robust futex protocol)? Leaves it unlocked. */
 static int word_is_robust_futex(pthread_mutex_t *m)
 {
     if (pthread_mutex_trylock(m) != 0)
         return 0;
-    uint32_t w = __atomic_load_n((uint32_t *)m, __ATOMIC_ACQUIRE);
+    int ok = locked_by(m, (uint32_t)syscall(SYS_gettid));
     pthread_mutex_unlock(m);
-    return (w & FUTEX_TID_MASK) == (uint32_t)syscall(SYS_gettid) &&
-           __atomic_load_n((uint32_t *)m, __ATOMIC_ACQUIRE) == 0;
+    return ok && locked_by(m, 0);
 }
 
 ucft_status_t rt_alive_create(rt_alive_t *a, unsigned nslots)
@@ -97,8 +103,7 @@ ucft_status_t rt_alive_hold(rt_alive_t *a, unsigned skip)
             unlock_all(a, skip, i);
             return UCFT_ERR_NOT_SUPPORTED;
         }
-        uint32_t w = __atomic_load_n((uint32_t *)m, __ATOMIC_ACQUIRE);
-        if ((w & FUTEX_TID_MASK) != tid) {
+        if (!locked_by(m, tid)) {
             pthread_mutex_unlock(m);
             unlock_all(a, skip, i);
             return UCFT_ERR_NOT_SUPPORTED;

@@ -192,12 +192,12 @@ static void *hb_thread_main(void *arg)
         if (stop)
             break;
         unsigned work = tp_progress(tp);
-        uint64_t now = ucft_clock_now_ns(), next = tp_timer_next(tp);
-        if (d->nfence > 0 && now >= d->fence_due)
+        if (d->nfence > 0 && ucft_clock_now_ns() >= d->fence_due)
             apply_fences(d);
         rt_procwatch_arm(&d->pw);
         if (work > 0 || n > 0 || tp->ops->arm(tp) != UCFT_OK)
             continue;
+        uint64_t now = ucft_clock_now_ns(), next = tp_timer_next(tp);
         if (d->nfence > 0 && d->fence_due < next)
             next = d->fence_due;
         int ms = next <= now ? 0

@@ -116,15 +116,16 @@ ucft_status_t rt_procwatch_publish(rt_procwatch_t *w, struct rt_boot *b)
     if (b->singleton || self_ident(&id) != 0)
         return UCFT_OK; /* nothing to offer: peers will not watch us */
     id.alive_fd = -1;
-    int *peers = sorted_peers(b, &n);
-    unsigned me = position_of(peers, n, b->rank);
-    if (peers != NULL && me < n && n <= RT_ALIVE_MAX_SLOTS &&
+    /* Kept for rt_procwatch_open and the slot positions. */
+    w->local = sorted_peers(b, &n);
+    w->nlocal = n;
+    unsigned me = position_of(w->local, n, b->rank);
+    if (w->local != NULL && me < n && n <= RT_ALIVE_MAX_SLOTS &&
         rt_alive_create(&w->own, (unsigned)n) == UCFT_OK) {
         id.alive_fd = w->own.fd;
         id.nslots = (uint32_t)n;
         w->own_slot = me;
     }
-    free(peers);
     return rt_boot_put(b, PW_KEY, &id, sizeof(id));
 }
 
@@ -206,16 +207,12 @@ static int epoll_add(int epfd, int fd, uint64_t data)
 void rt_procwatch_open(rt_procwatch_t *w, struct rt_boot *b)
 {
     pw_ident_t me, id;
-    size_t npeers = 0;
 
-    if (b->singleton || self_ident(&me) != 0)
-        return;
-    int *peers = sorted_peers(b, &npeers);
-    if (peers == NULL)
-        return;
+    if (b->singleton || w->local == NULL || self_ident(&me) != 0)
+        return; /* nothing published (rt_procwatch_publish): no watch */
+    const int *peers = w->local;
+    size_t npeers = w->nlocal;
     unsigned mine = position_of(peers, npeers, b->rank);
-    w->local = peers;
-    w->nlocal = npeers;
     w->peer = calloc(npeers, sizeof(*w->peer));
     w->epfd = epoll_create1(EPOLL_CLOEXEC);
     if (w->peer == NULL || w->epfd < 0) {

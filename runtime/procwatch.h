@@ -69,7 +69,8 @@ void rt_procwatch_init(rt_procwatch_t *w, const ucft_log_t *log);
 /* Creates this process's slots and publishes its identity (before the
  * start-up fence). */
 ucft_status_t rt_procwatch_publish(rt_procwatch_t *w, struct rt_boot *b);
-/* After the fence: opens pidfds for the local peers and maps their slots.
+/* After the fence: opens pidfds for the local peers (the list read by
+ * rt_procwatch_publish) and maps their slots.
  * Never fails: a peer that cannot be watched is left out (logged at debug
  * level). */
 void rt_procwatch_open(rt_procwatch_t *w, struct rt_boot *b);

@@ -13,14 +13,14 @@
  *    runtime/procwatch.h) -> det_declare(rank, DET_WHY_EXITED): like
  *    external news, but no fencing notice is sent to the dead process
  *    (it would only open a connection to it).
- * Links that learns_alone_cb says will learn a fact by themselves (the
- * kernel woke them too) are not sent that fact; they forward it to their
- * own links, so everyone else still hears of it.
  *  - failure news from the broadcast -> declared with DET_WHY_NEWS.
  * Declaring a rank that is not yet failed: add it to the failed set (epoch
  * + 1), call failed_cb, forward the fact over the binomial graph, tell the
  * rank itself when we were the one to declare it (fencing), and re-target
  * the heartbeat ring if the rank was our observed rank or our observer.
+ * Links that learns_alone_cb says will learn a fact by themselves (the
+ * kernel woke them too) are not sent that fact; they forward it to their
+ * own links, so everyone else still hears of it.
  * Declaring ourselves (or hearing that we were declared) calls self_cb
  * once and silences the detector: the owner must abort (fencing).
  *

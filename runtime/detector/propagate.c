@@ -37,7 +37,14 @@ void prop_cleanup(prop_t *p)
     p->sends = NULL;
 }
 
-int prop_link_target(prop_t *p, int link)
+/* The ring neighbour at distance 1 of link 0 (+1) or 1 (-1). */
+static int prop_neighbour(const prop_t *p, int link)
+{
+    const int n = p->mb->size;
+    return (p->me + ((link & 1) ? -1 : +1) + n) % n;
+}
+
+int prop_link_target(const prop_t *p, int link)
 {
     const int n = p->mb->size;
     long dist = 1L << (link / 2);
@@ -45,8 +52,6 @@ int prop_link_target(prop_t *p, int link)
 
     if (dist == 1) {
         int t = mb_live_step(p->mb, p->me, dir);
-        if (t >= 0 && t != (p->me + dir + n) % n)
-            p->stats.walked++;
         /* For N = 2, +1 and -1 are the same rank: send once. */
         if (dir < 0 && n == 2)
             return -1;
@@ -106,6 +111,8 @@ void prop_pump(prop_t *p)
             return; /* resumed by a send completion */
         int t = prop_link_target(p, p->link);
         int fact = mb_nth(p->mb, p->cursor);
+        if (t >= 0 && p->link < 2 && t != prop_neighbour(p, p->link))
+            p->stats.walked++; /* past failed neighbours */
         p->link++;
         if (t >= 0 && p->ops.learns_alone_cb != NULL &&
             p->ops.learns_alone_cb(p->ops.arg, t, fact)) {
@@ -183,16 +190,14 @@ static ucft_status_t prop_post_recv(prop_t *p)
     }
 }
 
-/* tp_watch on every live link (walking links count nothing here). */
+/* tp_watch on every live link. */
 static void prop_connect(prop_t *p)
 {
-    uint64_t walked = p->stats.walked;
     for (int l = 0; l < p->nlinks; l++) {
         int t = prop_link_target(p, l);
         if (t >= 0)
             tp_watch(p->tp, t);
     }
-    p->stats.walked = walked;
 }
 
 ucft_status_t prop_start(prop_t *p)

@@ -110,6 +110,6 @@ void prop_notify(prop_t *p, int rank);
 
 /* The rank at the end of link `link` from the current membership, or -1
  * when that link is skipped (failed, self, or a duplicate of another). */
-int prop_link_target(prop_t *p, int link);
+int prop_link_target(const prop_t *p, int link);
 
 #endif
