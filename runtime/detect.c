@@ -297,8 +297,7 @@ ucft_status_t rt_detect_init(struct ucft_context *ctx)
                          .lookup = rt_boot_lookup_hb,
                          .lookup_arg = &ctx->boot,
                          .keepalive_ns = cfg->keepalive_ns,
-                         .serialized = 1,
-                         .control = 1};
+                         .serialized = 1};
     st = tp_ucp_create(&p, &d->hb_tp);
     if (st != UCFT_OK)
         return st;

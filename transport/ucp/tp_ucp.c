@@ -597,6 +597,15 @@ void tp_ucp_config_apply(ucp_config_t *cfg, uint64_t keepalive_ns)
                  (unsigned long long)(keepalive_ns / UCFT_NSEC_PER_MSEC));
         ucp_config_modify(cfg, "KEEPALIVE_INTERVAL", v);
     }
+    /* Shared-memory receive buffers grow in steps of 16 instead of 512:
+     * UCX's step puts 4 MB behind every shared-memory interface at start,
+     * whose unmapping and freeing is most of a killed rank's exit, while
+     * the survivors that must be told wait for a core (docs/detector.md).
+     * The pool still grows as traffic needs it. */
+    if (getenv("UCX_MM_RX_BUFS_GROW") == NULL &&
+        getenv("UCX_POSIX_RX_BUFS_GROW") == NULL &&
+        getenv("UCX_SYSV_RX_BUFS_GROW") == NULL)
+        ucp_config_modify(cfg, "MM_RX_BUFS_GROW", "16");
 }
 
 static void drain_cb(void *request, ucs_status_t status,
@@ -727,10 +736,6 @@ ucft_status_t tp_ucp_create(const tp_ucp_params_t *params, tp_t **tp_p)
         goto err_free;
     }
     tp_ucp_config_apply(cfg, params->keepalive_ns);
-    if (params->control && getenv("UCX_MM_RX_BUFS_GROW") == NULL &&
-        getenv("UCX_POSIX_RX_BUFS_GROW") == NULL &&
-        getenv("UCX_SYSV_RX_BUFS_GROW") == NULL)
-        ucp_config_modify(cfg, "MM_RX_BUFS_GROW", "16");
     ucp_params_t pp = {
         .field_mask = UCP_PARAM_FIELD_FEATURES |
                       UCP_PARAM_FIELD_TAG_SENDER_MASK |

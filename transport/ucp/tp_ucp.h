@@ -30,19 +30,13 @@ typedef struct tp_ucp_params {
      * the context (the heartbeat thread): ask UCX for serialized mode, so
      * that it locks against its own async thread. */
     int serialized;
-    /* Only small control messages go through this worker (heartbeats,
-     * failure news): its shared-memory receive buffers grow in steps of
-     * 16 instead of UCX's 512 (a 4 MB segment per worker otherwise, whose
-     * unmapping and freeing is most of a dying rank's exit), unless
-     * UCX_MM_RX_BUFS_GROW or a transport's own setting is in the
-     * environment. */
-    int control;
 } tp_ucp_params_t;
 
 ucft_status_t tp_ucp_create(const tp_ucp_params_t *params, tp_t **tp_p);
 
 /* Applies ucft's UCX settings to `cfg` (MM_ERROR_HANDLING when shared
- * memory is enabled, the keepalive interval), unless the user set them in
+ * memory is enabled, the keepalive interval, shared-memory receive
+ * buffers grown by 16), unless the user set them in
  * the environment. Also used by baselines that must run UCX exactly as
  * ucft does. */
 void tp_ucp_config_apply(ucp_config_t *cfg, uint64_t keepalive_ns);
