@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -145,23 +146,55 @@ static void take_procwatch(rt_detect_t *d)
         }
 }
 
-/* The heartbeat thread's own nice value (Linux: per thread). Lowering it
- * is a privilege: without it the thread stays as it is, and says so. */
-static void set_nice(rt_detect_t *d)
+/* struct sched_attr of sched_setattr(2) (glibc has no wrapper). */
+struct hb_sched_attr {
+    uint32_t size;
+    uint32_t sched_policy;
+    uint64_t sched_flags;
+    int32_t sched_nice;
+    uint32_t sched_priority;
+    uint64_t sched_runtime;
+    uint64_t sched_deadline;
+    uint64_t sched_period;
+};
+
+/* The heartbeat thread's own scheduling (Linux: per thread). A short time
+ * slice (Linux 6.12+: sched_runtime of a SCHED_OTHER thread) lets it
+ * preempt a computing thread as soon as it wakes, without the weight of a
+ * lower nice value, which slowed every collective of an oversubscribed
+ * node (docs/detector.md). Older kernels ignore the slice. A nice value
+ * below the process's is a privilege: without it the thread stays as it
+ * is, and says so. */
+static void set_sched(rt_detect_t *d)
 {
-    int nice = d->ctx->cfg.hb_nice;
-    if (nice == 0)
-        return;
+    const rt_config_t *cfg = &d->ctx->cfg;
+    id_t tid = (id_t)syscall(SYS_gettid);
+    int nice = cfg->hb_nice;
+
     if (nice < -20 || nice > 19) {
         ucft_warn(&d->ctx->log, "UCFT_HB_NICE=%d: outside -20..19, ignored",
                   nice);
-        return;
+        nice = 0;
     }
-    if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice) != 0)
+    if (nice != 0 && setpriority(PRIO_PROCESS, tid, nice) != 0)
         ucft_debug(&d->ctx->log,
                    "heartbeat thread: cannot set nice %d (%s); it competes "
                    "with the other threads as they are",
                    nice, strerror(errno));
+    if (cfg->hb_slice_ns == 0)
+        return;
+    errno = 0;
+    int cur = getpriority(PRIO_PROCESS, tid);
+    if (cur == -1 && errno != 0)
+        return;
+    struct hb_sched_attr a = {.size = sizeof(a),
+                              .sched_policy = SCHED_OTHER,
+                              .sched_nice = cur,
+                              .sched_runtime = cfg->hb_slice_ns};
+    if (syscall(SYS_sched_setattr, 0, &a, 0) != 0)
+        ucft_debug(&d->ctx->log,
+                   "heartbeat thread: cannot set a %llu ns time slice (%s)",
+                   (unsigned long long)cfg->hb_slice_ns, strerror(errno));
 }
 
 static void *hb_thread_main(void *arg)
@@ -176,7 +209,7 @@ static void *hb_thread_main(void *arg)
 
     /* Named for people looking at threads (top -H, ps -L, traces). */
     pthread_setname_np(pthread_self(), "ucft-hb");
-    set_nice(d);
+    set_sched(d);
     rt_procwatch_hold(&d->pw); /* until this thread ends */
     if (make_det(d, tp) != UCFT_OK) {
         ucft_error(&d->ctx->log, "heartbeat thread: cannot start the "

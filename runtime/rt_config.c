@@ -79,13 +79,18 @@ static const ucft_config_field_t rt_fields[] = {
      "no suspicion this soon after the detector starts: ranks finish "
      "start-up at different times on a loaded node",
      ucft_config_parse_time, F(hb_grace_ns), NULL},
-    {"HB_NICE", "-10",
-     "nice value of the heartbeat thread (its own, not the process's): a "
-     "lower value gets it scheduled sooner when the node is oversubscribed, "
-     "so that a descheduled heartbeat does not look like a dead rank. "
-     "Needs CAP_SYS_NICE or RLIMIT_NICE to go below 0; without them the "
-     "thread keeps the process's value (0: leave it alone)",
+    {"HB_NICE", "0",
+     "nice value of the heartbeat thread (its own, not the process's; 0: "
+     "leave it alone). Below 0 needs CAP_SYS_NICE or RLIMIT_NICE; its "
+     "weight slows every collective of an oversubscribed node, which "
+     "UCFT_HB_SLICE avoids",
      ucft_config_parse_int, F(hb_nice), NULL},
+    {"HB_SLICE", "100us",
+     "time slice of the heartbeat thread (Linux 6.12+, older kernels "
+     "ignore it; 0: the kernel's default): a short slice gets the thread "
+     "scheduled as soon as it wakes on an oversubscribed node, so that a "
+     "descheduled heartbeat does not look like a dead rank",
+     ucft_config_parse_time, F(hb_slice_ns), NULL},
     {"F", "1",
      "failures a collective tolerates (corrected algorithms); more end "
      "with UCFT_ERR_PROC_FAILED",
