@@ -197,6 +197,17 @@ static void set_sched(rt_detect_t *d)
                    (unsigned long long)cfg->hb_slice_ns, strerror(errno));
 }
 
+/* What the heartbeats cost, for people tuning eta (debug log). */
+static void log_hb_stats(const rt_detect_t *d)
+{
+    const hb_stats_t *s = &d->det->hb.stats;
+    ucft_debug(&d->ctx->log,
+               "heartbeats: %llu sent (%llu on receiving one), %llu received, "
+               "%llu ticks",
+               (unsigned long long)s->sent, (unsigned long long)s->followed,
+               (unsigned long long)s->received, (unsigned long long)s->ticks);
+}
+
 static void *hb_thread_main(void *arg)
 {
     rt_detect_t *d = arg;
@@ -248,6 +259,7 @@ static void *hb_thread_main(void *arg)
                 take_procwatch(d);
         }
     }
+    log_hb_stats(d);
     det_stop(d->det);
     uint64_t end = ucft_clock_now_ns() + STOP_BOUND_NS;
     while (!det_idle(d->det) && ucft_clock_now_ns() < end)
@@ -440,6 +452,7 @@ void rt_detect_stop(struct ucft_context *ctx)
 {
     rt_detect_t *d = &ctx->detect;
     if (d->mode == RT_DETECT_INLINE && d->det != NULL) {
+        log_hb_stats(d);
         det_stop(d->det);
         rt_wait_until(ctx, inline_idle, d->det, STOP_BOUND_NS);
         det_destroy(d->det);

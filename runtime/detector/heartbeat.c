@@ -41,6 +41,7 @@ static void hb_send_heartbeat(hb_t *hb, uint64_t now)
 {
     hb->last_send = now;
     hb->sent_once = 1;
+    hb->followed = 0;
     if (hb_post(hb, hb->observer, UCFT_CTRL_HB, ++hb->seq))
         hb->stats.sent++;
 }
@@ -88,6 +89,18 @@ void hb_membership_changed(hb_t *hb)
     }
 }
 
+/* When our next heartbeat is due: 0.9 eta after one sent by the tick;
+ * when following the observed rank (hb_follow), its next heartbeat
+ * normally comes first and carries ours with it, so the tick only backs it
+ * up, 1.1 eta after the last one. */
+static uint64_t hb_send_due(const hb_t *hb)
+{
+    const uint64_t eta = hb->params.eta_ns;
+    if (hb->followed)
+        return hb->follow_base + eta * 11 / 10;
+    return hb->last_send + eta * 9 / 10;
+}
+
 void hb_tick_at(hb_t *hb, uint64_t now, uint64_t deadline)
 {
     const uint64_t eta = hb->params.eta_ns;
@@ -96,8 +109,7 @@ void hb_tick_at(hb_t *hb, uint64_t now, uint64_t deadline)
 
     hb->stats.ticks++;
     hb->prev_tick = now;
-    if (hb->observer >= 0 &&
-        (!hb->sent_once || now - hb->last_send >= eta * 9 / 10)) {
+    if (hb->observer >= 0 && (!hb->sent_once || now >= hb_send_due(hb))) {
         uint64_t gap = now - hb->last_send;
         if (hb->sent_once && gap >= 2 * eta) {
             hb->stats.warnings++;
@@ -137,14 +149,14 @@ void hb_tick_at(hb_t *hb, uint64_t now, uint64_t deadline)
 
 /* When the tick has something to do next: our next heartbeat, or the
  * observed rank's deadline, whichever is first; at least eta/10 from now
- * (a heartbeat that could not be sent is retried then) and at most eta.
- * Between them the thread sleeps: about 1.1 ticks per eta instead of 10. */
+ * (a heartbeat that could not be sent is retried then) and at most 1.1 eta.
+ * Between them the thread sleeps. */
 uint64_t hb_next_tick(const hb_t *hb, uint64_t now)
 {
     const uint64_t eta = hb->params.eta_ns;
-    uint64_t next = now + eta;
+    uint64_t next = now + eta * 11 / 10;
     if (hb->observer >= 0) {
-        uint64_t send = hb->sent_once ? hb->last_send + eta * 9 / 10 : now;
+        uint64_t send = hb->sent_once ? hb_send_due(hb) : now;
         next = send < next ? send : next;
     }
     if (hb->observed >= 0 && hb->observed != hb->suspected) {
@@ -168,6 +180,29 @@ static void hb_tick_cb(ucft_timer_t *t)
     tp_timer_start(hb->tp, &hb->tick, hb->tick_deadline);
 }
 
+/* A heartbeat from the observed rank woke this thread: send ours now if it
+ * is at least half a period old, instead of waking again for it; if it is
+ * younger, skip our next tick and send with the observed rank's next
+ * heartbeat (without this, ranks whose tick fires just before their
+ * predecessor's heartbeat arrives would never follow). The first live rank
+ * of the ring (its observed rank is above it) never follows: its tick
+ * starts every wave, so that ranks started in step do not all wait for
+ * each other. */
+static void hb_follow(hb_t *hb, uint64_t now)
+{
+    if (hb->observer < 0 || !hb->sent_once || !hb->running ||
+        hb->observed > hb->me)
+        return;
+    if (now - hb->last_send >= hb->params.eta_ns / 2) {
+        hb_send_heartbeat(hb, now);
+        hb->stats.followed++;
+    }
+    hb->followed = 1;
+    hb->follow_base = now;
+    hb->tick_deadline = hb_next_tick(hb, now);
+    (void)tp_timer_start(hb->tp, &hb->tick, hb->tick_deadline);
+}
+
 static void hb_on_msg(hb_t *hb, unsigned kind, int src)
 {
     uint64_t now = tp_now(hb->tp);
@@ -183,6 +218,7 @@ static void hb_on_msg(hb_t *hb, unsigned kind, int src)
         if (src == hb->observed) {
             hb->last_heard = now;
             hb->stats.received++;
+            hb_follow(hb, now);
         }
         break;
     case UCFT_CTRL_HB_REQUEST: {

@@ -9,17 +9,28 @@
  * observed rank when nothing came for more than delta.
  *
  * Tick (a timer of the transport, set for whichever comes first: our next
- * heartbeat, due 0.9 eta after the last one, or the observed rank's
- * deadline; never sooner than eta/10 nor later than eta from the last
- * tick; hb_next_tick):
- *  1. send a heartbeat when >= 0.9 eta passed since the last one; if the gap
- *     was >= 2 eta, call warn_late_cb first (this rank was descheduled and
- *     may be falsely suspected);
+ * heartbeat, or the observed rank's deadline; never sooner than eta/10 nor
+ * later than 1.1 eta from the last tick; hb_next_tick):
+ *  1. send a heartbeat when it is due: 0.9 eta after the last one sent by
+ *     the tick, 1.1 eta after the last heartbeat followed (below); if the gap
+ * was
+ *     >= 2 eta, call warn_late_cb first (this rank was descheduled and may
+ *     be falsely suspected);
  *  2. suspect the observed rank when now > last_heard + delta, unless the
  *     tick itself fired more than eta late and the previous tick was still
  *     within the deadline (jitter guard: the silence may be our own
  *     descheduling, and the heartbeats may be waiting in the network; the
  *     next tick decides). A target is suspected at most once.
+ *
+ * Following: a heartbeat from the observed rank that arrives when ours is
+ * at least eta/2 old makes us send ours at once (the heartbeat woke the
+ * thread anyway); one that arrives sooner makes us wait for the next one
+ * and send with it. Either way the tick only backs the next send up, 1.1
+ * eta after that heartbeat. The first live rank of the ring never follows:
+ * its tick starts a wave that travels around the ring, one wake-up per
+ * rank and period instead of two (the first rank has both). An observer sees
+ * periods between eta/2 and 1.4 eta, 2 eta at most when the rank it follows
+ * dies.
  *
  * Re-targeting is driven by the owner's membership (a const mb_t shared
  * with the owner): after the owner declares the observed rank failed it
@@ -89,6 +100,7 @@ typedef struct hb_stats {
     uint64_t skipped;    /* sends skipped: request pool exhausted */
     uint64_t warnings;   /* warn_late_cb calls */
     uint64_t credited;   /* late ticks whose lateness was credited back */
+    uint64_t followed;   /* heartbeats sent on receiving one (no tick) */
     uint64_t ticks;
 } hb_stats_t;
 
@@ -112,8 +124,10 @@ struct hb {
     int suspected; /* the last rank we suspected, -1 none */
     int running;   /* timer armed, receives posted */
     int sent_once;
-    uint64_t last_heard; /* last heartbeat from observed (or retarget) */
-    uint64_t last_send;  /* our last heartbeat */
+    int followed;         /* we follow the observed rank's heartbeats */
+    uint64_t follow_base; /* when we last did (send or defer) */
+    uint64_t last_heard;  /* last heartbeat from observed (or retarget) */
+    uint64_t last_send;   /* our last heartbeat */
     uint64_t prev_tick;
     uint64_t grace_until; /* no suspicion before this (start-up grace) */
     uint64_t tick_deadline;

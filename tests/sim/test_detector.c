@@ -186,6 +186,21 @@ static void test_detector_no_failure(void **state)
            periods, per);
     assert_true(st.messages <= (uint64_t)(1.2 * n * periods) + 2u * n);
     assert_true(st.messages >= (uint64_t)n * periods);
+    /* Following: the first rank's tick starts a wave of heartbeats around
+     * the ring, everyone else sends on receiving one, so their ticks (the
+     * backups) almost never fire: about one wake-up per rank and period. */
+    uint64_t ticks = 0, followed = 0;
+    for (int r = 1; r < n; r++) {
+        ticks += h.dets[r]->hb.stats.ticks;
+        followed += h.dets[r]->hb.stats.followed;
+    }
+    printf("no failure: ranks 1..%d: %.3f ticks and %.3f followed sends per "
+           "rank per eta; rank 0: %.3f ticks\n",
+           n - 1, (double)ticks / ((double)(n - 1) * (double)periods),
+           (double)followed / ((double)(n - 1) * (double)periods),
+           (double)h.dets[0]->hb.stats.ticks / (double)periods);
+    assert_true(ticks <= (uint64_t)(n - 1) * 4);
+    assert_true(followed >= (uint64_t)((n - 1) * periods * 1.1) - 4u * n);
     h_destroy(&h);
 }
 

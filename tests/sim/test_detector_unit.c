@@ -236,6 +236,51 @@ static void test_detector_unit_suspect(void **state)
     mb_cleanup(&mb);
 }
 
+/* Following: a heartbeat from the observed rank makes us send ours with
+ * it when ours is at least eta/2 old, and wait for the next one when it is
+ * younger; the tick only backs up, 1.1 eta later. The first live rank of
+ * the ring never follows. eta = 10 ms. */
+static void test_detector_unit_follow(void **state)
+{
+    fake_t f;
+    mb_t mb;
+    hb_t hb;
+    hb_rec_t rec;
+
+    hb_setup(&hb, &f, &mb, &rec, 5, 10);
+    assert_int_equal(f.nsent, 1); /* the first heartbeat, at 0 */
+    f.now = 3 * MS;               /* ours is 3 ms old: wait for the next one */
+    fake_deliver(&f, UCFT_CTRL_HB, 4);
+    assert_int_equal(f.nsent, 1);
+    assert_int_equal(hb.tick.deadline, 14 * MS);
+    hb_tick_at(&hb, 9 * MS, 9 * MS); /* 0.9 eta: no longer due */
+    assert_int_equal(f.nsent, 1);
+    f.now = 12 * MS; /* 12 ms old: goes out with this one */
+    fake_deliver(&f, UCFT_CTRL_HB, 4);
+    assert_int_equal(f.nsent, 2);
+    assert_int_equal(f.sent_dst[1], 6);
+    assert_int_equal(f.sent_kind[1], UCFT_CTRL_HB);
+    assert_int_equal(hb.stats.followed, 1);
+    assert_int_equal(hb.tick.deadline, 23 * MS);
+    f.now = 23 * MS; /* rank 4 fell silent: the backup sends */
+    hb_tick_at(&hb, f.now, f.now);
+    assert_int_equal(f.nsent, 3);
+    assert_int_equal(hb.stats.followed, 1);
+    assert_int_equal(rec.nlate, 0);
+    hb_stop(&hb, 0);
+    mb_cleanup(&mb);
+
+    hb_setup(&hb, &f, &mb, &rec, 0, 10); /* observes 9: leads */
+    f.now = 7 * MS;
+    fake_deliver(&f, UCFT_CTRL_HB, 9);
+    assert_int_equal(f.nsent, 1);
+    assert_int_equal(hb.stats.followed, 0);
+    hb_tick_at(&hb, 9 * MS, 9 * MS);
+    assert_int_equal(f.nsent, 2);
+    hb_stop(&hb, 0);
+    mb_cleanup(&mb);
+}
+
 /* The observer itself is descheduled: its tick fires 50 ms late, after the
  * deadline. The lateness is credited back to the observed rank (the
  * silence was ours); the heartbeats that were waiting arrive and the next
@@ -366,6 +411,7 @@ int main(void)
         cmocka_unit_test(test_detector_unit_membership),
         cmocka_unit_test(test_detector_unit_links),
         cmocka_unit_test(test_detector_unit_suspect),
+        cmocka_unit_test(test_detector_unit_follow),
         cmocka_unit_test(test_detector_unit_jitter_guard),
         cmocka_unit_test(test_detector_unit_stale_request),
         cmocka_unit_test(test_detector_unit_stop),
