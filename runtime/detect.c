@@ -183,12 +183,20 @@ static void set_sched(rt_detect_t *d)
                    nice, strerror(errno));
     if (cfg->hb_slice_ns == 0)
         return;
+    /* Only a time-sharing thread has a slice to ask for; keep the policy
+     * it was given (SCHED_BATCH by a batch system, say). */
+    int policy = sched_getscheduler(0);
+    if (policy < 0)
+        return;
+    policy &= ~SCHED_RESET_ON_FORK;
+    if (policy != SCHED_OTHER && policy != SCHED_BATCH)
+        return;
     errno = 0;
     int cur = getpriority(PRIO_PROCESS, tid);
     if (cur == -1 && errno != 0)
         return;
     struct hb_sched_attr a = {.size = sizeof(a),
-                              .sched_policy = SCHED_OTHER,
+                              .sched_policy = (uint32_t)policy,
                               .sched_nice = cur,
                               .sched_runtime = cfg->hb_slice_ns};
     if (syscall(SYS_sched_setattr, 0, &a, 0) != 0)
