@@ -169,6 +169,13 @@ uint64_t hb_next_tick(const hb_t *hb, uint64_t now)
     return next < now + eta / 10 ? now + eta / 10 : next;
 }
 
+/* Sets the tick for hb_next_tick (re-arming an armed one). */
+static ucft_status_t hb_rearm(hb_t *hb, uint64_t now)
+{
+    hb->tick_deadline = hb_next_tick(hb, now);
+    return tp_timer_start(hb->tp, &hb->tick, hb->tick_deadline);
+}
+
 static void hb_tick_cb(ucft_timer_t *t)
 {
     hb_t *hb = t->arg;
@@ -176,8 +183,7 @@ static void hb_tick_cb(ucft_timer_t *t)
     hb_tick_at(hb, now, hb->tick_deadline);
     if (!hb->running)
         return;
-    hb->tick_deadline = hb_next_tick(hb, now);
-    tp_timer_start(hb->tp, &hb->tick, hb->tick_deadline);
+    (void)hb_rearm(hb, now);
 }
 
 /* A heartbeat from the observed rank woke this thread: send ours now if it
@@ -199,8 +205,7 @@ static void hb_follow(hb_t *hb, uint64_t now)
     }
     hb->followed = 1;
     hb->follow_base = now;
-    hb->tick_deadline = hb_next_tick(hb, now);
-    (void)tp_timer_start(hb->tp, &hb->tick, hb->tick_deadline);
+    (void)hb_rearm(hb, now);
 }
 
 static void hb_on_msg(hb_t *hb, unsigned kind, int src)
@@ -300,8 +305,7 @@ ucft_status_t hb_start(hb_t *hb)
         hb_send_heartbeat(hb, now);
     hb->tick.cb = hb_tick_cb;
     hb->tick.arg = hb;
-    hb->tick_deadline = hb_next_tick(hb, now);
-    st = tp_timer_start(hb->tp, &hb->tick, hb->tick_deadline);
+    st = hb_rearm(hb, now);
     if (st != UCFT_OK)
         goto err_recv;
     return UCFT_OK;

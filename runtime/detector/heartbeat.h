@@ -11,11 +11,10 @@
  * Tick (a timer of the transport, set for whichever comes first: our next
  * heartbeat, or the observed rank's deadline; never sooner than eta/10 nor
  * later than 1.1 eta from the last tick; hb_next_tick):
- *  1. send a heartbeat when it is due: 0.9 eta after the last one sent by
- *     the tick, 1.1 eta after the last heartbeat followed (below); if the gap
- * was
- *     >= 2 eta, call warn_late_cb first (this rank was descheduled and may
- *     be falsely suspected);
+ *  1. send a heartbeat when it is due (0.9 eta after the last one sent by
+ *     the tick, 1.1 eta after the last heartbeat followed, below); after a
+ *     gap of >= 2 eta, call warn_late_cb first (this rank was descheduled
+ *     and may be falsely suspected);
  *  2. suspect the observed rank when now > last_heard + delta, unless the
  *     tick itself fired more than eta late and the previous tick was still
  *     within the deadline (jitter guard: the silence may be our own
