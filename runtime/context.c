@@ -207,6 +207,9 @@ ucft_status_t ucft_init(const ucft_params_t *params, ucft_context_h *ctx_p)
         goto err_free;
     }
     ctx->log.level = (ucft_log_level_t)ctx->cfg.log_level;
+    /* Before UCX and the heartbeat thread start: their threads inherit it. */
+    rt_slice_set(&ctx->log, "ucft_init's thread", ctx->cfg.slice_ns,
+                 &ctx->slice);
     st = rt_inject_parse(ctx->cfg.inject, &ctx->inject, err, sizeof(err));
     if (st != UCFT_OK) {
         ucft_error(&ctx->log, "UCFT_INJECT='%s': %s", ctx->cfg.inject, err);
@@ -302,6 +305,7 @@ err_boot:
 err_inbox:
     rt_inbox_cleanup(&ctx->inbox);
 err_free:
+    rt_slice_restore(&ctx->log, &ctx->slice);
     free(ctx);
     return st;
 }
@@ -400,6 +404,7 @@ ucft_status_t ucft_finalize(ucft_context_h ctx)
     rt_inbox_cleanup(&ctx->inbox);
     rt_failure_cleanup(ctx);
     rt_requests_cleanup(ctx);
+    rt_slice_restore(&ctx->log, &ctx->slice);
     free(ctx);
     return ret;
 }

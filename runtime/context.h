@@ -11,6 +11,7 @@
 #include "runtime/detect.h"
 #include "runtime/inject.h"
 #include "runtime/rt_config.h"
+#include "runtime/sched_slice.h"
 #include "transport/transport.h"
 
 #include <pthread.h>
@@ -88,6 +89,7 @@ typedef struct rt_drain {
 struct ucft_context {
     ucft_log_t log;
     rt_config_t cfg;
+    rt_slice_t slice; /* UCFT_SLICE, given back at finalize */
     rt_boot_t boot;
     tp_t *tp;
     int epfd;

@@ -3,11 +3,11 @@
 #include "runtime/context.h"
 #include "runtime/base/clock.h"
 #include "runtime/detector/detector.h"
+#include "runtime/sched_slice.h"
 #include "transport/ucp/tp_ucp.h"
 
 #include <errno.h>
 #include <poll.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -146,18 +146,6 @@ static void take_procwatch(rt_detect_t *d)
         }
 }
 
-/* struct sched_attr of sched_setattr(2) (glibc has no wrapper). */
-struct hb_sched_attr {
-    uint32_t size;
-    uint32_t sched_policy;
-    uint64_t sched_flags;
-    int32_t sched_nice;
-    uint32_t sched_priority;
-    uint64_t sched_runtime;
-    uint64_t sched_deadline;
-    uint64_t sched_period;
-};
-
 /* The heartbeat thread's own scheduling (Linux: per thread). A short time
  * slice (Linux 6.12+: sched_runtime of a SCHED_OTHER thread) lets it
  * preempt a computing thread as soon as it wakes, without the weight of a
@@ -181,28 +169,7 @@ static void set_sched(rt_detect_t *d)
                    "heartbeat thread: cannot set nice %d (%s); it competes "
                    "with the other threads as they are",
                    nice, strerror(errno));
-    if (cfg->hb_slice_ns == 0)
-        return;
-    /* Only a time-sharing thread has a slice to ask for; keep the policy
-     * it was given (SCHED_BATCH by a batch system, say). */
-    int policy = sched_getscheduler(0);
-    if (policy < 0)
-        return;
-    policy &= ~SCHED_RESET_ON_FORK;
-    if (policy != SCHED_OTHER && policy != SCHED_BATCH)
-        return;
-    errno = 0;
-    int cur = getpriority(PRIO_PROCESS, tid);
-    if (cur == -1 && errno != 0)
-        return;
-    struct hb_sched_attr a = {.size = sizeof(a),
-                              .sched_policy = (uint32_t)policy,
-                              .sched_nice = cur,
-                              .sched_runtime = cfg->hb_slice_ns};
-    if (syscall(SYS_sched_setattr, 0, &a, 0) != 0)
-        ucft_debug(&d->ctx->log,
-                   "heartbeat thread: cannot set a %llu ns time slice (%s)",
-                   (unsigned long long)cfg->hb_slice_ns, strerror(errno));
+    rt_slice_set(&d->ctx->log, "heartbeat thread", cfg->hb_slice_ns, NULL);
 }
 
 /* What the heartbeats cost, for people tuning eta (debug log). */

@@ -28,12 +28,20 @@
  *             sleeps S seconds first: each waiting rank must use less than
  *             a fraction F of one core meanwhile (ranks sleep on the event
  *             fd; 8 ranks on 2 cores must not saturate them)
+ *
+ * Every mode also checks UCFT_SLICE's contract on the calling thread: its
+ * time slice is 100 us between ucft_init and ucft_finalize (unless
+ * UCFT_SLICE is set, or the kernel has no per-thread slices) and is what
+ * it was before once ucft_finalize has returned.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 #include <ucft.h>
 
 #include "it_check.h"
@@ -386,6 +394,22 @@ static void mode_idle(ucft_comm_h w, int rank, int size, double secs,
     CHECK(cpu <= max_frac * wall, "used %.3f s of CPU in %.2f s", cpu, wall);
 }
 
+/* The calling thread's time slice (sched_getattr's sched_runtime; 0 where
+ * the kernel reports none). */
+static uint64_t my_slice(void)
+{
+    struct {
+        uint32_t size, policy;
+        uint64_t flags;
+        int32_t nice;
+        uint32_t prio;
+        uint64_t runtime, deadline, period;
+    } a = {.size = sizeof(a)};
+    CHECK(syscall(SYS_sched_getattr, 0, &a, sizeof(a), 0) == 0,
+          "sched_getattr failed");
+    return a.runtime;
+}
+
 int main(int argc, char **argv)
 {
     ucft_context_h ctx;
@@ -394,6 +418,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: it_p2p MODE [args]\n");
         return 2;
     }
+    uint64_t slice0 = my_slice();
     ucft_status_t st = ucft_init(NULL, &ctx);
     if (st != UCFT_OK) {
         fprintf(stderr, "ucft_init: %s\n", ucft_status_string(st));
@@ -401,6 +426,11 @@ int main(int argc, char **argv)
     }
     ucft_context_query(ctx, &attr);
     g_rank = attr.rank;
+    uint64_t slice1 = my_slice();
+    if (getenv("UCFT_SLICE") == NULL)
+        CHECK(slice1 == 100000 || (slice1 == 0 && slice0 == 0),
+              "time slice after ucft_init: %llu ns (before: %llu)",
+              (unsigned long long)slice1, (unsigned long long)slice0);
     ucft_comm_h w = ucft_comm_world(ctx);
     const char *mode = argv[1];
     if (strcmp(mode, "pairs") == 0) {
@@ -438,5 +468,9 @@ int main(int argc, char **argv)
     }
     st = ucft_finalize(ctx);
     CHECK_ST(st, UCFT_OK);
+    CHECK(my_slice() == slice0,
+          "time slice after ucft_finalize: %llu ns, "
+          "before ucft_init: %llu",
+          (unsigned long long)my_slice(), (unsigned long long)slice0);
     return 0;
 }
