@@ -40,6 +40,7 @@ typedef struct coll_opts {
     int sync;           /* --sync: a barrier after each timed op */
     int kill_to_result; /* --kill-to-result */
     double bound_s;     /* --bound: kill-to-result, longest run */
+    int ballast_mb;     /* --ballast: kill-to-result, memory written first */
 } coll_opts_t;
 
 /* Returns 0 (run), 1 (help printed: exit 0) or -1 (error and usage

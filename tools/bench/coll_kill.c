@@ -16,6 +16,11 @@
  * Both are times from the kill; every survivor sends them to the lowest
  * survivor, which prints them per rank and their median, p99 and max.
  * No recovery step exists: the loop never calls anything but allreduce.
+ *
+ * The record is small on purpose: the killed rank's exit frees its memory,
+ * and on a node with fewer cores than ranks that CPU time is taken from
+ * survivors queued on its core. --ballast MB gives every rank a working
+ * set of its own, to see how the figure grows with the victim's size.
  */
 #include "tools/bench/coll.h"
 #include "tools/bench/detector.h"
@@ -25,8 +30,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RING       (1u << 17) /* completions kept (about 3 s at 20 us) */
-#define RING_AFTER 32         /* results without a rank before stopping */
+/* Completions kept: about 0.3 s at 20 us, far more than a survivor runs
+ * between the kill and its RING_AFTER-th result without the victim
+ * (fast path); 384 KiB. A record that no longer reaches back to the kill
+ * is reported as an error, never as a wrong figure. */
+#define RING       (1u << 14)
+#define RING_AFTER 32 /* results without a rank before stopping */
 
 typedef struct kill_entry {
     uint64_t end_ns;
@@ -37,6 +46,7 @@ typedef struct kill_entry {
 typedef struct kill_rank_result {
     double first_ms, excluded_ms; /* < 0: not seen */
     int32_t rank, first_ok, bad, errors;
+    int32_t short_record; /* the record does not reach back to the kill */
     int64_t iters;
 } kill_rank_result_t;
 
@@ -90,6 +100,10 @@ static void analyse(const kill_entry_t *ring, int64_t n, int size,
     int64_t from = n > (int64_t)RING ? n - (int64_t)RING : 0;
 
     res->first_ms = res->excluded_ms = -1;
+    if (from > 0 && ring[from % RING].end_ns >= v->at_ns) {
+        res->short_record = 1;
+        return;
+    }
     for (int64_t i = from; i < n; i++) {
         const kill_entry_t *e = &ring[i % RING];
         if (e->end_ns < v->at_ns)
@@ -186,12 +200,23 @@ int coll_kill_main(const coll_opts_t *o)
     int rank = ucft_comm_rank(w), size = ucft_comm_size(w);
     ucft_comm_set_f(w, o->f >= 0 ? o->f : 1);
     kill_entry_t *ring = calloc(RING, sizeof(*ring));
+    char *ballast = NULL;
     kill_rank_result_t mine = {.rank = rank};
     kill_rank_result_t *all = calloc((size_t)size, sizeof(*all));
     if (size > 63 || size < 2 || ring == NULL || all == NULL) {
         bench_err("coll", "--kill-to-result needs 2 .. 63 ranks");
         ret = BENCH_EXIT_USAGE;
         goto out;
+    }
+    if (o->ballast_mb > 0) {
+        size_t b = (size_t)o->ballast_mb << 20;
+        ballast = malloc(b);
+        if (ballast == NULL) {
+            bench_err("coll", "--ballast %d: out of memory", o->ballast_mb);
+            ret = BENCH_EXIT_FAIL;
+            goto out;
+        }
+        memset(ballast, rank + 1, b);
     }
     mine.iters = loop(w, o, ring, &mine.errors);
     if (det_inject_log_read(log, &v, 1) < 1 || v.rank >= size) {
@@ -201,6 +226,12 @@ int coll_kill_main(const coll_opts_t *o)
         goto out;
     }
     analyse(ring, mine.iters, size, &v, &mine);
+    if (mine.short_record)
+        bench_err("coll",
+                  "rank %d: its last %u results all came after the kill: "
+                  "the first ones after it are lost (a slow detection? "
+                  "UCFT_DETECTOR_FASTPATH?)",
+                  rank, RING);
     int root = v.rank == 0 ? 1 : 0;
     if (rank != root) {
         st = ucft_send(w, &mine, sizeof(mine), root, COLL_TAG_RESULT);
@@ -228,6 +259,7 @@ int coll_kill_main(const coll_opts_t *o)
         ret = BENCH_EXIT_FAIL;
     (void)ucft_barrier(w);
 out:
+    free(ballast);
     free(ring);
     free(all);
     st = ucft_finalize(ctx);

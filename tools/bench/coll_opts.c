@@ -56,6 +56,11 @@ void coll_usage(FILE *f)
             "result,\n"
             "                   and kill -> first result without the victim\n"
             "  --bound S        kill-to-result: longest run (default %.0f s)\n"
+            "  --ballast MB     kill-to-result: every rank first writes MB "
+            "MiB of its\n"
+            "                   own memory (an application's working set, "
+            "which the\n"
+            "                   killed rank's exit frees; default 0)\n"
             "  --sync           time each op alone, then an untimed barrier\n"
             "                   (latency as MPI benchmark suites define it)\n"
             "  --json           one JSON object instead of the table\n"
@@ -99,7 +104,8 @@ int coll_opts_parse(int argc, char **argv, coll_opts_t *o, int quiet)
         O_JSON,
         O_SYNC,
         O_KILL,
-        O_BOUND
+        O_BOUND,
+        O_BALLAST
     };
     static const struct option longs[] = {
         {"op", required_argument, NULL, O_OP},
@@ -112,6 +118,7 @@ int coll_opts_parse(int argc, char **argv, coll_opts_t *o, int quiet)
         {"sync", no_argument, NULL, O_SYNC},
         {"kill-to-result", no_argument, NULL, O_KILL},
         {"bound", required_argument, NULL, O_BOUND},
+        {"ballast", required_argument, NULL, O_BALLAST},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -176,6 +183,11 @@ int coll_opts_parse(int argc, char **argv, coll_opts_t *o, int quiet)
             if (end == optarg || *end != '\0' || !(o->bound_s > 0) ||
                 o->bound_s > 3600)
                 return fail(quiet, "--bound '%s': expected seconds, > 0",
+                            optarg);
+            break;
+        case O_BALLAST:
+            if (bench_parse_int(optarg, 0, 65536, &o->ballast_mb) != 0)
+                return fail(quiet, "--ballast '%s': expected 0 .. 65536 MiB",
                             optarg);
             break;
         case 'h':
