@@ -34,6 +34,12 @@
  * outcome of the receive decides (a dead peer's message that arrived is
  * used; the failure information then reports nothing about it).
  *
+ * Allreduce of two ranks ("pair"): the up-correction exchange already
+ * gives each rank both values, and a failure leaves a single survivor, so
+ * nothing is left to agree on: no tree message, no broadcast (2 messages
+ * in one hop instead of 4 in three). A rank ends with what it received:
+ * its own value, plus the other's if it arrived (entirely or not at all).
+ *
  * Allreduce with a root that fails during the operation (outside the
  * paper's assumption that f + 1 candidates fail only before it): ranks
  * that already delivered a value join the next attempt as "decided" and
@@ -174,10 +180,14 @@ static void step(rc_state_t *s)
         dn_open = s->dn_need & ~(s->dn_got | s->dn_dead);
         if (s->v > 0 && s->tree_state == 0 && !up_open && !ch_open)
             s->tree_state = 1;
-        if (s->v == 0)
+        if (s->pair) {
+            if (!s->has_value && !up_open)
+                got_value(s, s->sbuf + s->hfix);
+        } else if (s->v == 0) {
             rc__root_result(s);
+        }
         if (s->cfg->allreduce && s->v > 0 && !s->has_value && !dn_open &&
-            !s->err_final)
+            !s->err_final && !s->pair)
             s->err_final = 1; /* every source failed or had nothing */
         /* Sends, one at a time. */
         while (!(s->busy & RC_B_SEND)) {
@@ -266,6 +276,7 @@ ucft_status_t rc_init(void *state, tp_t *tp, const coll_args_t *args, void *buf,
     s->count = count;
     s->cap = 2 * (f + 1);
     s->ncand = cfg->allreduce ? (f + 1 < s->n ? f + 1 : s->n) : 1;
+    s->pair = cfg->allreduce && s->n == 2;
     s->hfix = cfg->scheme == RC_SCHEME_BIT ? 4 : 8;
     s->ufix = cfg->allreduce ? 4 : 0;
     s->tmax = s->hfix + s->len +

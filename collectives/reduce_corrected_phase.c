@@ -138,6 +138,14 @@ void rc__begin_attempt(rc_state_t *s, int i)
         if (s->v > 0 && s->g == 0)
             s->dn_need &= ~(1u << slot_root(s));
     }
+    if (s->pair) {
+        /* Two ranks (reduce_corrected.c): the up exchange alone. */
+        s->nchild = 0;
+        s->ch_need = 0;
+        s->dn_need = s->dn_todo = 0;
+        if (s->v > 0)
+            s->tree_state = 2;
+    }
     /* My contribution: the input, or the value I delivered earlier. */
     uint32_t mine = s->decided ? RC_F_DECIDED : 0;
     if (s->len > 0) {

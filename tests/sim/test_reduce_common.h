@@ -84,12 +84,15 @@ static uint64_t reduce_msgs(int n, int f)
     return itree_up_messages(n, f) + (uint64_t)(n - 1);
 }
 
-/* Failure-free messages of corrected allreduce: the reduce, then the
- * broadcast: n - 1 tree messages, f(f+1) per full group, and in the
- * root's short group (a - 1 members) (a - 1)(a - 2) among the members plus
- * a - 1 from the root unless those members are the root's children. */
+/* Failure-free messages of corrected allreduce: for n = 2 the exchange
+ * alone; otherwise the reduce, then the broadcast: n - 1 tree messages,
+ * f(f+1) per full group, and in the root's short group (a - 1 members)
+ * (a - 1)(a - 2) among the members plus a - 1 from the root unless those
+ * members are the root's children. */
 static uint64_t allreduce_msgs(int n, int f)
 {
+    if (n == 2)
+        return 2; /* the up exchange alone (reduce_corrected.c: pair) */
     uint64_t a = (uint64_t)itree_a(n, f), full = itree_full_groups(n, f);
     uint64_t down = (uint64_t)(n - 1) + (uint64_t)f * (f + 1) * full;
     if (a > 1)
@@ -101,6 +104,8 @@ static uint64_t allreduce_msgs(int n, int f)
  * for "the k-th send" injection. */
 static unsigned sends_of(int rank, int n, int f, int root, int allreduce)
 {
+    if (allreduce && n == 2)
+        return 1;
     int v = (rank - root + n) % n, full = itree_full_groups(n, f);
     int g = v == 0 ? full : itree_group(v, f);
     unsigned up = 0, dn = 0;
