@@ -15,7 +15,11 @@
 # MPI_PMLS ("ob1 ucx"), KILL_N (8), KILL_RUNS (5; 0 skips),
 # KILL_WAITS ("hybrid"), SYNC (0; 1: every operation timed alone and
 # followed by an untimed barrier, --sync, as MPI benchmark suites measure
-# collective latency, instead of back-to-back intervals).
+# collective latency, instead of back-to-back intervals), BIND (none;
+# core: ucft ranks with ucftrun --bind-to core, Open MPI's with --bind-to
+# core:overload-allowed, rank i on core i mod ncores for both; with more
+# ranks than cores unbound runs flip between a fast and a slow placement
+# from one run to the next, bound ones do not).
 # Waiting: ucft ranks wait as UCFT_WAIT says (hybrid = the production
 # default: poll and yield the core for UCFT_YIELD_TIME, then sleep on the
 # event fd; spin = busy-poll, measured only while N <= SPIN_MAX_N, default
@@ -48,6 +52,12 @@ TMO=${TMO:-300}
 SYNC=${SYNC:-0}
 sync_ucft=() sync_mpi=()
 [ "$SYNC" = 1 ] && sync_ucft=(--sync) && sync_mpi=(sync)
+BIND=${BIND:-none}
+case $BIND in
+none) bind_ucft=() bind_mpi=() ;;
+core) bind_ucft=(--bind-to core) bind_mpi=(--bind-to core:overload-allowed) ;;
+*) echo "coll_vs_mpi.sh: BIND='$BIND': expected none or core" >&2; exit 2 ;;
+esac
 
 for f in "$bin/ucftrun" "$bin/ucft-bench"; do
     [ -x "$f" ] || { echo "coll_vs_mpi.sh: $f missing (build first)" >&2; exit 2; }
@@ -85,7 +95,8 @@ median() { sort -g | awk '{v[NR]=$1} END {if (NR==0) print "-";
     else if (NR%2) print v[(NR+1)/2]; else printf "%.3f\n", (v[NR/2]+v[NR/2+1])/2}'; }
 
 run_ucft() { # N OP ALG WAIT -> mean_us
-    UCFT_WAIT=$4 timeout "$TMO" "$bin/ucftrun" -n "$1" "$bin/ucft-bench" coll \
+    UCFT_WAIT=$4 timeout "$TMO" "$bin/ucftrun" -n "$1" "${bind_ucft[@]}" \
+        "$bin/ucft-bench" coll \
         --op "$2" --alg "$3" --size "$SIZE" --iters "$ITERS" \
         --warmup "$WARMUP" "${sync_ucft[@]}" --json 2>>"$tmp/err.log" |
         field mean_us
@@ -95,7 +106,8 @@ run_mpi() { # N OP PML -> mean_us
     [ "$3" = ucx ] && extra=(--mca pml ucx --mca pml_ucx_tls any
         --mca pml_ucx_devices any)
     timeout "$TMO" mpirun --allow-run-as-root --oversubscribe \
-        --mca mpi_yield_when_idle 1 "${extra[@]}" -np "$1" "$mpi" "$2" \
+        "${bind_mpi[@]}" --mca mpi_yield_when_idle 1 "${extra[@]}" \
+        -np "$1" "$mpi" "$2" \
         "$SIZE" "$ITERS" "$WARMUP" "${sync_mpi[@]}" 2>>"$tmp/err.log" |
         field mean_us
 }
@@ -104,7 +116,7 @@ echo "# coll_vs_mpi.sh $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores," \
     "load $(cut -d' ' -f1-3 /proc/loadavg); size $SIZE B, $ITERS iters" \
     "($WARMUP warm-up), $ROUNDS rounds, median of the rounds," \
     "$([ "$SYNC" = 1 ] && echo "each op timed alone (SYNC=1)" ||
-        echo "back-to-back")"
+        echo "back-to-back"), binding: $BIND"
 for r in $(seq "$ROUNDS"); do
     for n in $NS; do
         for op in $OPS; do
@@ -191,6 +203,7 @@ if [ "$KILL_RUNS" -gt 0 ]; then
         : >"$tmp/k.$w"
         for r in $(seq "$KILL_RUNS"); do
             j=$(UCFT_WAIT=$w timeout "$TMO" "$bin/ucftrun" -n "$KILL_N" \
+                "${bind_ucft[@]}" \
                 --kill "$((KILL_N - 3))@3" "$bin/ucft-bench" coll \
                 --kill-to-result --json 2>>"$tmp/err.log" | grep kill-to-result)
             fm=$(echo "$j" | sed 's/.*"first_ms":{//' | field median)
