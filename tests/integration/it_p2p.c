@@ -39,12 +39,12 @@
 #include <string.h>
 #include <stdint.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <ucft.h>
 
 #include "it_check.h"
+#include "tests/thread_slice.h"
 
 int g_rank = -1; /* for messages only */
 
@@ -394,20 +394,12 @@ static void mode_idle(ucft_comm_h w, int rank, int size, double secs,
     CHECK(cpu <= max_frac * wall, "used %.3f s of CPU in %.2f s", cpu, wall);
 }
 
-/* The calling thread's time slice (sched_getattr's sched_runtime; 0 where
- * the kernel reports none). */
+/* The calling thread's time slice (0 where the kernel reports none). */
 static uint64_t my_slice(void)
 {
-    struct {
-        uint32_t size, policy;
-        uint64_t flags;
-        int32_t nice;
-        uint32_t prio;
-        uint64_t runtime, deadline, period;
-    } a = {.size = sizeof(a)};
-    CHECK(syscall(SYS_sched_getattr, 0, &a, sizeof(a), 0) == 0,
-          "sched_getattr failed");
-    return a.runtime;
+    uint64_t v = test_thread_slice();
+    CHECK(v != UINT64_MAX, "sched_getattr failed");
+    return v;
 }
 
 int main(int argc, char **argv)

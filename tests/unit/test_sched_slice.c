@@ -4,23 +4,16 @@
 #include "cmocka_inc.h"
 
 #include "runtime/sched_slice.h"
+#include "tests/thread_slice.h"
 
 #include <pthread.h>
 #include <stdint.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 static uint64_t my_slice(void)
 {
-    struct {
-        uint32_t size, policy;
-        uint64_t flags;
-        int32_t nice;
-        uint32_t prio;
-        uint64_t runtime, deadline, period;
-    } a = {.size = sizeof(a)};
-    assert_int_equal(syscall(SYS_sched_getattr, 0, &a, sizeof(a), 0), 0);
-    return a.runtime;
+    uint64_t v = test_thread_slice();
+    assert_true(v != UINT64_MAX);
+    return v;
 }
 
 static ucft_log_t g_log;
