@@ -20,6 +20,10 @@ struct slice_attr {
     uint64_t sched_period;
 };
 
+/* SCHED_FLAG_RESET_ON_FORK of <linux/sched.h>, which sched_getattr
+ * reports in sched_flags. */
+#define SLICE_RESET_ON_FORK 0x01
+
 static int set_attr(uint64_t ns, uint64_t *old_ns)
 {
     struct slice_attr a = {.size = sizeof(a)};
@@ -35,7 +39,7 @@ static int set_attr(uint64_t ns, uint64_t *old_ns)
     if (old_ns != NULL)
         *old_ns = a.sched_runtime;
     a.size = sizeof(a);
-    a.sched_flags = 0;
+    a.sched_flags &= SLICE_RESET_ON_FORK; /* keep it; nothing else */
     a.sched_runtime = ns;
     return syscall(SYS_sched_setattr, 0, &a, 0) != 0 ? -1 : 0;
 }

@@ -7,6 +7,7 @@
 #include "tests/thread_slice.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 
 static uint64_t my_slice(void)
@@ -89,6 +90,26 @@ static void test_only_the_same_thread(void **state)
     assert_int_equal(my_slice(), before);
 }
 
+/* A thread's SCHED_RESET_ON_FORK survives both calls (its policy and
+ * flags are not ours to change). */
+static void test_keeps_reset_on_fork(void **state)
+{
+    (void)state;
+    if (!slices_supported())
+        skip();
+    struct sched_param p = {0};
+    assert_int_equal(
+        sched_setscheduler(0, SCHED_OTHER | SCHED_RESET_ON_FORK, &p), 0);
+    rt_slice_t saved;
+    rt_slice_set(&g_log, "test", 150000, &saved);
+    assert_true(saved.set);
+    assert_int_equal(my_slice(), 150000);
+    assert_int_equal(sched_getscheduler(0), SCHED_OTHER | SCHED_RESET_ON_FORK);
+    rt_slice_restore(&g_log, &saved);
+    assert_int_equal(sched_getscheduler(0), SCHED_OTHER | SCHED_RESET_ON_FORK);
+    assert_int_equal(sched_setscheduler(0, SCHED_OTHER, &p), 0);
+}
+
 int main(void)
 {
     ucft_log_init(&g_log, UCFT_LOG_WARN, "test");
@@ -96,6 +117,7 @@ int main(void)
         cmocka_unit_test(test_set_and_restore),
         cmocka_unit_test(test_zero_leaves_alone),
         cmocka_unit_test(test_only_the_same_thread),
+        cmocka_unit_test(test_keeps_reset_on_fork),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
