@@ -78,28 +78,41 @@ ucft_status_t rt_wait_until(struct ucft_context *ctx, int (*cond)(void *),
         }
     }
     if (mode == RT_WAIT_HYBRID && ctx->cfg.yield_ns > 0) {
-        uint64_t yield_end = deadline_of(ctx->cfg.yield_ns);
-        if (yield_end > deadline)
+        /* One clock read per yield: the one taken after a yield also
+         * serves the next empty poll (nothing ran in between but an empty
+         * progress call), and polls that skip the yield read it only at
+         * the end of their run. */
+        uint64_t now = ucft_clock_now_ns();
+        uint64_t yield_end = now + ctx->cfg.yield_ns;
+        if (yield_end > deadline || yield_end < now)
             yield_end = deadline;
-        for (unsigned skip = 0;;) {
+        for (unsigned skip = 0, stale = 0;;) {
             if (cond(arg))
                 return UCFT_OK;
-            if (ucft_progress(ctx) > 0)
+            if (ucft_progress(ctx) > 0) {
+                stale = 1;
                 continue;
+            }
             if (cond(arg))
                 return UCFT_OK;
-            uint64_t now = ucft_clock_now_ns();
+            if (stale) {
+                now = ucft_clock_now_ns();
+                stale = 0;
+            }
             if (now >= yield_end)
                 break;
             if (skip > 0) {
-                skip--;
+                if (--skip == 0)
+                    now = ucft_clock_now_ns();
                 continue;
             }
             sched_yield(); /* another rank on this core may be the sender */
             /* Back at once: nobody else wanted this core, so the next
              * polls need not pay a system call each. */
-            if (ucft_clock_now_ns() - now < YIELD_ALONE_NS)
+            uint64_t after = ucft_clock_now_ns();
+            if (after - now < YIELD_ALONE_NS)
                 skip = YIELD_ALONE_POLLS;
+            now = after;
         }
     }
     for (;;) {
