@@ -94,10 +94,10 @@ static const ucft_config_field_t rt_fields[] = {
      ucft_config_parse_int, F(hb_nice), NULL},
     {"HB_SLICE", "100us",
      "time slice of the heartbeat thread (Linux 6.12+, older kernels "
-     "ignore it; 0: that of the thread that started it): a short slice gets "
-     "the thread "
-     "scheduled as soon as it wakes on an oversubscribed node, so that a "
-     "descheduled heartbeat does not look like a dead rank",
+     "ignore it; 0: that of the thread that started it, UCFT_SLICE): a "
+     "short slice gets the thread scheduled as soon as it wakes on an "
+     "oversubscribed node, so that a descheduled heartbeat does not look "
+     "like a dead rank",
      ucft_config_parse_time, F(hb_slice_ns), NULL},
     {"F", "1",
      "failures a collective tolerates (corrected algorithms); more end "

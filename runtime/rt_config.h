@@ -27,7 +27,7 @@ typedef struct rt_config {
     uint64_t hb_timeout_ns; /* delta */
     uint64_t hb_grace_ns;   /* no suspicion this soon after start-up */
     int hb_nice;            /* nice value of the heartbeat thread */
-    uint64_t hb_slice_ns;   /* its time slice (Linux 6.12+; 0: default) */
+    uint64_t hb_slice_ns;   /* its time slice (0: inherited, slice_ns) */
     int f;                  /* failures tolerated by collectives */
     int placement;          /* placement_policy_t (UCFT_PLACEMENT) */
     const char *alg[4];     /* bcast, reduce, allreduce, barrier */
