@@ -38,6 +38,11 @@
  *      survivor about every failure is the failure detector's job.
  *  T6. Time: now() is a monotonic clock in nanoseconds (simulated time in
  *      sim). Timers fire from progress at or after their deadline.
+ *  T7. Sends of the collective and control tag classes are buffered: they
+ *      complete whether or not the receiver ever posts a matching receive
+ *      (the corrected algorithms send copies that may never be received).
+ *      A large point-to-point send may wait for its receive (UCX's
+ *      rendezvous protocol).
  */
 #ifndef UCFT_TRANSPORT_H
 #define UCFT_TRANSPORT_H

@@ -510,6 +510,36 @@ static void test_conformance_timers(void **state)
     assert_true(tp_now(tp) >= a.at);
 }
 
+/* T7: a large collective message is a buffered send: the send completes
+ * with nobody receiving it (with UCX: no rendezvous), and it can still be
+ * received, whole, afterwards. */
+static void test_conformance_coll_send_buffered(void **state)
+{
+    fixture_t *f = *state;
+    const size_t len = 4u << 20;
+    unsigned char *out = malloc(len), *in = calloc(1, len);
+    uint64_t tag = ucft_tag_make(UCFT_TAG_CLASS_COLL, 0, 1, 77);
+    creq_t s, r;
+
+    assert_non_null(out);
+    assert_non_null(in);
+    for (size_t i = 0; i < len; i++)
+        out[i] = (unsigned char)(i * 13 + 1);
+    post_send(f->tp[1], 0, tag, out, len, &s);
+    wait_done(f, &s);
+    assert_int_equal(s.req.status, UCFT_OK);
+    memset(out, 0, len); /* the message is the sender's no longer */
+    post_recv(f->tp[0], tag, UCFT_TAG_FULL_MASK, in, len, &r);
+    wait_done(f, &r);
+    assert_int_equal(r.req.status, UCFT_OK);
+    assert_int_equal(r.req.length, len);
+    for (size_t i = 0; i < len; i++)
+        if (in[i] != (unsigned char)(i * 13 + 1))
+            fail_msg("byte %zu is %u", i, in[i]);
+    free(out);
+    free(in);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -526,6 +556,7 @@ int main(void)
         T(test_conformance_peer_failure),
         T(test_conformance_drop_from_failed),
         T(test_conformance_timers),
+        T(test_conformance_coll_send_buffered),
 #undef T
     };
     return cmocka_run_group_tests_name(harness_name(), tests, NULL, NULL);
