@@ -111,6 +111,10 @@ typedef struct coll_op_ops {
     /* UCFT_INPROGRESS until done, then the rank's final status. */
     ucft_status_t (*test)(const void *state);
     void (*cleanup)(void *state);
+    /* Optional: frees what cleanup had to keep because a transport request
+     * still used it. The driver calls it once no callback can run any
+     * more (transport gone), just before freeing the state. */
+    void (*destroy)(void *state);
     /* Optional (NULL: the algorithm ignores failures): the owner learnt
      * that `rank` failed (sim: the transport's failure notification; the
      * runtime: its membership). Called from progress, never inside another
@@ -141,6 +145,15 @@ typedef struct coll_op_ops {
      * completion (told of failures, its messages delivered, never
      * cleaned up) for as long as another rank may still be in it. */
     int keep_after_done;
+    /* Optional: message kinds (coll_tag) addressed to this running state
+     * that it will never receive again, from any source: an abandoned
+     * attempt, the answers a root no longer needs. Writes up to `max`
+     * kinds, returns how many. A message nobody receives can hold its
+     * sender's request for ever (UCX's rendezvous protocol completes a
+     * large send only once the receiver has matched it), so the runtime
+     * receives and drops these (runtime/coll_drain.c). NULL: the state
+     * receives every message sent to it while it runs. */
+    unsigned (*stale_kinds)(const void *state, unsigned *kinds, unsigned max);
 } coll_op_ops_t;
 
 /* Every registered algorithm, NULL-terminated. */

@@ -222,6 +222,13 @@ static void step(rc_state_t *s)
     }
 }
 
+static void free_mem(rc_state_t *s)
+{
+    if (s->mem != s->inline_mem)
+        free(s->mem);
+    s->mem = NULL;
+}
+
 static void req_cb(tp_req_t *req)
 {
     rc_state_t *s = req->arg;
@@ -230,6 +237,8 @@ static void req_cb(tp_req_t *req)
                   : req == &s->rreq ? RC_B_TREE
                                     : RC_B_DOWN;
     s->busy &= (uint8_t)~bit;
+    if (s->cleaned && s->busy == 0)
+        free_mem(s);
     if (s->cleaned || s->over)
         return;
     if (bit != RC_B_SEND && req->status == UCFT_OK) {
@@ -375,16 +384,39 @@ void rc_cleanup(void *state)
     for (int i = 0; i < 3; i++)
         if (s->busy & (RC_B_UP << i))
             tp_cancel(s->tp, rq[i]);
-    /* Cancelled receives complete without touching the scratch; a send
-     * still in flight on a backend that does not copy would need it: none
-     * is, since every rank's last send completed before it finished (a
-     * rank that never finished is dead or abandoned). */
-    if (s->mem != s->inline_mem)
-        free(s->mem);
+    /* The scratch outlives the requests that use it: a send still in
+     * flight reads it (UCX's rendezvous and zero-copy protocols read the
+     * buffer after the call returned; a kept instance retired by a later
+     * one may still have one), and a receive that had matched before the
+     * cancel writes it. req_cb frees it once the last one is done. */
+    if (s->busy == 0)
+        free_mem(s);
     free(s->dead);
-    s->mem = NULL;
     s->dead = NULL;
     s->ndead = s->capdead = 0;
+}
+
+void rc_destroy(void *state)
+{
+    free_mem(state);
+}
+
+unsigned rc_stale_kinds(const void *state, unsigned *kinds, unsigned max)
+{
+    const rc_state_t *s = state;
+    unsigned n = 0;
+
+    if (s->cleaned)
+        return 0;
+    /* Every kind of the attempts left behind (all of them once over). */
+    unsigned gone = (unsigned)s->attempt + (s->restart || s->over);
+    for (unsigned a = 0; a < gone; a++)
+        for (int what = RC_UP; what <= RC_DOWN && n < max; what++)
+            kinds[n++] = kind_of(a, what);
+    /* A root that has picked its answer does not hear the others. */
+    if (!s->restart && !s->over && s->v == 0 && s->sel >= 0 && n < max)
+        kinds[n++] = kind_of((unsigned)s->attempt, RC_TREE);
+    return n;
 }
 
 int rc_idle(const void *state)

@@ -73,8 +73,10 @@ ucft_status_t rc_init(void *state, tp_t *tp, const coll_args_t *args, void *buf,
 ucft_status_t rc_start(void *state);
 ucft_status_t rc_test(const void *state);
 void rc_cleanup(void *state);
+void rc_destroy(void *state);
 void rc_on_failure(void *state, int rank);
 int rc_idle(const void *state);
+unsigned rc_stale_kinds(const void *state, unsigned *kinds, unsigned max);
 
 /* Test encoding shared by the entries (reduce_corrected_check.c). With an
  * integer sum of count >= size elements, rank r contributes 1 at element r

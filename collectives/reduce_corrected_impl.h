@@ -69,11 +69,14 @@ static inline int child_index(const rc_state_t *s, int cv)
     return -1;
 }
 
+static inline unsigned kind_of(unsigned attempt, int what)
+{
+    return COLL_KIND_REDUCE_CORRECTED_FIRST + 3 * attempt + (unsigned)what;
+}
+
 static inline uint64_t tag(const rc_state_t *s, int src, int what)
 {
-    return coll_tag(
-        s->args, src,
-        (unsigned)(COLL_KIND_REDUCE_CORRECTED_FIRST + 3 * s->attempt + what));
+    return coll_tag(s->args, src, kind_of((unsigned)s->attempt, what));
 }
 
 static inline uint32_t rd32(const unsigned char *p)

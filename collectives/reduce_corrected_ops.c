@@ -39,8 +39,10 @@ RC_ENTRY(barrier)
         .start = rc_start,                                                     \
         .test = rc_test,                                                       \
         .cleanup = rc_cleanup,                                                 \
+        .destroy = rc_destroy,                                                 \
         .on_failure = rc_on_failure,                                           \
         .idle = rc_idle,                                                       \
+        .stale_kinds = rc_stale_kinds,                                         \
         .fill = rc_fill,                                                       \
         .check = CHECK,                                                        \
         .consistent = CONS,                                                    \

@@ -105,6 +105,8 @@ static void list_del(struct rt_coll *c)
 static void coll_free(struct ucft_context *ctx, struct rt_coll *c)
 {
     ctx->coll_stats.live--;
+    if (c->ops->destroy != NULL)
+        c->ops->destroy(c->state);
     free(c->state);
     free(c->buf);
     free(c);

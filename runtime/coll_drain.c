@@ -26,6 +26,15 @@
  * inside a transport callback, and nothing stays posted in between (no
  * wildcard receive slows down the matching of other messages).
  *
+ * Running instances can also leave messages behind: a corrected
+ * allreduce root hears one answer of its f + 1 subtrees, and an attempt
+ * abandoned for the next root leaves its messages unreceived, while the
+ * (kept) instance runs on. With large messages this is not only memory:
+ * UCX's rendezvous protocol completes a send only once the receiver has
+ * matched it, so the sender would wait for ever. Such instances name the
+ * kinds they will never receive (ops->stale_kinds); every sweep looks
+ * each of them up first and drops what it finds.
+ *
  * Sequence numbers are 16 bits in the tag: an instance counts as past when
  * it is at most 32,767 instances older than the newest one started.
  */
@@ -33,6 +42,7 @@
 
 #define SEQ_MASK  ((1u << UCFT_TAG_SEQ_BITS) - 1)
 #define SWEEP_MAX 1024 /* messages dropped per sweep (then: next progress) */
+#define STALE_MAX 64   /* stale kinds asked of one instance per sweep */
 
 static struct ucft_comm *comm_of(struct ucft_context *ctx, unsigned cid)
 {
@@ -72,29 +82,69 @@ void rt_drain_finished(struct ucft_context *ctx)
     ctx->drain.pending = 1;
 }
 
+/* Receives and drops the message with this exact tag. 0: dropped, go on;
+ * 1: a large message is on its way (drain_cb asks for the next sweep). */
+static int drop_one(struct ucft_context *ctx, rt_drain_t *d, uint64_t tag)
+{
+    d->req = (tp_req_t){.cb = drain_cb, .arg = d};
+    ucft_status_t st = tp_recv(ctx->tp, tag, UCFT_TAG_FULL_MASK, d->buf,
+                               sizeof(d->buf), &d->req);
+    if (st == UCFT_INPROGRESS) {
+        d->posted = 1;
+        return 1;
+    }
+    ctx->drained++;
+    return 0;
+}
+
+/* Messages that running instances will never receive (ops->stale_kinds:
+ * an abandoned attempt, answers a root no longer needs). They are not at
+ * the head of the queue, and their senders may wait on them (a large
+ * message's send completes only once it is received), so each such kind
+ * is looked up. Returns 1 when the sweep must stop (a drop in flight, or
+ * the budget is spent). */
+static int sweep_stale(struct ucft_context *ctx, rt_drain_t *d, int *budget)
+{
+    for (struct rt_coll *c = ctx->colls.next; c != &ctx->colls; c = c->next) {
+        unsigned kinds[STALE_MAX];
+        unsigned nk = c->ops->stale_kinds == NULL
+                          ? 0
+                          : c->ops->stale_kinds(c->state, kinds, STALE_MAX);
+        for (unsigned k = 0; k < nk; k++) {
+            tp_probe_info_t info;
+            uint64_t tag = coll_tag(&c->args, 0, kinds[k]);
+            while (tp_probe(ctx->tp, tag, ~UCFT_TAG_SRC_MASK, &info) ==
+                   UCFT_OK) {
+                if (drop_one(ctx, d, info.tag) || --*budget <= 0)
+                    return 1;
+            }
+        }
+    }
+    return 0;
+}
+
 void rt_drain_sweep(struct ucft_context *ctx)
 {
     rt_drain_t *d = &ctx->drain;
     const uint64_t ctag = ucft_tag_make(UCFT_TAG_CLASS_COLL, 0, 0, 0);
     const uint64_t cmask = (uint64_t)3 << UCFT_TAG_CLASS_SHIFT;
+    int budget = SWEEP_MAX;
 
     if (!d->pending || d->posted || d->stopped)
         return;
     d->pending = 0;
     d->ctx = ctx;
-    for (int i = 0; i < SWEEP_MAX; i++) {
+    if (sweep_stale(ctx, d, &budget)) {
+        d->pending = !d->posted;
+        return;
+    }
+    while (budget-- > 0) {
         tp_probe_info_t info;
         if (tp_probe(ctx->tp, ctag, cmask, &info) != UCFT_OK ||
             !is_late(ctx, info.tag))
             return;
-        d->req = (tp_req_t){.cb = drain_cb, .arg = d};
-        ucft_status_t st = tp_recv(ctx->tp, info.tag, UCFT_TAG_FULL_MASK,
-                                   d->buf, sizeof(d->buf), &d->req);
-        if (st == UCFT_INPROGRESS) {
-            d->posted = 1; /* a large message: drain_cb asks for more */
+        if (drop_one(ctx, d, info.tag))
             return;
-        }
-        ctx->drained++;
     }
     d->pending = 1;
 }

@@ -293,6 +293,8 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
 
 out:
     sim_world_destroy(ctx.world);
+    for (int r = 0; op->destroy != NULL && states != NULL && r < n; r++)
+        op->destroy(states + (size_t)r * ssize);
     free(states);
     free(bufs);
     free(dead);
