@@ -1,7 +1,10 @@
 /*
  * Collectives on a real job: ITERS rounds of allreduce (sum, max, bxor on
  * several datatypes), broadcast and reduce from a rotating root, and a
- * barrier; every rank checks every result. Usage: it_coll [ITERS]
+ * barrier; every rank checks every result. Usage: it_coll [ITERS [COUNT]]
+ * With COUNT, the rounds are of vectors of COUNT int64 instead (allreduce
+ * sum, broadcast of the same bytes, reduce sum): large messages, which
+ * UCX would send by rendezvous.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -11,6 +14,54 @@
 #include "it_check.h"
 
 int g_rank = -1;
+
+/* Element i of rank r's input in round it. */
+static int64_t vec_in(int r, size_t i, int it)
+{
+    return (int64_t)(r + 1) * (int64_t)(i % 7 + 1) + it;
+}
+
+/* Rounds of vectors of `count` int64 (see the usage). */
+static void large_rounds(ucft_comm_h w, int iters, size_t count)
+{
+    int rank = ucft_comm_rank(w), n = ucft_comm_size(w);
+    int64_t *v = malloc(count * sizeof(*v)), *s = malloc(count * sizeof(*s));
+    CHECK(v != NULL && s != NULL, "out of memory for %zu elements", count);
+    for (int it = 0; it < iters; it++) {
+        int root = it % n;
+        for (size_t i = 0; i < count; i++) {
+            v[i] = vec_in(rank, i, it);
+            s[i] = -1;
+        }
+        ucft_status_t st = ucft_allreduce(w, v, s, count, UCFT_INT64, UCFT_SUM);
+        CHECK(st == UCFT_OK, "allreduce of %zu: %s", count,
+              ucft_status_name(st));
+        for (size_t i = 0; i < count; i++) {
+            int64_t want = (int64_t)n * (n + 1) / 2 * (int64_t)(i % 7 + 1) +
+                           (int64_t)n * it;
+            CHECK(s[i] == want, "it %d allreduce[%zu] %lld want %lld", it, i,
+                  (long long)s[i], (long long)want);
+        }
+        for (size_t i = 0; i < count; i++)
+            s[i] = rank == root ? vec_in(root, i, it) : 0;
+        st = ucft_bcast(w, s, count * sizeof(*s), UCFT_BYTE, root);
+        CHECK(st == UCFT_OK, "bcast of %zu: %s", count, ucft_status_name(st));
+        for (size_t i = 0; i < count; i++)
+            CHECK(s[i] == vec_in(root, i, it), "it %d bcast[%zu]", it, i);
+        st = ucft_reduce(w, v, s, count, UCFT_INT64, UCFT_SUM, root);
+        CHECK(st == UCFT_OK, "reduce of %zu: %s", count, ucft_status_name(st));
+        for (size_t i = 0; rank == root && i < count; i++)
+            CHECK(s[i] == (int64_t)n * (n + 1) / 2 * (int64_t)(i % 7 + 1) +
+                              (int64_t)n * it,
+                  "it %d reduce[%zu]", it, i);
+    }
+    free(v);
+    free(s);
+    if (rank == 0)
+        printf("it_coll: %d rounds of allreduce, bcast, reduce of %zu int64 "
+               "correct on %d ranks\n",
+               iters, count, n);
+}
 
 int main(int argc, char **argv)
 {
@@ -22,6 +73,10 @@ int main(int argc, char **argv)
     int rank = g_rank = ucft_comm_rank(w);
     int n = ucft_comm_size(w);
     ucft_status_t st;
+    if (argc > 2) {
+        large_rounds(w, iters, strtoul(argv[2], NULL, 10));
+        iters = 0;
+    }
     for (int it = 0; it < iters; it++) {
         int root = it % n;
         /* allreduce: int64 sum over a vector, double max, uint32 bxor */
@@ -68,7 +123,7 @@ int main(int argc, char **argv)
     CHECK(ucft_bcast(w, &z, 1, UCFT_INT64, n) == UCFT_ERR_INVALID_PARAM,
           "root out of range accepted");
     CHECK(ucft_comm_set_f(w, 0) == UCFT_ERR_INVALID_PARAM, "f=0 accepted");
-    if (rank == 0)
+    if (rank == 0 && iters > 0)
         printf("it_coll: %d rounds of allreduce x3, bcast, reduce, barrier "
                "correct on %d ranks\n",
                iters, n);

@@ -205,6 +205,17 @@ static int check_sum(const int32_t *s, int n, int it, const victims_t *vic)
     return in;
 }
 
+/* The padding of a reduction: every element counts the ranks included. */
+static void check_pad(const int32_t *s, int n, size_t len, int it)
+{
+    int32_t ranks = 0;
+    for (int r = 0; r < n; r++)
+        ranks += s[r] != 0;
+    for (size_t i = 2 * (size_t)n; i < len; i++)
+        FCHECK(s[i] == ranks, "it %d: padding element %zu is %d, want %d", it,
+               i, s[i], ranks);
+}
+
 int main(int argc, char **argv)
 {
     ucft_context_h ctx;
@@ -234,8 +245,15 @@ int main(int argc, char **argv)
     int coord = root_of(0, n, &vic); /* the lowest rank not a victim */
     const char *rk = getenv("UCFT_IT_ROOTKILL");
     int roots_die = rk != NULL && strcmp(rk, "1") == 0;
-    int32_t *v = calloc(2 * (size_t)n, sizeof(*v));
-    int32_t *s = calloc(2 * (size_t)n, sizeof(*s));
+    /* UCFT_IT_PAD: that many more elements (reductions) or 4-byte words
+     * (broadcast), so that messages go by UCX's rendezvous protocol. */
+    const char *pad_env = getenv("UCFT_IT_PAD");
+    size_t pad = pad_env != NULL ? strtoul(pad_env, NULL, 10) : 0;
+    size_t len = 2 * (size_t)n + pad;
+    CHECK(pad <= (1u << 22), "UCFT_IT_PAD=%zu: at most 4M", pad);
+    int32_t *v = calloc(len, sizeof(*v));
+    /* s also holds the broadcast's 64 + 4 pad bytes */
+    int32_t *s = calloc(len > 16 + pad ? len : 16 + pad, sizeof(*s));
     uint8_t *incl = calloc(MAX_ITERS, 1);
     CHECK(v != NULL && s != NULL && incl != NULL, "out of memory");
     double t0 = now_s();
@@ -252,32 +270,37 @@ int main(int argc, char **argv)
         ucft_request_h r = NULL;
         memset(v, 0, 2 * (size_t)n * sizeof(*v));
         v[rank] = v[n + rank] = it + 1;
-        memset(s, 0, 2 * (size_t)n * sizeof(*s));
+        for (size_t i = 2 * (size_t)n; i < len; i++)
+            v[i] = 1; /* sums to the number of ranks included */
+        memset(s, 0, len * sizeof(*s));
         if (strcmp(op, "allreduce") == 0) {
-            st = ucft_iallreduce(w, v, s, 2 * (size_t)n, UCFT_INT32, UCFT_SUM,
-                                 &r);
+            st = ucft_iallreduce(w, v, s, len, UCFT_INT32, UCFT_SUM, &r);
             if (st == UCFT_OK)
                 st = wait_op(ctx, &r, "allreduce", it);
-            if (st == UCFT_OK)
+            if (st == UCFT_OK) {
                 incl[it] = (uint8_t)(1 + check_sum(s, n, it, &vic));
+                check_pad(s, n, len, it);
+            }
         } else if (strcmp(op, "reduce") == 0) {
-            st = ucft_ireduce(w, v, s, 2 * (size_t)n, UCFT_INT32, UCFT_SUM,
-                              root, &r);
+            st = ucft_ireduce(w, v, s, len, UCFT_INT32, UCFT_SUM, root, &r);
             if (st == UCFT_OK)
                 st = wait_op(ctx, &r, "reduce", it);
-            if (st == UCFT_OK && rank == root)
+            if (st == UCFT_OK && rank == root) {
                 check_sum(s, n, it, &vic);
+                check_pad(s, n, len, it);
+            }
         } else if (strcmp(op, "bcast") == 0) {
-            unsigned char b[64];
-            for (int i = 0; i < 64; i++)
+            unsigned char *b = (unsigned char *)s;
+            size_t nb = 64 + 4 * pad;
+            for (size_t i = 0; i < nb; i++)
                 b[i] =
                     rank == root ? (unsigned char)(i * 13 + it * 7 + root) : 0;
-            st = ucft_ibcast(w, b, sizeof(b), UCFT_BYTE, root, &r);
+            st = ucft_ibcast(w, b, nb, UCFT_BYTE, root, &r);
             if (st == UCFT_OK)
                 st = wait_op(ctx, &r, "bcast", it);
-            for (int i = 0; st == UCFT_OK && i < 64; i++)
+            for (size_t i = 0; st == UCFT_OK && i < nb; i++)
                 FCHECK(b[i] == (unsigned char)(i * 13 + it * 7 + root),
-                       "it %d: bcast from %d: byte %d is %u", it, root, i,
+                       "it %d: bcast from %d: byte %zu is %u", it, root, i,
                        b[i]);
         } else if (strcmp(op, "barrier") == 0) {
             st = ucft_ibarrier(w, &r);
