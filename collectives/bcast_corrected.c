@@ -323,6 +323,7 @@ static ucft_status_t bc_init(void *state, tp_t *tp, const coll_args_t *args,
     s->status = UCFT_INPROGRESS;
     s->sreq.cb = bc_send_cb;
     s->sreq.arg = s;
+    s->sreq.buffered = 1; /* corrections may go unreceived (transport T7) */
     return UCFT_OK;
 }
 

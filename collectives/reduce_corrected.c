@@ -307,6 +307,7 @@ ucft_status_t rc_init(void *state, tp_t *tp, const coll_args_t *args, void *buf,
         reqs[i]->cb = req_cb;
         reqs[i]->arg = s;
     }
+    s->sreq.buffered = 1; /* copies that may go unreceived (transport T7) */
     return UCFT_OK;
 }
 

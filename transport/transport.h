@@ -38,11 +38,11 @@
  *      survivor about every failure is the failure detector's job.
  *  T6. Time: now() is a monotonic clock in nanoseconds (simulated time in
  *      sim). Timers fire from progress at or after their deadline.
- *  T7. Sends of the collective and control tag classes are buffered: they
- *      complete whether or not the receiver ever posts a matching receive
- *      (the corrected algorithms send copies that may never be received).
- *      A large point-to-point send may wait for its receive (UCX's
- *      rendezvous protocol).
+ *  T7. A send whose request has `buffered` set completes whether or not
+ *      the receiver ever posts a matching receive (the corrected algorithms
+ *      send copies that may never be received). Other sends of large
+ *      messages may wait for their receive (UCX's rendezvous protocol, a
+ *      single copy): for messages that are always received.
  */
 #ifndef UCFT_TRANSPORT_H
 #define UCFT_TRANSPORT_H
@@ -69,6 +69,7 @@ struct tp_req {
     ucft_status_t status; /* out: final status */
     uint64_t tag;         /* out (recv): the matched message's tag */
     size_t length;        /* out (recv): bytes written into the buffer */
+    uint8_t buffered;     /* in (send): a buffered send (T7) */
     /* Backend-private scratch, set at post time (never after: a backend may
      * complete the operation before its post call returns to it). */
     void *priv;

@@ -291,10 +291,9 @@ static ucft_status_t tp_ucp_send(tp_t *t, int dst, uint64_t tag,
                                              UCP_OP_ATTR_FIELD_USER_DATA,
                              .cb.send = send_cb,
                              .user_data = req};
-    /* Runtime messages are buffered sends (T7): local completion selects
-     * UCX's eager protocols up to RNDV_SEND_NBR_THRESH, which
-     * tp_ucp_config_apply lifts to inf. */
-    if (ucft_tag_class(tag) != UCFT_TAG_CLASS_P2P)
+    /* Buffered sends (T7): local completion selects UCX's eager protocols
+     * up to RNDV_SEND_NBR_THRESH, which tp_ucp_config_apply lifts to inf. */
+    if (req->buffered)
         p.op_attr_mask |= UCP_OP_ATTR_FLAG_FAST_CMPL;
     req->priv_owner = tp;
     req->priv_peer = dst;
@@ -607,12 +606,12 @@ void tp_ucp_config_apply(ucp_config_t *cfg, uint64_t keepalive_ns)
      * whose unmapping and freeing is most of a killed rank's exit, while
      * the survivors that must be told wait for a core (docs/detector.md).
      * The pool still grows as traffic needs it. */
-    /* Collective and control messages must not wait for their receiver
-     * (T7): a corrected algorithm sends copies that nobody may ever
-     * receive, and a rendezvous send of one would never complete. Those
-     * sends ask for local completion, whose rendezvous threshold this
-     * is; user point-to-point sends keep UCX's own choice. Not left to
-     * the environment: it is part of the transport's contract. */
+    /* Buffered sends must not wait for their receiver (T7): a corrected
+     * algorithm sends copies that nobody may ever receive, and a
+     * rendezvous send of one would never complete. Those sends ask for
+     * local completion, whose rendezvous threshold this is; other sends
+     * keep UCX's own choice. Not left to the environment: it is part of
+     * the transport's contract. */
     ucp_config_modify(cfg, "RNDV_SEND_NBR_THRESH", "inf");
     if (getenv("UCX_MM_RX_BUFS_GROW") == NULL &&
         getenv("UCX_POSIX_RX_BUFS_GROW") == NULL &&
@@ -749,8 +748,8 @@ ucft_status_t tp_ucp_create(const tp_ucp_params_t *params, tp_t **tp_p)
     }
     tp_ucp_config_apply(cfg, params->keepalive_ns);
     if (getenv("UCX_RNDV_SEND_NBR_THRESH") != NULL)
-        ucft_warn(log, "UCX_RNDV_SEND_NBR_THRESH is ignored: collective and "
-                       "control messages are always sent eagerly");
+        ucft_warn(log, "UCX_RNDV_SEND_NBR_THRESH is ignored: the corrected "
+                       "collectives' messages are always sent eagerly");
     ucp_params_t pp = {
         .field_mask = UCP_PARAM_FIELD_FEATURES |
                       UCP_PARAM_FIELD_TAG_SENDER_MASK |
