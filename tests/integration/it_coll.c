@@ -21,6 +21,12 @@ static int64_t vec_in(int r, size_t i, int it)
     return (int64_t)(r + 1) * (int64_t)(i % 7 + 1) + it;
 }
 
+/* Element i of the sum over n ranks in round it. */
+static int64_t vec_sum(int n, size_t i, int it)
+{
+    return (int64_t)n * (n + 1) / 2 * (int64_t)(i % 7 + 1) + (int64_t)n * it;
+}
+
 /* Rounds of vectors of `count` int64 (see the usage). */
 static void large_rounds(ucft_comm_h w, int iters, size_t count)
 {
@@ -37,8 +43,7 @@ static void large_rounds(ucft_comm_h w, int iters, size_t count)
         CHECK(st == UCFT_OK, "allreduce of %zu: %s", count,
               ucft_status_name(st));
         for (size_t i = 0; i < count; i++) {
-            int64_t want = (int64_t)n * (n + 1) / 2 * (int64_t)(i % 7 + 1) +
-                           (int64_t)n * it;
+            int64_t want = vec_sum(n, i, it);
             CHECK(s[i] == want, "it %d allreduce[%zu] %lld want %lld", it, i,
                   (long long)s[i], (long long)want);
         }
@@ -51,9 +56,7 @@ static void large_rounds(ucft_comm_h w, int iters, size_t count)
         st = ucft_reduce(w, v, s, count, UCFT_INT64, UCFT_SUM, root);
         CHECK(st == UCFT_OK, "reduce of %zu: %s", count, ucft_status_name(st));
         for (size_t i = 0; rank == root && i < count; i++)
-            CHECK(s[i] == (int64_t)n * (n + 1) / 2 * (int64_t)(i % 7 + 1) +
-                              (int64_t)n * it,
-                  "it %d reduce[%zu]", it, i);
+            CHECK(s[i] == vec_sum(n, i, it), "it %d reduce[%zu]", it, i);
     }
     free(v);
     free(s);

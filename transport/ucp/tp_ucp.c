@@ -601,11 +601,6 @@ void tp_ucp_config_apply(ucp_config_t *cfg, uint64_t keepalive_ns)
                  (unsigned long long)(keepalive_ns / UCFT_NSEC_PER_MSEC));
         ucp_config_modify(cfg, "KEEPALIVE_INTERVAL", v);
     }
-    /* Shared-memory receive buffers grow in steps of 16 instead of 512:
-     * UCX's step puts 4 MB behind every shared-memory interface at start,
-     * whose unmapping and freeing is most of a killed rank's exit, while
-     * the survivors that must be told wait for a core (docs/detector.md).
-     * The pool still grows as traffic needs it. */
     /* Buffered sends must not wait for their receiver (T7): a corrected
      * algorithm sends copies that nobody may ever receive, and a
      * rendezvous send of one would never complete. Those sends ask for
@@ -613,6 +608,11 @@ void tp_ucp_config_apply(ucp_config_t *cfg, uint64_t keepalive_ns)
      * keep UCX's own choice. Not left to the environment: it is part of
      * the transport's contract. */
     ucp_config_modify(cfg, "RNDV_SEND_NBR_THRESH", "inf");
+    /* Shared-memory receive buffers grow in steps of 16 instead of 512:
+     * UCX's step puts 4 MB behind every shared-memory interface at start,
+     * whose unmapping and freeing is most of a killed rank's exit, while
+     * the survivors that must be told wait for a core (docs/detector.md).
+     * The pool still grows as traffic needs it. */
     if (getenv("UCX_MM_RX_BUFS_GROW") == NULL &&
         getenv("UCX_POSIX_RX_BUFS_GROW") == NULL &&
         getenv("UCX_SYSV_RX_BUFS_GROW") == NULL)
