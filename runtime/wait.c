@@ -13,7 +13,8 @@
  *
  * Guard against a wakeup fd that fires without work (UCX's tcp wakeup
  * before wire-up completes): after several consecutive empty wakeups the
- * loop backs off with a short sleep.
+ * loop backs off with a short sleep. A transport that cannot be armed (work
+ * only polling finds) gets a yield per turn, not a busy loop.
  */
 #include "runtime/context.h"
 #include "runtime/base/clock.h"
@@ -128,8 +129,13 @@ ucft_status_t rt_wait_until(struct ucft_context *ctx, int (*cond)(void *),
         if (cond(arg))
             return UCFT_OK;
         int timeout_ms;
-        if (ucft_context_arm(ctx, &timeout_ms) != UCFT_OK)
+        if (ucft_context_arm(ctx, &timeout_ms) != UCFT_OK) {
+            /* Work that only polling finds, e.g. a send waiting for room
+             * in a peer's shared-memory FIFO: UCX signals nothing when the
+             * room appears. Give the core to the peer that makes it. */
+            sched_yield();
             continue;
+        }
         int ms = poll_ms(ctx, now, deadline);
         struct pollfd pfd = {.fd = ctx->epfd, .events = POLLIN};
         int rc = poll(&pfd, 1, ms);
