@@ -23,7 +23,8 @@
  *   (neither they nor a tree ancestor is known dead): they will send to me
  *   in their unconditional prefix. on_failure re-evaluates the wait, so a
  *   wait never outlives the death that makes it pointless. Without
- *   failures every rank sends exactly min(2h, n-1) corrections.
+ *   failures every rank sends exactly min(2h, n-1) corrections (none at
+ *   n = 2: see bc_covered).
  *  WINDOW (opportunistic): d = 2^f - 1 offsets per side, no waiting;
  *   offsets 2.. that a received correction already covers are skipped.
  *
@@ -158,9 +159,12 @@ void bc__finish(bcast_corrected_t *s, ucft_status_t status, int in_cb)
 
 enum { BC_SEND, BC_BLOCKED, BC_DONE };
 
+/* The corrections sent so far cover the ring. Two ranks need none: the
+ * only receiver is the root's child, and nobody is left whose copy could
+ * differ from its own if the root dies. */
 static int bc_covered(const bcast_corrected_t *s)
 {
-    return (s->next[BC_R] - 1) + (s->next[BC_L] - 1) >= s->n - 1;
+    return s->n <= 2 || (s->next[BC_R] - 1) + (s->next[BC_L] - 1) >= s->n - 1;
 }
 
 /* What side `side` does next; *off is the offset to send to. */

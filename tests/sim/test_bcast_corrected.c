@@ -70,7 +70,8 @@ static void test_bcast_corrected_trees(void **state)
 
 /* Without failures: N-1 tree messages plus min(2h, N-1) corrections per
  * rank (checked h = 1, failure-proof h = f+1, opportunistic 2^f-1 per
- * side: at most that many, exactly that many for f = 1), any root. */
+ * side: at most that many, exactly that many for f = 1; none at N = 2),
+ * any root. */
 static void test_bcast_corrected_counts(void **state)
 {
     for (size_t i = 0; i < BCT_NVARIANTS; i++) {

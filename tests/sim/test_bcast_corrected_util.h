@@ -54,9 +54,12 @@ static inline unsigned bct_nchildren(const bct_variant_t *var, int v, int n)
 }
 
 /* Corrections per rank without failures (h for checked/failure-proof,
- * 2^f - 1 per side for opportunistic), never more than the ring. */
+ * 2^f - 1 per side for opportunistic), never more than the ring; none with
+ * two ranks (the tree message is all there is to deliver). */
 static inline unsigned bct_corrections(const bct_variant_t *var, int n, int f)
 {
+    if (n <= 2)
+        return 0;
     unsigned per_side = var->window ? (1u << f) - 1
                         : var->h_f1 ? (unsigned)f + 1
                                     : 1u;
