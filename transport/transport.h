@@ -42,7 +42,10 @@
  *      the receiver ever posts a matching receive (the corrected algorithms
  *      send copies that may never be received). Other sends of large
  *      messages may wait for their receive (UCX's rendezvous protocol, a
- *      single copy): for messages that are always received.
+ *      single copy): for messages that are always received. A receive
+ *      that truncates such a message (a drop into a small buffer) also
+ *      completes its sender. The sim backend models this when asked
+ *      (sim_params_t.rndv_min).
  */
 #ifndef UCFT_TRANSPORT_H
 #define UCFT_TRANSPORT_H

@@ -542,6 +542,32 @@ static void test_conformance_coll_send_buffered(void **state)
     free(in);
 }
 
+/* T7, the other half: a large send that is not buffered waits for its
+ * receive (UCX's rendezvous), and a receive that truncates it, as the
+ * runtime's sweeper of late messages does with a small scratch buffer,
+ * releases it. */
+static void test_conformance_rndv_send_waits(void **state)
+{
+    fixture_t *f = *state;
+    const size_t len = 4u << 20;
+    unsigned char *out = malloc(len), small[8] = {0};
+    uint64_t tag = ucft_tag_make(UCFT_TAG_CLASS_COLL, 0, 1, 78);
+    creq_t s, r;
+
+    assert_non_null(out);
+    memset(out, 0x5a, len);
+    creq_init(&s);
+    settle_post(&s, tp_send(f->tp[1], 0, tag, out, len, &s.req), 0);
+    harness_settle(f->h);
+    assert_int_equal(s.done, 0);
+    post_recv(f->tp[0], tag, UCFT_TAG_FULL_MASK, small, sizeof(small), &r);
+    wait_done(f, &r);
+    wait_done(f, &s);
+    assert_int_equal(r.req.status, UCFT_ERR_TRUNCATED);
+    assert_int_equal(s.req.status, UCFT_OK);
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -559,6 +585,7 @@ int main(void)
         T(test_conformance_drop_from_failed),
         T(test_conformance_timers),
         T(test_conformance_coll_send_buffered),
+        T(test_conformance_rndv_send_waits),
 #undef T
     };
     return cmocka_run_group_tests_name(harness_name(), tests, NULL, NULL);

@@ -27,6 +27,7 @@ tp_harness_t *harness_create(int n, tp_t **tps)
         return NULL;
     sim_params_default(&p, n);
     p.detect_delay_ns = 50 * UCFT_NSEC_PER_USEC;
+    p.rndv_min = 64 * 1024; /* T7: large unbuffered sends wait, as on UCX */
     if (sim_world_create(&p, &h->world) != UCFT_OK) {
         free(h);
         return NULL;

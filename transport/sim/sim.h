@@ -94,6 +94,14 @@ typedef struct sim_params {
      * domains, nothing counted. */
     const uint32_t *domain;
     const ucft_log_t *log; /* given to every rank's tp (may be NULL) */
+    /* 0: every send completes at once (an eager protocol). Otherwise a
+     * send of at least rndv_min bytes whose request is not `buffered`
+     * completes only once the receiver has matched it, or with
+     * UCFT_ERR_PROC_FAILED once the sender declares the receiver failed:
+     * UCX's rendezvous protocol (transport contract T7). A message that
+     * nobody ever receives then keeps its sender waiting, as it does on
+     * UCX. */
+    size_t rndv_min;
 } sim_params_t;
 
 typedef struct sim_stats {

@@ -26,7 +26,9 @@ typedef struct sim_msg {
     size_t len;
     uint32_t src;
     uint32_t dst;
-    char *data; /* inl or a heap copy */
+    tp_req_t *sreq; /* a rendezvous send's request (params.rndv_min), or
+                       NULL: completes when this message is matched */
+    char *data;     /* inl or a heap copy */
     char inl[SIM_MSG_INLINE];
 } sim_msg_t;
 
@@ -39,12 +41,21 @@ typedef struct sim_recv {
     tp_req_t *req;
 } sim_recv_t;
 
-/* Allocated on first use of timers or peer_failed. */
+/* A rendezvous send waiting for its receiver (params.rndv_min). */
+typedef struct sim_rndv {
+    tp_req_t *req;
+    uint32_t dst;
+} sim_rndv_t;
+
+/* Allocated on first use of timers, peer_failed or a rendezvous send. */
 typedef struct sim_rank_ext {
     ucft_timerq_t timers;
     int *failed; /* peers this rank declared failed, sorted */
     size_t nfailed;
     size_t failed_cap;
+    sim_rndv_t *rndv; /* rendezvous sends not yet matched */
+    size_t nrndv;
+    size_t rndv_cap;
 } sim_rank_ext_t;
 
 enum {

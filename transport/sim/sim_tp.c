@@ -63,6 +63,7 @@ void sim__rank_release(sim_world_t *w, sim_rank_t *r, int disarm)
         else
             free(r->ext->timers.heap);
         free(r->ext->failed);
+        free(r->ext->rndv);
         free(r->ext);
         r->ext = NULL;
     }
@@ -78,6 +79,58 @@ static void fill_recv(tp_req_t *req, void *buf, size_t len, const sim_msg_t *m)
     req->length = n;
     req->status = m->len > len ? UCFT_ERR_TRUNCATED : UCFT_OK;
     req->priv = NULL;
+}
+
+/* Remembers a rendezvous send until its receiver matches it. */
+static ucft_status_t rndv_add(sim_rank_t *r, tp_req_t *req, uint32_t dst)
+{
+    sim_rank_ext_t *x = rank_ext(r);
+    if (x == NULL)
+        return UCFT_ERR_NO_MEMORY;
+    if (x->nrndv == x->rndv_cap) {
+        size_t cap = x->rndv_cap ? 2 * x->rndv_cap : 8;
+        sim_rndv_t *a = realloc(x->rndv, cap * sizeof(*a));
+        if (a == NULL)
+            return UCFT_ERR_NO_MEMORY;
+        x->rndv = a;
+        x->rndv_cap = cap;
+    }
+    x->rndv[x->nrndv++] = (sim_rndv_t){req, dst};
+    return UCFT_OK;
+}
+
+/* Completes the rendezvous sends of rank `src` that `match` selects: the
+ * one of request `req` (a receiver matched its message), or every one to
+ * `dst` (src declared dst failed; SEND_DONE then reports the failure). A
+ * send of a sender that died since is gone with its extras. */
+static void rndv_complete(sim_world_t *w, uint32_t src, const tp_req_t *req,
+                          uint32_t dst)
+{
+    sim_rank_t *r = &w->ranks[src];
+    sim_rank_ext_t *x = r->ext;
+    if ((r->flags & SIM_RANK_DEAD) || x == NULL)
+        return;
+    for (size_t i = 0; i < x->nrndv;) {
+        sim_rndv_t d = x->rndv[i];
+        if (req != NULL ? d.req != req : d.dst != dst) {
+            i++;
+            continue;
+        }
+        x->rndv[i] = x->rndv[--x->nrndv];
+        if (sim__push(w, w->now + w->params.loggp.o_ns, SIM_EV_SEND_DONE, src,
+                      d.dst, d.req) != UCFT_OK)
+            ucft_error(w->params.log,
+                       "sim: no memory to complete a send of rank %u", src);
+        if (req != NULL)
+            return;
+    }
+}
+
+/* A receive took `m`: its sender, if it waits for that, may go on. */
+static void matched(sim_world_t *w, const sim_msg_t *m)
+{
+    if (m->sreq != NULL)
+        rndv_complete(w, m->src, m->sreq, 0);
 }
 
 void sim__deliver(sim_world_t *w, sim_msg_t *m)
@@ -105,6 +158,7 @@ void sim__deliver(sim_world_t *w, sim_msg_t *m)
         tp_req_t *req = rec->req;
         fill_recv(req, rec->buf, rec->len, m);
         sim__pool_put(&w->recv_pool, rec);
+        matched(w, m);
         sim__msg_free(w, m);
         req->cb(req);
         return;
@@ -136,15 +190,24 @@ static ucft_status_t sim_send(tp_t *tp, int dst, uint64_t tag, const void *buf,
         return UCFT_INPROGRESS; /* died just before this send */
     if (sim__reserve(w, 2) != UCFT_OK)
         return UCFT_ERR_NO_MEMORY;
-    sim_msg_t *m = sim__pool_get(&w->msg_pool);
-    if (m == NULL)
+    int rndv =
+        w->params.rndv_min > 0 && len >= w->params.rndv_min && !req->buffered;
+    if (rndv && rndv_add(r, req, (uint32_t)dst) != UCFT_OK)
         return UCFT_ERR_NO_MEMORY;
+    sim_msg_t *m = sim__pool_get(&w->msg_pool);
+    if (m == NULL) {
+        if (rndv)
+            r->ext->nrndv--;
+        return UCFT_ERR_NO_MEMORY;
+    }
     m->data = m->inl;
     if (len > SIM_MSG_INLINE) {
         m->data = malloc(len);
         if (m->data == NULL) {
             m->data = m->inl;
             sim__msg_free(w, m);
+            if (rndv)
+                r->ext->nrndv--;
             return UCFT_ERR_NO_MEMORY;
         }
     }
@@ -155,6 +218,7 @@ static ucft_status_t sim_send(tp_t *tp, int dst, uint64_t tag, const void *buf,
     m->len = len;
     m->src = (uint32_t)tp->rank;
     m->dst = (uint32_t)dst;
+    m->sreq = rndv ? req : NULL;
 
     uint64_t bytes = sim__bytes_ns(p, len);
     uint64_t ts = w->now > r->send_free ? w->now : r->send_free;
@@ -164,8 +228,9 @@ static ucft_status_t sim_send(tp_t *tp, int dst, uint64_t tag, const void *buf,
     uint64_t ta = ts + p->o_ns + bytes + p->L_ns;
     sim__push(w, ta + p->o_ns, SIM_EV_ARRIVE, (uint32_t)dst, (uint32_t)tp->rank,
               m);
-    sim__push(w, ts + p->o_ns, SIM_EV_SEND_DONE, (uint32_t)tp->rank,
-              (uint32_t)dst, req);
+    if (!rndv)
+        sim__push(w, ts + p->o_ns, SIM_EV_SEND_DONE, (uint32_t)tp->rank,
+                  (uint32_t)dst, req);
     w->st.messages++;
     w->st.bytes += len;
     if (w->params.domain != NULL &&
@@ -199,6 +264,7 @@ static ucft_status_t sim_recv(tp_t *tp, uint64_t tag, uint64_t mask, void *buf,
         if (r->unexp_tail == m)
             r->unexp_tail = prev;
         fill_recv(req, buf, len, m);
+        matched(w, m);
         sim__msg_free(w, m);
         sim__push(w, w->now, SIM_EV_RECV_DONE, (uint32_t)tp->rank, 0, req);
         return UCFT_INPROGRESS;
@@ -291,6 +357,8 @@ static void sim_peer_failed(tp_t *tp, int rank)
     }
     x->failed[i] = rank;
     ucft_debug(tp->log, "sim: rank %d declares rank %d failed", tp->rank, rank);
+    /* Its rendezvous sends to the dead rank end now (T5). */
+    rndv_complete(sim__world_of(tp), (uint32_t)tp->rank, NULL, (uint32_t)rank);
 }
 
 static unsigned sim_progress(tp_t *tp)
