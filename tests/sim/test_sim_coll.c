@@ -319,6 +319,64 @@ static void test_sim_coll_idle_after_cleanup(void **state)
     }
 }
 
+/* Every algorithm with rendezvous sends (sim.rndv_min = 1: a send that is
+ * not buffered completes only once received, as large messages do on
+ * UCX, transport contract T7). Without failures every rank completes and
+ * every unbuffered message is received (each state is idle after
+ * cleanup); with a failure before or during the operation no rank is left
+ * waiting that completes when sends complete at once (the baselines that
+ * are not fault-aware leave a dead rank's subtree waiting either way). */
+static void rndv_params(simrun_params_t *p, const coll_op_ops_t *o, int n,
+                        int scen, simrun_fail_t *f)
+{
+    simrun_params_default(p, o, n);
+    p->len = 16;
+    p->root = n > 2 ? 1 : 0;
+    p->args.f = 1;
+    p->args.dtype = COLL_DTYPE_INT64;
+    p->args.redop = COLL_REDOP_SUM;
+    p->args.count = 2;
+    p->release_at_done = 1;
+    *f = (simrun_fail_t){.kind = SIMRUN_FAIL_BEFORE_OP, .rank = n - 1};
+    if (scen == 2 || scen == 3) { /* dies before its second send */
+        f->kind = SIMRUN_FAIL_BEFORE_SEND;
+        f->rank = scen == 2 ? (p->root + 1) % n : p->root;
+        f->k = 2;
+    }
+    p->fails = f;
+    p->nfails = scen > 0;
+}
+
+static void test_sim_coll_rndv(void **state)
+{
+    const int sizes[] = {2, 3, 5, 8, 13};
+    for (size_t i = 0; coll_op_table[i] != NULL; i++) {
+        const coll_op_ops_t *o = coll_op_table[i];
+        for (size_t si = 0; si < 5; si++) {
+            int n = sizes[si];
+            for (int scen = 0; scen < 4; scen++) {
+                simrun_params_t p;
+                simrun_result_t eager, r;
+                simrun_fail_t f;
+                rndv_params(&p, o, n, scen, &f);
+                assert_int_equal(simrun_run(&p, &eager, NULL), UCFT_OK);
+                p.sim.rndv_min = 1;
+                assert_int_equal(simrun_run(&p, &r, NULL), UCFT_OK);
+                assert_int_equal(r.bounded, 0);
+                if (r.unfinished > eager.unfinished || r.data_errors != 0)
+                    fail_msg("%s %s, n = %d, scenario %d: %d unfinished "
+                             "(%d with eager sends), %d wrong",
+                             o->op, o->alg, n, scen, r.unfinished,
+                             eager.unfinished, r.data_errors);
+                if (scen == 0 && (r.completed != n || r.not_idle != 0))
+                    fail_msg("%s %s, n = %d: %d of %d completed, %d not "
+                             "idle (a message nobody received)",
+                             o->op, o->alg, n, r.completed, n, r.not_idle);
+            }
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -330,6 +388,7 @@ int main(void)
         cmocka_unit_test(test_sim_coll_ring),
         cmocka_unit_test(test_sim_coll_op_table),
         cmocka_unit_test(test_sim_coll_idle_after_cleanup),
+        cmocka_unit_test(test_sim_coll_rndv),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,6 +15,8 @@ typedef struct simrun_rank_ref {
     uint8_t done;    /* its operation completed */
     uint8_t cleaned; /* its state was cleaned up (released) */
     ucft_timer_t release;
+    tp_req_t drop;    /* the late-message sweeper's receive (drop_post) */
+    uint64_t scratch; /* where dropped messages are truncated to */
 } simrun_rank_ref_t;
 
 struct simrun_ctx {
@@ -29,19 +31,43 @@ struct simrun_ctx {
     size_t ssize;
     int release_at_done;
     simrun_rank_ref_t *refs;
+    uint64_t optag, opmask; /* any message of the operation */
 };
 
-/* A rank's notification that `failed` died goes to its op state (in the
- * runtime's way: not once the operation completed). */
+/* A rank's notification that `failed` died, in the runtime's way
+ * (runtime/failure.c): the rank declares the peer failed to its transport
+ * (its sends to the peer end, T5), and the op state hears of it unless the
+ * operation completed. */
 static void peer_error(void *arg, int failed, ucft_status_t why)
 {
     simrun_rank_ref_t *ref = arg;
     simrun_ctx_t *c = ref->ctx;
     (void)why;
+    tp_peer_failed(sim_world_tp(c->world, ref->rank), failed);
     if (c->release_at_done && ref->done && !c->op->keep_after_done)
         return;
     if (c->op->on_failure != NULL)
         c->op->on_failure(c->states + (size_t)ref->rank * c->ssize, failed);
+}
+
+/* The runtime's sweeper of late messages (runtime/coll_drain.c) once a
+ * rank has released its state: whatever of the operation still reaches
+ * the rank is received and dropped, truncated into a scratch word (which
+ * also completes a rendezvous sender, T7). */
+static void drop_cb(tp_req_t *req);
+
+static void drop_post(simrun_rank_ref_t *ref)
+{
+    simrun_ctx_t *c = ref->ctx;
+    ref->drop = (tp_req_t){.cb = drop_cb, .arg = ref};
+    (void)tp_recv(sim_world_tp(c->world, ref->rank), c->optag, c->opmask,
+                  &ref->scratch, sizeof(ref->scratch), &ref->drop);
+}
+
+static void drop_cb(tp_req_t *req)
+{
+    if (req->status != UCFT_ERR_CANCELED)
+        drop_post(req->arg);
 }
 
 static void release_cb(ucft_timer_t *t)
@@ -50,6 +76,7 @@ static void release_cb(ucft_timer_t *t)
     simrun_ctx_t *c = ref->ctx;
     ref->cleaned = 1;
     c->op->cleanup(c->states + (size_t)ref->rank * c->ssize);
+    drop_post(ref);
 }
 
 /* Is `rank` named by a whole-node failure rule? */
@@ -169,6 +196,8 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
      * any source). */
     uint64_t optag = coll_tag(&args, 0, 0);
     uint64_t opmask = ~(UCFT_TAG_SRC_MASK | ((1u << UCFT_TAG_KIND_BITS) - 1));
+    ctx.optag = optag;
+    ctx.opmask = opmask;
     unsigned char *states = NULL, *bufs = NULL;
     ucft_status_t st;
 
