@@ -327,7 +327,11 @@ static ucft_status_t bc_init(void *state, tp_t *tp, const coll_args_t *args,
     s->status = UCFT_INPROGRESS;
     s->sreq.cb = bc_send_cb;
     s->sreq.arg = s;
-    s->sreq.buffered = 1; /* corrections may go unreceived (transport T7) */
+    /* Corrections may go unreceived (transport T7): buffered, unless the
+     * payload is large enough for rendezvous copies that a rank holding
+     * the data takes into an empty buffer (bcast_corrected_recv.c). */
+    s->lazy = args->rndv_min > 0 && args->len >= args->rndv_min;
+    s->sreq.buffered = !s->lazy;
     return UCFT_OK;
 }
 

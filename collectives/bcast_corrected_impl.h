@@ -62,6 +62,9 @@ typedef struct bcast_corrected {
     uint8_t started;
     uint8_t recv_pending; /* rreq */
     uint8_t xpending;     /* bit i: xreq[i] */
+    uint8_t xshrink;      /* bit i: xreq[i] cancelled, to be reposted empty */
+    uint8_t rshrink;      /* rreq cancelled, to be reposted empty */
+    uint8_t lazy;         /* copies are rendezvous sends (args->rndv_min) */
     uint8_t wild;         /* rreq is kept posted */
     uint8_t send_pending;
     uint8_t ready_told; /* args->ready_cb has run */

@@ -23,6 +23,15 @@
  * Exact receives go to the output buffer unless the data is already there:
  * every message of an instance carries the same payload (the root's), so
  * a second copy landing on the first leaves it unchanged.
+ *
+ * Lazy copies (s->lazy: a payload of at least args->rndv_min bytes). The
+ * copies are rendezvous sends: the payload moves only when a receive
+ * takes it. A rank that holds the data receives further copies into an
+ * empty buffer; the truncated receive still tells who sent what (tag)
+ * and completes the sender, without moving the payload. Receives posted
+ * before the data arrived ask for all of it; when it arrives they are
+ * cancelled and reposted empty. So without failures a rank takes the
+ * payload once, and a correction costs its handshake, not a copy.
  */
 #include "bcast_corrected_impl.h"
 
@@ -36,6 +45,38 @@ static unsigned char *bc_dst(const bcast_corrected_t *s)
     return s->buf;
 }
 
+/* Bytes a receive posted now asks for: none once the data is here and
+ * copies are lazy. */
+static size_t bc_rlen(const bcast_corrected_t *s)
+{
+    return s->has_data && s->lazy ? 0 : s->args->len;
+}
+
+/* A completed receive that counts as a message: taken whole, or taken
+ * empty by a rank that holds the data (every copy is the same payload). */
+static int bc_took(const bcast_corrected_t *s, const tp_req_t *req)
+{
+    return req->status == UCFT_OK ||
+           (req->status == UCFT_ERR_TRUNCATED && s->has_data);
+}
+
+/* The data just arrived: the receives still posted for a whole copy are
+ * cancelled, to be reposted empty by their callbacks. */
+static void bc_shrink(bcast_corrected_t *s)
+{
+    if (!s->lazy)
+        return;
+    for (int i = 0; i < BC_NX; i++)
+        if (s->xpending >> i & 1) {
+            s->xshrink |= (uint8_t)(1u << i);
+            tp_cancel(s->tp, &s->xreq[i]);
+        }
+    if (s->recv_pending) {
+        s->rshrink = 1;
+        tp_cancel(s->tp, &s->rreq);
+    }
+}
+
 /* A message arrived (tree or correction). */
 static void bc_on_msg(bcast_corrected_t *s, const tp_req_t *req)
 {
@@ -47,6 +88,7 @@ static void bc_on_msg(bcast_corrected_t *s, const tp_req_t *req)
         return; /* short message: not the payload */
     if (!s->has_data) {
         s->has_data = 1;
+        bc_shrink(s);
         bc__ready(s);
     }
     if (kind == BC_KIND_TREE) {
@@ -79,15 +121,16 @@ static ucft_status_t bc_any_loop(bcast_corrected_t *s)
     const coll_args_t *a = s->args;
 
     while (!s->recv_pending) {
-        ucft_status_t st = tp_recv(s->tp, coll_tag(a, 0, BC_KIND_TREE),
-                                   BC_RECV_MASK, bc_dst(s), a->len, &s->rreq);
+        ucft_status_t st =
+            tp_recv(s->tp, coll_tag(a, 0, BC_KIND_TREE), BC_RECV_MASK,
+                    bc_dst(s), bc_rlen(s), &s->rreq);
         if (st == UCFT_INPROGRESS) {
             s->recv_pending = 1;
             break;
         }
         if (st != UCFT_OK)
             return st;
-        if (s->rreq.status == UCFT_OK)
+        if (bc_took(s, &s->rreq))
             bc_on_msg(s, &s->rreq);
     }
     return UCFT_OK;
@@ -97,10 +140,13 @@ static void bc_any_cb(tp_req_t *req)
 {
     bcast_corrected_t *s = req->arg;
 
+    int shrunk = s->rshrink;
     s->recv_pending = 0;
+    s->rshrink = 0;
     if (s->cleaned || s->status != UCFT_INPROGRESS)
         return;
-    if (req->status == UCFT_OK)
+    /* Cancelled to be reposted empty: the loop below does that. */
+    if (!(shrunk && req->status == UCFT_ERR_CANCELED) && bc_took(s, req))
         bc_on_msg(s, req);
     ucft_status_t st = bc_any_loop(s);
     if (st != UCFT_OK) {
@@ -122,34 +168,54 @@ ucft_status_t bc__recv_any(bcast_corrected_t *s)
 
 /* ---- exact --------------------------------------------------------------- */
 
+static ucft_status_t bc_exact_post(bcast_corrected_t *s, int i);
+
 static void bc_exact_cb(tp_req_t *req)
 {
     bcast_corrected_t *s = req->arg;
+    int i = (int)(req - s->xreq);
+    int shrunk = s->xshrink >> i & 1;
 
-    s->xpending &= (uint8_t) ~(1u << (req - s->xreq));
+    s->xpending &= (uint8_t) ~(1u << i);
+    s->xshrink &= (uint8_t) ~(1u << i);
     if (s->cleaned || s->status != UCFT_INPROGRESS)
         return;
-    if (req->status == UCFT_OK)
+    if (shrunk && req->status == UCFT_ERR_CANCELED) {
+        ucft_status_t st = bc_exact_post(s, i); /* now empty */
+        if (st != UCFT_OK) {
+            bc__finish(s, st, 1);
+            return;
+        }
+    } else if (bc_took(s, req)) {
         bc_on_msg(s, req);
+    }
     bc__step(s, 1);
 }
 
-static ucft_status_t bc_exact_post(bcast_corrected_t *s, int i, int v,
-                                   unsigned kind)
+/* Exact receive i: the tree message from the parent, or the correction of
+ * a ring neighbour at offset 1 (the left one sends rightwards, the right
+ * one leftwards). */
+static ucft_status_t bc_exact_post(bcast_corrected_t *s, int i)
 {
     const coll_args_t *a = s->args;
     tp_req_t *r = &s->xreq[i];
+    int v = i == BC_X_TREE   ? bc__parent(s, s->vrank)
+            : i == BC_X_LEFT ? bc__ring(s, BC_L, 1)
+                             : bc__ring(s, BC_R, 1);
+    unsigned kind = i == BC_X_TREE   ? BC_KIND_TREE
+                    : i == BC_X_LEFT ? BC_KIND_CORR_R
+                                     : BC_KIND_CORR_L;
     int src = coll_rank_of(a, v, a->root, s->n);
 
     r->cb = bc_exact_cb;
     r->arg = s;
     ucft_status_t st = tp_recv(s->tp, coll_tag(a, src, kind),
-                               UCFT_TAG_FULL_MASK, bc_dst(s), a->len, r);
+                               UCFT_TAG_FULL_MASK, bc_dst(s), bc_rlen(s), r);
     if (st == UCFT_INPROGRESS) {
         s->xpending |= (uint8_t)(1u << i);
         return UCFT_OK;
     }
-    if (st == UCFT_OK && r->status == UCFT_OK)
+    if (st == UCFT_OK && bc_took(s, r))
         bc_on_msg(s, r);
     return st;
 }
@@ -160,14 +226,13 @@ ucft_status_t bc__recv_start(bcast_corrected_t *s)
         return bc__recv_any(s);
     ucft_status_t st = UCFT_OK;
     if (s->vrank != 0)
-        st = bc_exact_post(s, BC_X_TREE, bc__parent(s, s->vrank), BC_KIND_TREE);
-    /* The left neighbour sends rightwards, the right one leftwards (a
-     * sender corrects R1 first; with n = 2 that covers the ring, so no L1
-     * comes). */
+        st = bc_exact_post(s, BC_X_TREE);
+    /* A sender corrects R1 first; with n = 2 that covers the ring, so no
+     * L1 comes. */
     if (st == UCFT_OK)
-        st = bc_exact_post(s, BC_X_LEFT, bc__ring(s, BC_L, 1), BC_KIND_CORR_R);
+        st = bc_exact_post(s, BC_X_LEFT);
     if (st == UCFT_OK && s->n > 2)
-        st = bc_exact_post(s, BC_X_RIGHT, bc__ring(s, BC_R, 1), BC_KIND_CORR_L);
+        st = bc_exact_post(s, BC_X_RIGHT);
     return st;
 }
 

@@ -86,7 +86,16 @@ typedef struct coll_args {
     size_t count;
     int dtype;
     int redop;
-    const coll_map_t *map;  /* NULL: identity placement */
+    const coll_map_t *map; /* NULL: identity placement */
+    /* 0: every copy is sent buffered (transport T7). Otherwise, for
+     * payloads of at least rndv_min bytes, an algorithm may send the copies
+     * whose receiver may already hold the payload unbuffered (UCX's
+     * rendezvous: the payload moves only when the receive takes it) and
+     * receive such a copy into an empty buffer once it holds the payload
+     * (the truncated receive completes the send without moving it). Every
+     * such copy must then be received: by the algorithm, or as a late
+     * message by the runtime's sweeper. */
+    size_t rndv_min;
     coll_done_cb_t done_cb; /* may be NULL */
     void *done_arg;
     /* May be NULL. Called (with done_arg, status UCFT_OK) at most once, by

@@ -370,6 +370,7 @@ ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,
                             .dtype = dtype,
                             .redop = redop,
                             .map = comm->map.n > 0 ? &comm->map : NULL,
+                            .rndv_min = ctx->cfg.coll_rndv_min,
                             .done_cb = coll_done,
                             .done_arg = c,
                             .ready_cb = coll_ready};

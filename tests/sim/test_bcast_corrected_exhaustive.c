@@ -51,7 +51,7 @@ typedef struct bct_tally {
 } bct_tally_t;
 
 static void check_one(const bct_variant_t *var, int n, int root, int f,
-                      const bct_event_t *e, size_t ne, bct_tally_t *t)
+                      const bct_event_t *e, size_t ne, bct_tally_t *t, int lazy)
 {
     simrun_fail_t fl[2];
     simrun_result_t r;
@@ -64,23 +64,24 @@ static void check_one(const bct_variant_t *var, int n, int root, int f,
             root_first |= e[i].k <= 1;
         }
     }
-    bct_run(var, n, root, f, fl, ne, &r, NULL);
+    bct_run_mode(var, n, root, f, fl, ne, &r, NULL, lazy);
     t->runs++;
     if (!root_hit) {
         if (r.completed != r.live || r.unfinished || r.data_errors ||
             r.failed_ops)
-            fail_msg("%s n=%d root=%d f=%d fails (%d,%u)(%d,%u): live %d "
+            fail_msg("%s%s n=%d root=%d f=%d fails (%d,%u)(%d,%u): live %d "
                      "completed %d unfinished %d failed %d data_errors %d",
-                     var->alg, n, root, f, e[0].rank, e[0].k,
-                     ne > 1 ? e[1].rank : -1, ne > 1 ? e[1].k : 0, r.live,
-                     r.completed, r.unfinished, r.failed_ops, r.data_errors);
+                     var->alg, lazy ? " lazy" : "", n, root, f, e[0].rank,
+                     e[0].k, ne > 1 ? e[1].rank : -1, ne > 1 ? e[1].k : 0,
+                     r.live, r.completed, r.unfinished, r.failed_ops,
+                     r.data_errors);
         return;
     }
     t->root_runs++;
     if (r.unfinished || r.data_errors)
-        fail_msg("%s n=%d root=%d f=%d root fails (%d,%u)(%d,%u): "
+        fail_msg("%s%s n=%d root=%d f=%d root fails (%d,%u)(%d,%u): "
                  "unfinished %d data_errors %d",
-                 var->alg, n, root, f, e[0].rank, e[0].k,
+                 var->alg, lazy ? " lazy" : "", n, root, f, e[0].rank, e[0].k,
                  ne > 1 ? e[1].rank : -1, ne > 1 ? e[1].k : 0, r.unfinished,
                  r.data_errors);
     if (root_first) {
@@ -93,14 +94,14 @@ static void check_one(const bct_variant_t *var, int n, int root, int f,
 
 /* All placements of up to f (1 or 2) failures for one (n, root). */
 static void exhaust(const bct_variant_t *var, int n, int root, int f,
-                    bct_tally_t *t)
+                    bct_tally_t *t, int lazy)
 {
     static bct_event_t ev[4096];
     size_t ne = events_of(var, n, root, f, ev);
 
     assert_true(ne <= sizeof(ev) / sizeof(ev[0]));
     for (size_t i = 0; i < ne; i++) {
-        check_one(var, n, root, f, &ev[i], 1, t);
+        check_one(var, n, root, f, &ev[i], 1, t, lazy);
         if (f < 2)
             continue;
         for (size_t j = i + 1; j < ne; j++) {
@@ -109,13 +110,13 @@ static void exhaust(const bct_variant_t *var, int n, int root, int f,
                 ev[j].k == ev[j].slack)
                 continue;
             bct_event_t pair[2] = {ev[i], ev[j]};
-            check_one(var, n, root, f, pair, 2, t);
+            check_one(var, n, root, f, pair, 2, t, lazy);
         }
     }
 }
 
-static void exhaust_range(const char *alg, int nmin, int nmax, int f,
-                          int all_roots_upto)
+static void exhaust_range_mode(const char *alg, int nmin, int nmax, int f,
+                               int all_roots_upto, int lazy)
 {
     const bct_variant_t *var = NULL;
     bct_tally_t t = {0};
@@ -127,17 +128,49 @@ static void exhaust_range(const char *alg, int nmin, int nmax, int f,
     for (int n = nmin; n <= nmax; n++) {
         if (n <= all_roots_upto) {
             for (int root = 0; root < n; root++)
-                exhaust(var, n, root, f, &t);
+                exhaust(var, n, root, f, &t, lazy);
         } else {
             const int roots[3] = {0, n / 2, n - 1};
             for (int i = 0; i < 3; i++)
-                exhaust(var, n, roots[i], f, &t);
+                exhaust(var, n, roots[i], f, &t, lazy);
         }
     }
-    print_message("%s f=%d n=%d..%d: %lu runs (%lu with the root failing, "
-                  "%lu survivor errors there)\n",
-                  alg, f, nmin, nmax, t.runs, t.root_runs,
-                  t.errors_with_root_dead);
+    print_message("%s%s f=%d n=%d..%d: %lu runs (%lu with the root "
+                  "failing, %lu survivor errors there)\n",
+                  alg, lazy ? " (lazy copies)" : "", f, nmin, nmax, t.runs,
+                  t.root_runs, t.errors_with_root_dead);
+}
+
+static void exhaust_range(const char *alg, int nmin, int nmax, int f,
+                          int all_roots_upto)
+{
+    exhaust_range_mode(alg, nmin, nmax, f, all_roots_upto, 0);
+}
+
+/* The same with lazy copies (rendezvous sends taken empty by ranks that
+ * hold the data, coll_args_t.rndv_min), on a sim whose unbuffered sends
+ * complete only when received. */
+static void test_bcast_corrected_exhaustive_lazy_checked_f1(void **state)
+{
+    exhaust_range_mode("corrected", 2, 32, 1, 16, 1);
+}
+
+static void test_bcast_corrected_exhaustive_lazy_checked_f2(void **state)
+{
+    exhaust_range_mode("corrected", 2, 16, 2, 8, 1);
+}
+
+static void test_bcast_corrected_exhaustive_lazy_others_f1(void **state)
+{
+    exhaust_range_mode("corrected-opportunistic", 2, 24, 1, 8, 1);
+    exhaust_range_mode("corrected-failproof", 2, 24, 1, 8, 1);
+    exhaust_range_mode("corrected-kary", 2, 24, 1, 8, 1);
+    exhaust_range_mode("corrected-lame", 2, 24, 1, 8, 1);
+}
+
+static void test_bcast_corrected_exhaustive_lazy_failproof_f2(void **state)
+{
+    exhaust_range_mode("corrected-failproof", 2, 12, 2, 6, 1);
 }
 
 static void test_bcast_corrected_exhaustive_checked_f1(void **state)
@@ -191,6 +224,10 @@ int main(void)
         cmocka_unit_test(test_bcast_corrected_exhaustive_failproof_f2),
         cmocka_unit_test(test_bcast_corrected_exhaustive_kary_f1),
         cmocka_unit_test(test_bcast_corrected_exhaustive_lame_f1),
+        cmocka_unit_test(test_bcast_corrected_exhaustive_lazy_checked_f1),
+        cmocka_unit_test(test_bcast_corrected_exhaustive_lazy_checked_f2),
+        cmocka_unit_test(test_bcast_corrected_exhaustive_lazy_others_f1),
+        cmocka_unit_test(test_bcast_corrected_exhaustive_lazy_failproof_f2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

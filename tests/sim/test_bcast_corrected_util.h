@@ -74,9 +74,13 @@ static inline uint64_t bct_messages(const bct_variant_t *var, int n, int f)
                : (uint64_t)(n - 1) + (uint64_t)n * bct_corrections(var, n, f);
 }
 
-static inline void bct_run(const bct_variant_t *var, int n, int root, int f,
-                           const simrun_fail_t *fails, size_t nfails,
-                           simrun_result_t *r, uint8_t *ok)
+/* lazy: copies by rendezvous (args.rndv_min), on a sim that models it
+ * (sim.rndv_min), with states released at completion and late messages
+ * swept, as in the runtime. */
+static inline void bct_run_mode(const bct_variant_t *var, int n, int root,
+                                int f, const simrun_fail_t *fails,
+                                size_t nfails, simrun_result_t *r, uint8_t *ok,
+                                int lazy)
 {
     simrun_params_t p;
     simrun_params_default(&p, bct_op(var), n);
@@ -87,8 +91,20 @@ static inline void bct_run(const bct_variant_t *var, int n, int root, int f,
     p.fails = fails;
     p.nfails = nfails;
     p.max_events = 50000000;
+    if (lazy) {
+        p.args.rndv_min = 1;
+        p.sim.rndv_min = 1;
+        p.release_at_done = 1;
+    }
     assert_int_equal(simrun_run(&p, r, ok), UCFT_OK);
     assert_int_equal(r->bounded, 0);
+}
+
+static inline void bct_run(const bct_variant_t *var, int n, int root, int f,
+                           const simrun_fail_t *fails, size_t nfails,
+                           simrun_result_t *r, uint8_t *ok)
+{
+    bct_run_mode(var, n, root, f, fails, nfails, r, ok, 0);
 }
 
 /* The root is alive: every live rank completes with the root's data. */

@@ -564,6 +564,7 @@ static void test_conformance_rndv_send_waits(void **state)
     wait_done(f, &r);
     wait_done(f, &s);
     assert_int_equal(r.req.status, UCFT_ERR_TRUNCATED);
+    assert_true(r.req.tag == tag); /* who sent what, even when truncated */
     assert_int_equal(s.req.status, UCFT_OK);
     free(out);
 }

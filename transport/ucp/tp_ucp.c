@@ -330,7 +330,8 @@ static void recv_cb(void *request, ucs_status_t status,
     size_t length = info->length;
 
     ucp_request_free(request);
-    if (status == UCS_OK && peer_is_failed(tp, sender_tag)) {
+    if ((status == UCS_OK || status == UCS_ERR_MESSAGE_TRUNCATED) &&
+        peer_is_failed(tp, sender_tag)) {
         /* A message of a fenced rank: drop it and keep waiting. */
         void *r = post_recv(tp, req);
         if (!UCS_PTR_IS_ERR(r)) {
