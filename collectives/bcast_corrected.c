@@ -270,6 +270,11 @@ ucft_status_t bc__step(bcast_corrected_t *s, int in_cb)
             bc__finish(s, UCFT_OK, in_cb);
             break;
         }
+        /* Lazy copies only while no failure is known: after one, a
+         * receiver may stop before taking a copy (a farther rank covered
+         * it), and a rendezvous copy left to the sweeper would hold this
+         * rank's chain of sends (docs/bcast.md). */
+        s->sreq.buffered = !s->lazy || s->dead.n > 0 || s->dead_overflow;
         ucft_status_t st =
             tp_send(s->tp, coll_rank_of(a, dst, a->root, s->n),
                     coll_tag(a, s->tp->rank, kind), s->buf, a->len, &s->sreq);
@@ -329,8 +334,10 @@ static ucft_status_t bc_init(void *state, tp_t *tp, const coll_args_t *args,
     s->sreq.arg = s;
     /* Corrections may go unreceived (transport T7): buffered, unless the
      * payload is large enough for rendezvous copies that a rank holding
-     * the data takes into an empty buffer (bcast_corrected_recv.c). */
-    s->lazy = args->rndv_min > 0 && args->len >= args->rndv_min;
+     * the data takes into an empty buffer (bcast_corrected_recv.c). Not
+     * below 4 ranks: there a rank may finish before its neighbours'
+     * corrections arrive (bc_covered), and each would wait to be swept. */
+    s->lazy = args->rndv_min > 0 && args->len >= args->rndv_min && s->n >= 4;
     s->sreq.buffered = !s->lazy;
     return UCFT_OK;
 }

@@ -103,11 +103,12 @@ static const ucft_config_field_t rt_fields[] = {
      "failures a collective tolerates (corrected algorithms); more end "
      "with UCFT_ERR_PROC_FAILED",
      ucft_config_parse_int, F(f), NULL},
-    {"COLL_RNDV_MIN", "8k",
+    {"COLL_RNDV_MIN", "0",
      "payload size from which the corrected broadcast sends its copies by "
      "rendezvous, so that a rank that already holds the data takes a "
-     "correction without moving the payload again (0: every copy "
-     "buffered and moved whole)",
+     "correction without moving the payload again (e.g. 8k: about 2x "
+     "faster at 1 MiB; experimental: rare hangs under several failures, "
+     "docs/bcast.md); 0: every copy buffered and moved whole",
      ucft_config_parse_size, F(coll_rndv_min), NULL},
     {"PLACEMENT", "interleave",
      "which rank holds which position in the collectives' trees and rings: "
