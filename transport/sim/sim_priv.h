@@ -162,6 +162,10 @@ void sim__kill_now(sim_world_t *w, int rank);
 void *sim__pool_get(sim_pool_t *p);
 void sim__pool_put(sim_pool_t *p, void *block);
 void sim__msg_free(sim_world_t *w, sim_msg_t *m);
+/* Room for element n of the array *arr of *cap elements of `size` bytes
+ * (capacity doubled, first `first` elements). 0, or -1 without memory
+ * (the array unchanged). */
+int sim__grow(void **arr, size_t *cap, size_t n, size_t size, size_t first);
 /* Applies kill_before_send rules to a send of `tag` by `rank`: 1 if the
  * rank dies now. */
 int sim__send_rules(sim_world_t *w, int rank, uint64_t tag);

@@ -87,14 +87,9 @@ static ucft_status_t rndv_add(sim_rank_t *r, tp_req_t *req, uint32_t dst)
     sim_rank_ext_t *x = rank_ext(r);
     if (x == NULL)
         return UCFT_ERR_NO_MEMORY;
-    if (x->nrndv == x->rndv_cap) {
-        size_t cap = x->rndv_cap ? 2 * x->rndv_cap : 8;
-        sim_rndv_t *a = realloc(x->rndv, cap * sizeof(*a));
-        if (a == NULL)
-            return UCFT_ERR_NO_MEMORY;
-        x->rndv = a;
-        x->rndv_cap = cap;
-    }
+    if (sim__grow((void **)&x->rndv, &x->rndv_cap, x->nrndv, sizeof(*x->rndv),
+                  8) != 0)
+        return UCFT_ERR_NO_MEMORY;
     x->rndv[x->nrndv++] = (sim_rndv_t){req, dst};
     return UCFT_OK;
 }
@@ -342,14 +337,9 @@ static void sim_peer_failed(tp_t *tp, int rank)
     x = rank_ext(r);
     if (x == NULL)
         return;
-    if (x->nfailed == x->failed_cap) {
-        size_t cap = x->failed_cap ? 2 * x->failed_cap : 4;
-        int *f = realloc(x->failed, cap * sizeof(*f));
-        if (f == NULL)
-            return;
-        x->failed = f;
-        x->failed_cap = cap;
-    }
+    if (sim__grow((void **)&x->failed, &x->failed_cap, x->nfailed,
+                  sizeof(*x->failed), 4) != 0)
+        return;
     size_t i = x->nfailed++;
     while (i > 0 && x->failed[i - 1] > rank) {
         x->failed[i] = x->failed[i - 1];

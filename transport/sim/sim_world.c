@@ -61,6 +61,19 @@ void sim__pool_put(sim_pool_t *p, void *block)
     p->free = block;
 }
 
+int sim__grow(void **arr, size_t *cap, size_t n, size_t size, size_t first)
+{
+    if (n < *cap)
+        return 0;
+    size_t c = *cap ? 2 * *cap : first;
+    void *a = realloc(*arr, c * size);
+    if (a == NULL)
+        return -1;
+    *arr = a;
+    *cap = c;
+    return 0;
+}
+
 void sim__msg_free(sim_world_t *w, sim_msg_t *m)
 {
     if (m->data != m->inl)
@@ -477,14 +490,9 @@ ucft_status_t sim_world_kill_at(sim_world_t *w, int rank, uint64_t time)
 
 static ucft_status_t add_rule(sim_world_t *w, const sim_rule_t *rule)
 {
-    if (w->nrules == w->rules_cap) {
-        size_t cap = w->rules_cap ? 2 * w->rules_cap : 16;
-        sim_rule_t *r = realloc(w->rules, cap * sizeof(*r));
-        if (r == NULL)
-            return UCFT_ERR_NO_MEMORY;
-        w->rules = r;
-        w->rules_cap = cap;
-    }
+    if (sim__grow((void **)&w->rules, &w->rules_cap, w->nrules,
+                  sizeof(*w->rules), 16) != 0)
+        return UCFT_ERR_NO_MEMORY;
     w->rules[w->nrules++] = *rule;
     return UCFT_OK;
 }
