@@ -332,13 +332,13 @@ static ucft_status_t bc_init(void *state, tp_t *tp, const coll_args_t *args,
     s->status = UCFT_INPROGRESS;
     s->sreq.cb = bc_send_cb;
     s->sreq.arg = s;
-    /* Corrections may go unreceived (transport T7): buffered, unless the
-     * payload is large enough for rendezvous copies that a rank holding
-     * the data takes into an empty buffer (bcast_corrected_recv.c). Not
-     * below 4 ranks: there a rank may finish before its neighbours'
-     * corrections arrive (bc_covered), and each would wait to be swept. */
+    /* Corrections may go unreceived (transport T7): buffered (set per send
+     * in bc__step), unless the payload is large enough for rendezvous
+     * copies that a rank holding the data takes into an empty buffer
+     * (bcast_corrected_recv.c). Not below 4 ranks: there a rank may finish
+     * before its neighbours' corrections arrive (bc_covered), and each
+     * would wait to be swept. */
     s->lazy = args->rndv_min > 0 && args->len >= args->rndv_min && s->n >= 4;
-    s->sreq.buffered = !s->lazy;
     return UCFT_OK;
 }
 

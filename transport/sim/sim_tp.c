@@ -94,10 +94,10 @@ static ucft_status_t rndv_add(sim_rank_t *r, tp_req_t *req, uint32_t dst)
     return UCFT_OK;
 }
 
-/* Completes the rendezvous sends of rank `src` that `match` selects: the
- * one of request `req` (a receiver matched its message), or every one to
- * `dst` (src declared dst failed; SEND_DONE then reports the failure). A
- * send of a sender that died since is gone with its extras. */
+/* Completes rendezvous sends of rank `src`: with `req`, that request's (a
+ * receiver matched its message); with req NULL, every one to `dst` (src
+ * declared dst failed; SEND_DONE then reports the failure). A send of a
+ * sender that died since is gone with its extras. */
 static void rndv_complete(sim_world_t *w, uint32_t src, const tp_req_t *req,
                           uint32_t dst)
 {
@@ -185,26 +185,23 @@ static ucft_status_t sim_send(tp_t *tp, int dst, uint64_t tag, const void *buf,
         return UCFT_INPROGRESS; /* died just before this send */
     if (sim__reserve(w, 2) != UCFT_OK)
         return UCFT_ERR_NO_MEMORY;
-    int rndv =
-        w->params.rndv_min > 0 && len >= w->params.rndv_min && !req->buffered;
-    if (rndv && rndv_add(r, req, (uint32_t)dst) != UCFT_OK)
-        return UCFT_ERR_NO_MEMORY;
     sim_msg_t *m = sim__pool_get(&w->msg_pool);
-    if (m == NULL) {
-        if (rndv)
-            r->ext->nrndv--;
+    if (m == NULL)
         return UCFT_ERR_NO_MEMORY;
-    }
     m->data = m->inl;
     if (len > SIM_MSG_INLINE) {
         m->data = malloc(len);
         if (m->data == NULL) {
             m->data = m->inl;
             sim__msg_free(w, m);
-            if (rndv)
-                r->ext->nrndv--;
             return UCFT_ERR_NO_MEMORY;
         }
+    }
+    int rndv =
+        w->params.rndv_min > 0 && len >= w->params.rndv_min && !req->buffered;
+    if (rndv && rndv_add(r, req, (uint32_t)dst) != UCFT_OK) {
+        sim__msg_free(w, m);
+        return UCFT_ERR_NO_MEMORY;
     }
     if (len > 0)
         memcpy(m->data, buf, len);
