@@ -164,6 +164,15 @@ ucft_status_t sim_world_kill_before_op(sim_world_t *world, int rank,
 /* For drivers: `rank` is about to start the operation tagged `optag`.
  * Applies kill_before_op rules; returns 1 if the rank is dead. */
 int sim_world_op_starting(sim_world_t *world, int rank, uint64_t optag);
+/* Loses the next `count` messages (count >= 1) from `src` to `dst` whose
+ * tag satisfies (tag & mask) == (match & mask), counted in stats.dropped:
+ * they vanish on the wire, as if a connection closed under them. Either
+ * rank may be SIM_ANY_RANK. The sender sees its send complete normally
+ * (an eager send); a rendezvous send (params.rndv_min) whose message is
+ * lost waits until its sender declares the receiver failed. */
+#define SIM_ANY_RANK (-1)
+ucft_status_t sim_world_lose(sim_world_t *world, int src, int dst,
+                             unsigned count, uint64_t match, uint64_t mask);
 /* Kills `k` distinct random ranks now, drawn from the world's seed,
  * never `exclude` (-1: none). Writes them to `out` (may be NULL). */
 ucft_status_t sim_world_kill_random(sim_world_t *world, int k, int exclude,

@@ -105,6 +105,8 @@ typedef struct sim_rule {
     uint32_t k;     /* 0 for kill_before_op */
     uint32_t count; /* matching sends seen */
     int is_op;
+    int lose;     /* a loss rule: rank = sender, dst, k = messages to lose */
+    uint32_t dst; /* loss rules: the receiver, SIM_ANY_RANK for any */
     uint64_t match, mask;
 } sim_rule_t;
 
@@ -139,6 +141,7 @@ struct sim_world {
     sim_pool_t recv_pool;
     sim_rule_t *rules;
     size_t nrules, rules_cap;
+    size_t nlose;        /* loss rules among them (a quick test on arrival) */
     sim_death_t *deaths; /* in death order */
     size_t ndeaths, deaths_cap;
     uint64_t rng;

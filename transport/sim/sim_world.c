@@ -325,8 +325,11 @@ static void notify_all(sim_world_t *w, uint32_t dead)
     }
 }
 
+static int lost_on_wire(sim_world_t *w, const sim_msg_t *m);
+
 /* At ta + o: the message is at the receiver. It is lost if the receiver is
- * dead or the sender died before the send started; otherwise it is
+ * dead, the sender died before the send started or a loss rule takes it;
+ * otherwise it is
  * delivered now if the receive port was free at ta, or queued behind the
  * messages that hold the port. */
 static void handle_arrive(sim_world_t *w, sim_msg_t *m)
@@ -338,7 +341,8 @@ static void handle_arrive(sim_world_t *w, sim_msg_t *m)
 
     if ((dst->flags & SIM_RANK_DEAD) ||
         ((w->ranks[m->src].flags & SIM_RANK_DEAD) &&
-         sim_world_death_time(w, (int)m->src) < m->start)) {
+         sim_world_death_time(w, (int)m->src) < m->start) ||
+        (w->nlose > 0 && lost_on_wire(w, m))) {
         w->st.dropped++;
         sim__msg_free(w, m);
         return;
@@ -522,11 +526,46 @@ ucft_status_t sim_world_kill_before_op(sim_world_t *w, int rank, uint64_t match,
     return add_rule(w, &rule);
 }
 
+ucft_status_t sim_world_lose(sim_world_t *w, int src, int dst, unsigned count,
+                             uint64_t match, uint64_t mask)
+{
+    const int n = w->params.nranks;
+    if (src < SIM_ANY_RANK || src >= n || dst < SIM_ANY_RANK || dst >= n ||
+        count == 0)
+        return UCFT_ERR_INVALID_PARAM;
+    sim_rule_t rule = {.rank = (uint32_t)src,
+                       .dst = (uint32_t)dst,
+                       .k = count,
+                       .lose = 1,
+                       .match = match & mask,
+                       .mask = mask};
+    ucft_status_t st = add_rule(w, &rule);
+    if (st == UCFT_OK)
+        w->nlose++;
+    return st;
+}
+
+/* 1 when a loss rule takes message `m` (counted against the rule). */
+static int lost_on_wire(sim_world_t *w, const sim_msg_t *m)
+{
+    for (size_t i = 0; w->nlose > 0 && i < w->nrules; i++) {
+        sim_rule_t *rule = &w->rules[i];
+        if (!rule->lose || rule->count >= rule->k ||
+            (rule->rank != (uint32_t)SIM_ANY_RANK && rule->rank != m->src) ||
+            (rule->dst != (uint32_t)SIM_ANY_RANK && rule->dst != m->dst) ||
+            (m->tag & rule->mask) != rule->match)
+            continue;
+        rule->count++;
+        return 1;
+    }
+    return 0;
+}
+
 int sim__send_rules(sim_world_t *w, int rank, uint64_t tag)
 {
     for (size_t i = 0; i < w->nrules; i++) {
         sim_rule_t *rule = &w->rules[i];
-        if (rule->is_op || rule->rank != (uint32_t)rank ||
+        if (rule->is_op || rule->lose || rule->rank != (uint32_t)rank ||
             (tag & rule->mask) != rule->match || rule->count >= rule->k)
             continue;
         if (++rule->count == rule->k) {
