@@ -108,6 +108,13 @@ struct tp_ops {
      * (the UCP backend creates the endpoint, so that UCX checks the peer).
      * Called when a receive from `rank` is posted. */
     void (*watch)(tp_t *tp, int rank);
+    /* Optional (may be NULL): free what connects us to `rank` (the UCP
+     * backend closes the endpoint, unmapping a dead peer's shared memory)
+     * WITHOUT fencing it: its messages are still delivered and a later
+     * send connects again. For a transport whose owner does its own
+     * fencing (the failure detector's) and must still be able to tell a
+     * falsely declared rank that it was declared. */
+    void (*disconnect)(tp_t *tp, int rank);
     /* Returns the number of events handled. */
     unsigned (*progress)(tp_t *tp);
     /* A file descriptor that is readable when progress has work, or -1
@@ -165,6 +172,12 @@ static inline void tp_watch(tp_t *tp, int rank)
 {
     if (tp->ops->watch != NULL)
         tp->ops->watch(tp, rank);
+}
+
+static inline void tp_disconnect(tp_t *tp, int rank)
+{
+    if (tp->ops->disconnect != NULL)
+        tp->ops->disconnect(tp, rank);
 }
 
 static inline uint64_t tp_timer_next(tp_t *tp)

@@ -463,6 +463,40 @@ static void test_conformance_drop_from_failed(void **state)
     assert_int_equal(r.req.status, UCFT_ERR_CANCELED);
 }
 
+/* disconnect (optional op): the connection goes, the peer is not fenced:
+ * its messages still arrive, and sending to it again connects again, both
+ * ways, several times. */
+static void test_conformance_disconnect_keeps_peer(void **state)
+{
+    fixture_t *f = *state;
+    creq_t s, r;
+
+    for (int round = 0; round < 3; round++) {
+        int v = 20 + round, got = -1;
+        tp_disconnect(f->tp[0], 1);
+        post_recv(f->tp[0], p2p(1, 5), UCFT_TAG_FULL_MASK, &got, sizeof(got),
+                  &r);
+        post_send(f->tp[1], 0, p2p(1, 5), &v, sizeof(v), &s);
+        wait_done(f, &r);
+        wait_done(f, &s);
+        assert_int_equal(r.req.status, UCFT_OK);
+        assert_int_equal(got, v);
+        assert_int_equal(s.req.status, UCFT_OK);
+        /* And from the side that disconnected. */
+        int back = -1;
+        post_recv(f->tp[1], p2p(0, 6), UCFT_TAG_FULL_MASK, &back, sizeof(back),
+                  &r);
+        post_send(f->tp[0], 1, p2p(0, 6), &v, sizeof(v), &s);
+        wait_done(f, &s);
+        wait_done(f, &r);
+        assert_int_equal(s.req.status, UCFT_OK);
+        assert_int_equal(back, v);
+    }
+    tp_disconnect(f->tp[0], 0);  /* itself: nothing */
+    tp_disconnect(f->tp[0], -1); /* out of range: nothing */
+    tp_disconnect(f->tp[0], NRANKS);
+}
+
 typedef struct tfire {
     ucft_timer_t t;
     tp_t *tp;
@@ -584,6 +618,7 @@ int main(void)
         T(test_conformance_probe),
         T(test_conformance_peer_failure),
         T(test_conformance_drop_from_failed),
+        T(test_conformance_disconnect_keeps_peer),
         T(test_conformance_timers),
         T(test_conformance_coll_send_buffered),
         T(test_conformance_rndv_send_waits),

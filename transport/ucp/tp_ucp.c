@@ -436,6 +436,19 @@ static void tp_ucp_peer_failed(tp_t *t, int rank)
     }
 }
 
+static void tp_ucp_disconnect(tp_t *t, int rank)
+{
+    tp_ucp_t *tp = TP(t);
+    if (rank < 0 || rank >= t->size || rank == t->rank)
+        return;
+    tp_ucp_peer_t *peer = &tp->peers[rank];
+    if (peer->state != PEER_UP)
+        return;
+    peer->state = PEER_NONE; /* the next send creates a new endpoint */
+    ep_close(tp, peer->ep);
+    peer->ep = NULL;
+}
+
 /* ---- progress, wakeup, timers ---------------------------------------------
  */
 
@@ -705,6 +718,7 @@ static const tp_ops_t tp_ucp_ops = {
     .probe = tp_ucp_probe,
     .cancel = tp_ucp_cancel,
     .peer_failed = tp_ucp_peer_failed,
+    .disconnect = tp_ucp_disconnect,
     .watch = tp_ucp_watch,
     .progress = tp_ucp_progress,
     .fd = tp_ucp_fd,
