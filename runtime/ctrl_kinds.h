@@ -31,6 +31,12 @@ enum ucft_ctrl_kind {
      * little-endian-in-memory uint32: the failed rank and the sender's
      * epoch once it knew the fact. */
     UCFT_CTRL_FAILED = 5,
+    /* Anti-entropy: a rank's whole failed set (runtime/detector/
+     * reconcile.h), sent to a ring neighbour whose heartbeats carried
+     * another. Body: uint32 flags (bit 0: answer with yours if you know
+     * more), uint32 n, then n uint32 failed ranks (at most REC_MAX_FACTS;
+     * a larger set goes in turns). */
+    UCFT_CTRL_FAILED_SET = 6,
 };
 
 /* The tag of a control message of `kind` sent by job rank `src`. */

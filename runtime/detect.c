@@ -16,12 +16,14 @@
 #include <unistd.h>
 
 #define STOP_BOUND_NS (1000 * UCFT_NSEC_PER_MSEC)
-/* Fencing a rank on the heartbeat worker closes its UCX endpoint, which
- * unmaps the dead process's shared-memory segments (and frees them when
- * this was the last mapping: milliseconds). The detector itself already
- * ignores the rank, so that work waits until the survivors' main threads
- * have been told, instead of running ahead of them at the thread's
- * raised priority. */
+/* After a decision the heartbeat worker closes the rank's UCX endpoint,
+ * which unmaps the dead process's shared-memory segments (and frees them
+ * when this was the last mapping: milliseconds). The detector itself
+ * already ignores the rank, so that work waits until the survivors' main
+ * threads have been told, instead of running ahead of them. The close
+ * does not fence the rank on this worker (tp_disconnect): the detector
+ * fences by itself, and must still see a falsely declared rank's
+ * heartbeats to answer them with a notice (which connects again). */
 #define FENCE_DELAY_NS (10 * UCFT_NSEC_PER_MSEC)
 
 /* ---- detector callbacks (the thread driving the detector's transport) -- */
@@ -42,7 +44,7 @@ static void on_failed(void *arg, int rank, uint64_t epoch, det_why_t why)
     if (d->mode == RT_DETECT_THREAD && d->nfence < d->capfence) {
         if (d->nfence == 0)
             d->fence_due = ucft_clock_now_ns() + FENCE_DELAY_NS;
-        d->fence[d->nfence++] = rank; /* fenced on hb_tp later */
+        d->fence[d->nfence++] = rank; /* disconnected on hb_tp later */
     }
 }
 
@@ -111,7 +113,7 @@ static void hb_peer_error(void *arg, int rank, ucft_status_t why)
 static void apply_fences(rt_detect_t *d)
 {
     for (size_t i = 0; i < d->nfence; i++)
-        tp_peer_failed(d->hb_tp, d->fence[i]);
+        tp_disconnect(d->hb_tp, d->fence[i]);
     d->nfence = 0;
 }
 
@@ -181,6 +183,15 @@ static void log_hb_stats(const rt_detect_t *d)
                "%llu ticks",
                (unsigned long long)s->sent, (unsigned long long)s->followed,
                (unsigned long long)s->received, (unsigned long long)s->ticks);
+    const rec_stats_t *r = &d->det->rec.stats;
+    if (r->offers + r->received > 0)
+        ucft_debug(
+            &d->ctx->log,
+            "failed-set reconciliation: %llu offers, %llu answers, "
+            "%llu received, %llu facts learnt, %llu malformed",
+            (unsigned long long)r->offers, (unsigned long long)r->answers,
+            (unsigned long long)r->received, (unsigned long long)r->learnt,
+            (unsigned long long)r->malformed);
 }
 
 static void *hb_thread_main(void *arg)

@@ -20,6 +20,7 @@ static void det_self_declared(det_t *det)
     det->self_declared = 1;
     hb_stop(&det->hb, 0);
     prop_stop(&det->prop);
+    rec_stop(&det->rec);
     det->running = 0;
     det->ops.self_cb(det->ops.arg);
 }
@@ -65,6 +66,13 @@ static void det_fenced_cb(void *arg, int rank)
     prop_notify(&det->prop, rank);
 }
 
+/* Two heartbeats of `rank` carried another failed set: reconcile. */
+static void det_diverged_cb(void *arg, int rank)
+{
+    det_t *det = arg;
+    rec_offer(&det->rec, rank);
+}
+
 static void det_news_cb(void *arg, int rank, int from)
 {
     det_declare(arg, rank, DET_WHY_NEWS);
@@ -101,7 +109,13 @@ ucft_status_t det_create(tp_t *tp, const det_params_t *params,
             &(hb_ops_t){.suspect_cb = det_suspect_cb,
                         .warn_late_cb = det_warn_cb,
                         .fenced_cb = det_fenced_cb,
+                        .diverged_cb = det_diverged_cb,
                         .arg = det});
+    rec_init(&det->rec, tp, &det->mb,
+             &(rec_ops_t){.news_cb = det_news_cb,
+                          .self_cb = det_self_cb,
+                          .fenced_cb = det_fenced_cb,
+                          .arg = det});
     st = prop_init(&det->prop, tp, &det->mb, params->prop_window,
                    &(prop_ops_t){.news_cb = det_news_cb,
                                  .self_cb = det_self_cb,
@@ -125,11 +139,16 @@ ucft_status_t det_start(det_t *det)
     st = prop_start(&det->prop);
     if (st != UCFT_OK)
         goto err;
-    st = hb_start(&det->hb);
+    st = rec_start(&det->rec);
     if (st != UCFT_OK)
         goto err_prop;
+    st = hb_start(&det->hb);
+    if (st != UCFT_OK)
+        goto err_rec;
     return UCFT_OK;
 
+err_rec:
+    rec_stop(&det->rec);
 err_prop:
     prop_stop(&det->prop);
 err:
@@ -144,11 +163,12 @@ void det_stop(det_t *det)
     det->running = 0;
     hb_stop(&det->hb, 1);
     prop_stop(&det->prop);
+    rec_stop(&det->rec);
 }
 
 int det_idle(const det_t *det)
 {
-    return hb_idle(&det->hb) && prop_idle(&det->prop);
+    return hb_idle(&det->hb) && prop_idle(&det->prop) && rec_idle(&det->rec);
 }
 
 void det_destroy(det_t *det)

@@ -42,6 +42,7 @@
 #include "runtime/detector/heartbeat.h"
 #include "runtime/detector/membership.h"
 #include "runtime/detector/propagate.h"
+#include "runtime/detector/reconcile.h"
 #include "transport/transport.h"
 
 #include <stdint.h>
@@ -82,6 +83,7 @@ typedef struct det {
     mb_t mb;
     hb_t hb;
     prop_t prop;
+    rec_t rec;
     int self_declared;
     int running;
 } det_t;

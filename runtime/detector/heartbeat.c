@@ -42,7 +42,7 @@ static void hb_send_heartbeat(hb_t *hb, uint64_t now)
     hb->last_send = now;
     hb->sent_once = 1;
     hb->followed = 0;
-    if (hb_post(hb, hb->observer, UCFT_CTRL_HB, ++hb->seq))
+    if (hb_post(hb, hb->observer, UCFT_CTRL_HB, mb_summary(hb->mb)))
         hb->stats.sent++;
 }
 
@@ -56,6 +56,7 @@ void hb_init(hb_t *hb, tp_t *tp, const mb_t *mb, const hb_params_t *params,
     hb->params = *params;
     hb->ops = *ops;
     hb->suspected = -1;
+    hb->div_src = -1;
     hb->observed = mb_live_pred(mb, hb->me);
     hb->observer = mb_live_succ(mb, hb->me);
     for (int i = 0; i < HB_NSEND; i++)
@@ -208,7 +209,28 @@ static void hb_follow(hb_t *hb, uint64_t now)
     (void)hb_rearm(hb, now);
 }
 
-static void hb_on_msg(hb_t *hb, unsigned kind, int src)
+/* Anti-entropy: a heartbeat says which failed set its sender has. The
+ * failure broadcast sends each fact once, so a lost message would leave
+ * two views apart for good; two differing heartbeats in a row (one can
+ * cross a fact still on its way) hand the pair to the owner to reconcile. */
+static void hb_compare(hb_t *hb, int src, uint64_t summary)
+{
+    if (summary == mb_summary(hb->mb)) {
+        hb->div_src = -1;
+        return;
+    }
+    if (hb->div_src != src) {
+        hb->div_src = src;
+        return;
+    }
+    hb->div_src = -1;
+    hb->stats.diverged++;
+    if (hb->ops.diverged_cb != NULL)
+        hb->ops.diverged_cb(hb->ops.arg, src);
+}
+
+static void hb_on_msg(hb_t *hb, unsigned kind, int src, uint64_t body,
+                      size_t len)
 {
     uint64_t now = tp_now(hb->tp);
 
@@ -220,6 +242,10 @@ static void hb_on_msg(hb_t *hb, unsigned kind, int src)
     }
     switch (kind) {
     case UCFT_CTRL_HB:
+        if (len == sizeof(uint64_t)) /* else malformed: no summary */
+            hb_compare(hb, src, body);
+        if (!hb->running)
+            break; /* the owner learnt that we were declared */
         if (src == hb->observed) {
             hb->last_heard = now;
             hb->stats.received++;
@@ -258,7 +284,8 @@ static void hb_recv_cb(tp_req_t *req)
     hb->recv_posted[i] = 0;
     if (req->status == UCFT_ERR_CANCELED || !hb->running)
         return;
-    hb_on_msg(hb, hb_recv_kind[i], (int)ucft_tag_src(req->tag));
+    hb_on_msg(hb, hb_recv_kind[i], (int)ucft_tag_src(req->tag), hb->rbufs[i],
+              req->length);
     if (hb->running && !hb->recv_posted[i])
         hb_post_recv(hb, i);
 }
@@ -279,7 +306,8 @@ static ucft_status_t hb_post_recv(hb_t *hb, int i)
         if (st != UCFT_OK)
             return st;
         /* Completed at once (allowed by T2): handle it and post again. */
-        hb_on_msg(hb, hb_recv_kind[i], (int)ucft_tag_src(r->tag));
+        hb_on_msg(hb, hb_recv_kind[i], (int)ucft_tag_src(r->tag), hb->rbufs[i],
+                  r->length);
         if (!hb->running)
             return UCFT_OK;
     }

@@ -85,6 +85,9 @@ typedef struct hb_ops {
     void (*warn_late_cb)(void *arg, uint64_t gap_ns);
     /* A message came from a rank in the failed set. Optional. */
     void (*fenced_cb)(void *arg, int rank);
+    /* Two heartbeats in a row from `rank` carried a failed set other than
+     * ours (mb_summary): one of us missed a fact. Optional. */
+    void (*diverged_cb)(void *arg, int rank);
     void *arg;
 } hb_ops_t;
 
@@ -100,6 +103,7 @@ typedef struct hb_stats {
     uint64_t warnings;   /* warn_late_cb calls */
     uint64_t credited;   /* late ticks whose lateness was credited back */
     uint64_t followed;   /* heartbeats sent on receiving one (no tick) */
+    uint64_t diverged;   /* diverged_cb calls */
     uint64_t ticks;
 } hb_stats_t;
 
@@ -130,7 +134,7 @@ struct hb {
     uint64_t prev_tick;
     uint64_t grace_until; /* no suspicion before this (start-up grace) */
     uint64_t tick_deadline;
-    uint64_t seq;
+    int div_src; /* the last heartbeat's sender if its set differed */
     ucft_timer_t tick;
     hb_send_t sends[HB_NSEND];
     tp_req_t recvs[HB_NRECV];

@@ -70,6 +70,7 @@ int mb_add(mb_t *mb, int rank)
     mb->order[mb->count] = rank;
     mb->count++;
     mb->epoch++;
+    mb->digest += mb_mix((uint32_t)rank);
     return 1;
 }
 

@@ -29,6 +29,7 @@ typedef struct mb {
     int *order;      /* failed ranks, in the order learned */
     size_t count;    /* entries in both arrays (== epoch) */
     size_t capacity; /* allocated entries of both arrays */
+    uint32_t digest; /* sum of mb_mix(rank) over the set (mb_summary) */
 } mb_t;
 
 void mb_init(mb_t *mb, int size);
@@ -49,6 +50,26 @@ static inline uint64_t mb_epoch(const mb_t *mb)
 static inline size_t mb_count(const mb_t *mb)
 {
     return mb->count;
+}
+
+/* A 32-bit mix of one rank (a bijection), summed into the digest. */
+static inline uint32_t mb_mix(uint32_t x)
+{
+    x ^= x >> 16;
+    x *= 0x7feb352dU;
+    x ^= x >> 15;
+    x *= 0x846ca68bU;
+    x ^= x >> 16;
+    return x;
+}
+
+/* The set in 64 bits, for comparing two ranks' views cheaply (heartbeats
+ * carry it): the count in the high half, the order-independent digest in
+ * the low half. Equal sets give equal summaries; different sets of the
+ * same size collide with probability about 2^-32. */
+static inline uint64_t mb_summary(const mb_t *mb)
+{
+    return ((uint64_t)mb->count << 32) | mb->digest;
 }
 
 /* The i-th failed rank in the order learned (0 <= i < count). */

@@ -437,6 +437,157 @@ static void test_detector_fencing_late_notice(void **state)
     h_destroy(&h);
 }
 
+/* Every failure message to one rank is lost (a connection that closed
+ * under them, say): the failure broadcast never tells it. The ring
+ * neighbour's heartbeats carry another failed set, the pair reconciles,
+ * and the rank learns the fact within a few heartbeat periods. */
+static void test_detector_lost_news(void **state)
+{
+    const int n = 16, victim = 3, deaf = 9;
+    const uint64_t eta = 10 * MS, delta = 40 * MS, t0 = 5 * eta;
+    harness_t h;
+
+    h_create(&h, n, eta, delta, 0, 5);
+    assert_int_equal(sim_world_lose(h.w, SIM_ANY_RANK, deaf, 1000,
+                                    ucft_ctrl_tag(0, UCFT_CTRL_FAILED),
+                                    ucft_ctrl_mask_any_source()),
+                     UCFT_OK);
+    sim_world_kill_at(h.w, victim, t0);
+    /* Detection (delta + eta / 10), two differing heartbeats (at most
+     * 2.2 eta apart), one round trip. */
+    uint64_t bound = delta + eta / 10 + 3 * eta;
+    sim_world_run(h.w, t0 + bound, UINT64_MAX);
+    h_assert_all_learned(&h, &victim, 1);
+    assert_int_equal(h.false_decl, 0);
+    const rec_stats_t *rs = &h.dets[deaf]->rec.stats;
+    printf("lost news: rank %d learnt rank %d failed %.3f ms after the kill "
+           "(bound %.3f), %" PRIu64 " offers, %" PRIu64 " fact learnt\n",
+           deaf, victim, (h.last[victim] - t0) / 1e6, bound / 1e6, rs->offers,
+           rs->learnt);
+    assert_int_equal(rs->learnt, 1);
+    assert_true(rs->offers >= 1);
+    /* Later heartbeats agree: no more offers anywhere. */
+    uint64_t offers = 0;
+    for (int r = 0; r < n; r++)
+        offers += h.dets[r]->rec.stats.offers;
+    sim_world_run(h.w, t0 + bound + 20 * eta, UINT64_MAX);
+    uint64_t later = 0;
+    for (int r = 0; r < n; r++)
+        later += h.dets[r]->rec.stats.offers;
+    assert_int_equal(later, offers);
+    h_destroy(&h);
+}
+
+/* The split seen in stress runs on an overloaded node: two ranks really
+ * die, then two live ranks are declared falsely while the notices that
+ * should tell them are lost, and a bystander misses every failure
+ * message. Without reconciliation the bystander never learns the false
+ * declarations (and one of the declared ranks, once it aborted, is
+ * watched by nobody who does not already know), so its collectives would
+ * wait forever. Now: the declared ranks learn it and stop, and every
+ * other live rank agrees on the same failed set. */
+static void test_detector_split_views(void **state)
+{
+    const int n = 8, deaf = 2;
+    const uint64_t eta = 10 * MS, delta = 40 * MS, t0 = 5 * eta;
+    harness_t h;
+
+    h_create(&h, n, eta, delta, 0, 11);
+    sim_world_kill_at(h.w, 3, t0);
+    sim_world_kill_at(h.w, 4, t0);
+    sim_world_run(h.w, t0 + 3 * delta, UINT64_MAX);
+    int real[2] = {3, 4};
+    h_assert_all_learned(&h, real, 2);
+    /* Lost: the declarers' notices, and everything to the bystander. */
+    const uint64_t failed_tag = ucft_ctrl_tag(0, UCFT_CTRL_FAILED);
+    const uint64_t any = ucft_ctrl_mask_any_source();
+    assert_int_equal(sim_world_lose(h.w, 1, 0, 1, failed_tag, any), UCFT_OK);
+    assert_int_equal(sim_world_lose(h.w, 6, 5, 1, failed_tag, any), UCFT_OK);
+    assert_int_equal(
+        sim_world_lose(h.w, SIM_ANY_RANK, deaf, 1000, failed_tag, any),
+        UCFT_OK);
+    uint64_t t1 = sim_world_now(h.w);
+    det_declare(h.dets[1], 0, DET_WHY_HEARTBEAT);
+    det_declare(h.dets[6], 5, DET_WHY_HEARTBEAT);
+    sim_world_run(h.w, t1 + 1000 * MS, UINT64_MAX);
+    const int all[4] = {0, 3, 4, 5};
+    for (int r = 0; r < n; r++) {
+        int declared = r == 0 || r == 5;
+        assert_int_equal(h.self_declared[r], declared);
+        if (declared || r == 3 || r == 4) {
+            assert_true(sim_world_is_dead(h.w, r));
+            continue;
+        }
+        assert_false(sim_world_is_dead(h.w, r));
+        assert_int_equal(det_epoch(h.dets[r]), 4);
+    }
+    h_assert_all_learned(&h, all, 4);
+    printf("split views: every live rank knows {0, 3, 4, 5}; rank %d learnt "
+           "%" PRIu64 " facts by reconciliation; ranks 0 and 5 stopped\n",
+           deaf, h.dets[deaf]->rec.stats.learnt);
+    assert_int_equal(h.dets[deaf]->rec.stats.learnt, 2);
+    h_destroy(&h);
+}
+
+static void noop_cb(tp_req_t *req)
+{
+    (void)req;
+}
+
+/* Malformed failed-set messages are counted and change nothing; a set
+ * from a rank already declared is answered with a notice, not believed. */
+static void test_detector_reconcile_malformed(void **state)
+{
+    const int n = 8, to = 4;
+    const uint64_t eta = 10 * MS;
+    harness_t h;
+
+    h_create(&h, n, eta, 40 * MS, 0, 1);
+    h.kill_on_self = 0;
+    sim_world_run(h.w, 5 * eta, UINT64_MAX);
+    const uint64_t tag = ucft_ctrl_tag(1, UCFT_CTRL_FAILED_SET);
+    static uint32_t bad[4][4] = {
+        {0, 0, 0, 0},   /* 6 bytes: shorter than the header */
+        {0, 300, 5, 0}, /* n above REC_MAX_FACTS */
+        {1, 2, 5, 0},   /* n = 2 but one fact */
+        {0, 1, 99, 0},  /* a rank outside the job: skipped, well formed */
+    };
+    const size_t len[4] = {6, 12, 12, 12};
+    tp_t *tp1 = sim_world_tp(h.w, 1);
+    for (int i = 0; i < 4; i++) {
+        tp_req_t req = {.cb = noop_cb};
+        ucft_status_t st = tp_send(tp1, to, tag, bad[i], len[i], &req);
+        assert_true(st == UCFT_OK || st == UCFT_INPROGRESS);
+        sim_world_run(h.w, sim_world_now(h.w) + 1 * MS, UINT64_MAX);
+    }
+    const rec_stats_t *rs = &h.dets[to]->rec.stats;
+    assert_int_equal(rs->received, 4);
+    assert_int_equal(rs->malformed, 3);
+    assert_int_equal(rs->learnt, 0);
+    for (int r = 0; r < n; r++)
+        assert_int_equal(det_epoch(h.dets[r]), 0);
+    /* Rank 6 is declared (by rank 4, whose notice is lost); its set
+     * naming rank 5 is then not believed, and it is told again. */
+    assert_int_equal(sim_world_lose(h.w, 4, 6, 1,
+                                    ucft_ctrl_tag(0, UCFT_CTRL_FAILED),
+                                    ucft_ctrl_mask_any_source()),
+                     UCFT_OK);
+    det_declare(h.dets[4], 6, DET_WHY_EXTERNAL);
+    sim_world_run(h.w, sim_world_now(h.w) + 1 * MS, UINT64_MAX);
+    assert_int_equal(h.self_declared[6], 0);
+    static uint32_t five[3] = {1, 1, 5};
+    tp_req_t req = {.cb = noop_cb};
+    ucft_status_t st = tp_send(sim_world_tp(h.w, 6), to,
+                               ucft_ctrl_tag(6, UCFT_CTRL_FAILED_SET), five,
+                               sizeof(five), &req);
+    assert_true(st == UCFT_OK || st == UCFT_INPROGRESS);
+    sim_world_run(h.w, sim_world_now(h.w) + 1 * MS, UINT64_MAX);
+    assert_int_equal(rs->fenced, 1);
+    assert_false(det_is_failed(h.dets[to], 5));
+    assert_int_equal(h.self_declared[6], 1);
+    h_destroy(&h);
+}
+
 /* One death seen by the kernel on a node of 16 (of 64 ranks): the ranks
  * there declare it themselves (DET_WHY_EXITED) and send it to nobody on
  * their node, nor to the dead rank; every rank elsewhere still learns it,
@@ -519,6 +670,9 @@ int main(void)
         cmocka_unit_test(test_detector_clean_stop),
         cmocka_unit_test(test_detector_fencing),
         cmocka_unit_test(test_detector_fencing_late_notice),
+        cmocka_unit_test(test_detector_lost_news),
+        cmocka_unit_test(test_detector_split_views),
+        cmocka_unit_test(test_detector_reconcile_malformed),
         cmocka_unit_test(test_detector_kernel_evidence),
         cmocka_unit_test(test_detector_determinism),
     };

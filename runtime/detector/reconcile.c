@@ -1,0 +1,169 @@
+/* Anti-entropy for the failed set: see reconcile.h. */
+#include "runtime/detector/reconcile.h"
+#include "runtime/ctrl_kinds.h"
+
+#include <string.h>
+
+void rec_init(rec_t *r, tp_t *tp, const mb_t *mb, const rec_ops_t *ops)
+{
+    memset(r, 0, sizeof(*r));
+    r->tp = tp;
+    r->mb = mb;
+    r->me = tp->rank;
+    r->ops = *ops;
+}
+
+static void rec_send_cb(tp_req_t *req)
+{
+    rec_t *r = req->arg;
+    r->send_busy = 0;
+}
+
+/* Our set (or its next window) to `rank`, with `flags`. */
+static void rec_send(rec_t *r, int rank, uint32_t flags)
+{
+    size_t count = mb_count(r->mb), n = count, first = 0;
+
+    if (!r->running || rank < 0 || rank == r->me)
+        return;
+    if (r->send_busy) {
+        r->stats.skipped++;
+        return;
+    }
+    if (count > REC_MAX_FACTS) {
+        n = REC_MAX_FACTS;
+        first = r->window % count;
+        r->window = first + n;
+    }
+    r->sbuf[0] = flags;
+    r->sbuf[1] = (uint32_t)n;
+    for (size_t i = 0; i < n; i++)
+        r->sbuf[2 + i] = (uint32_t)mb_nth(r->mb, (first + i) % count);
+    r->send.cb = rec_send_cb;
+    r->send.arg = r;
+    ucft_status_t st = tp_send(
+        r->tp, rank, ucft_ctrl_tag((uint32_t)r->me, UCFT_CTRL_FAILED_SET),
+        r->sbuf, (2 + n) * sizeof(uint32_t), &r->send);
+    if (st == UCFT_INPROGRESS)
+        r->send_busy = 1;
+    if (st != UCFT_OK && st != UCFT_INPROGRESS)
+        return;
+    if (flags & REC_FLAG_ANSWER)
+        r->stats.offers++;
+    else
+        r->stats.answers++;
+}
+
+void rec_offer(rec_t *r, int rank)
+{
+    rec_send(r, rank, REC_FLAG_ANSWER);
+}
+
+static void rec_on_msg(rec_t *r, int src, size_t len)
+{
+    const uint32_t *m = r->rbuf;
+
+    r->stats.received++;
+    if (len < 2 * sizeof(uint32_t) || m[1] > REC_MAX_FACTS ||
+        len != (2 + (size_t)m[1]) * sizeof(uint32_t) || src < 0 ||
+        src >= r->mb->size) {
+        r->stats.malformed++;
+        return;
+    }
+    if (mb_is_failed(r->mb, src)) {
+        r->stats.fenced++;
+        r->ops.fenced_cb(r->ops.arg, src);
+        return;
+    }
+    uint32_t n = m[1];
+    for (uint32_t i = 0; i < n; i++) {
+        if (m[2 + i] == (uint32_t)r->me) {
+            r->ops.self_cb(r->ops.arg, src);
+            return;
+        }
+    }
+    size_t listed = 0;
+    for (uint32_t i = 0; i < n && r->running; i++) {
+        uint32_t f = m[2 + i];
+        if (f >= (uint32_t)r->mb->size)
+            continue;
+        listed++;
+        if (!mb_is_failed(r->mb, (int)f)) {
+            r->stats.learnt++;
+            ucft_info(r->tp->log,
+                      "learnt that rank %u failed from rank %d's failed set "
+                      "(a failure message to this rank was lost)",
+                      f, src);
+            r->ops.news_cb(r->ops.arg, (int)f, src);
+        }
+    }
+    /* After the news every listed fact is ours: more than that is news
+     * for the sender. */
+    if ((m[0] & REC_FLAG_ANSWER) && mb_count(r->mb) > listed)
+        rec_send(r, src, 0);
+}
+
+static ucft_status_t rec_post_recv(rec_t *r);
+
+static void rec_take(rec_t *r, const tp_req_t *req)
+{
+    if (req->status == UCFT_OK)
+        rec_on_msg(r, (int)ucft_tag_src(req->tag), req->length);
+    else
+        r->stats.malformed++; /* truncated: longer than any valid set */
+}
+
+static void rec_recv_cb(tp_req_t *req)
+{
+    rec_t *r = req->arg;
+
+    r->recv_posted = 0;
+    if (req->status == UCFT_ERR_CANCELED || !r->running)
+        return;
+    rec_take(r, req);
+    if (r->running && !r->recv_posted)
+        rec_post_recv(r);
+}
+
+static ucft_status_t rec_post_recv(rec_t *r)
+{
+    for (;;) {
+        r->recv.cb = rec_recv_cb;
+        r->recv.arg = r;
+        ucft_status_t st = tp_recv(
+            r->tp, ucft_ctrl_tag(0, UCFT_CTRL_FAILED_SET),
+            ucft_ctrl_mask_any_source(), r->rbuf, sizeof(r->rbuf), &r->recv);
+        if (st == UCFT_INPROGRESS) {
+            r->recv_posted = 1;
+            return UCFT_OK;
+        }
+        if (st != UCFT_OK)
+            return st;
+        rec_take(r, &r->recv);
+        if (!r->running)
+            return UCFT_OK;
+    }
+}
+
+ucft_status_t rec_start(rec_t *r)
+{
+    r->running = 1;
+    ucft_status_t st = rec_post_recv(r);
+    if (st != UCFT_OK)
+        r->running = 0;
+    return st;
+}
+
+void rec_stop(rec_t *r)
+{
+    if (!r->running)
+        return;
+    r->running = 0;
+    if (r->recv_posted)
+        tp_cancel(r->tp, &r->recv);
+}
+
+int rec_idle(const rec_t *r)
+{
+    return !r->recv_posted && !r->send_busy;
+}
