@@ -463,6 +463,48 @@ static void test_conformance_drop_from_failed(void **state)
     assert_int_equal(r.req.status, UCFT_ERR_CANCELED);
 }
 
+/* T5, the other half: a message that was already here when the owner
+ * declared its sender failed is still received (the sender sent it while
+ * alive); only what arrives afterwards is dropped. Checked through a
+ * receive and a probe, with a second sender's message in between. */
+static void test_conformance_kept_from_before(void **state)
+{
+    fixture_t *f = *state;
+    int a = 31, b = 32, c = 33, got = -1;
+    creq_t s1, s2, s3, r;
+
+    post_send(f->tp[1], 0, p2p(1, 7), &a, sizeof(a), &s1);
+    post_send(f->tp[1], 0, p2p(1, 8), &b, sizeof(b), &s2);
+    wait_done(f, &s1);
+    wait_done(f, &s2);
+    harness_settle(f->h); /* both are here, unexpected */
+    tp_peer_failed(f->tp[0], 1);
+    tp_probe_info_t pi;
+    assert_int_equal(tp_probe(f->tp[0], p2p(1, 8), UCFT_TAG_FULL_MASK, &pi),
+                     UCFT_OK);
+    assert_int_equal(pi.tag, p2p(1, 8));
+    assert_int_equal(pi.length, sizeof(int));
+    /* Any tag from rank 1: the first one sent comes first (T1). */
+    post_recv(f->tp[0], p2p(1, 0), ucft_tag_mask(0, 1), &got, sizeof(got), &r);
+    wait_done(f, &r);
+    assert_int_equal(r.req.status, UCFT_OK);
+    assert_int_equal(got, 31);
+    assert_int_equal(r.req.tag, p2p(1, 7));
+    post_recv(f->tp[0], p2p(1, 8), UCFT_TAG_FULL_MASK, &got, sizeof(got), &r);
+    wait_done(f, &r);
+    assert_int_equal(got, 32);
+    /* Sent after the declaration: dropped. */
+    post_send(f->tp[1], 0, p2p(1, 9), &c, sizeof(c), &s3);
+    harness_settle(f->h);
+    got = -1;
+    post_recv(f->tp[0], p2p(1, 9), UCFT_TAG_FULL_MASK, &got, sizeof(got), &r);
+    harness_settle(f->h);
+    assert_int_equal(r.done, 0);
+    tp_cancel(f->tp[0], &r.req);
+    wait_done(f, &r);
+    assert_int_equal(r.req.status, UCFT_ERR_CANCELED);
+}
+
 /* disconnect (optional op): the connection goes, the peer is not fenced:
  * its messages still arrive, and sending to it again connects again, both
  * ways, several times. */
@@ -618,6 +660,7 @@ int main(void)
         T(test_conformance_probe),
         T(test_conformance_peer_failure),
         T(test_conformance_drop_from_failed),
+        T(test_conformance_kept_from_before),
         T(test_conformance_disconnect_keeps_peer),
         T(test_conformance_timers),
         T(test_conformance_coll_send_buffered),

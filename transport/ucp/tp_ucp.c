@@ -9,12 +9,14 @@
  *   returns, never from inside UCX.
  * - Per-operation state lives in the caller's tp_req_t (passed to UCX as
  *   user_data at post time), so the failure-free path allocates nothing.
- * - Receives from a rank declared failed (peer_failed) are dropped and the
- *   receive is posted again: survivors never see messages of a fenced rank.
+ * - Messages from a rank declared failed (peer_failed) that arrive later
+ *   are dropped and the receive is posted again. Those already here at the
+ *   declaration are kept and still received (T5; kept.h).
  * - Completions caused by tp_cancel() are deferred to the next progress
  *   call (UCX would run them inside ucp_request_cancel).
  */
 #include "transport/ucp/tp_ucp.h"
+#include "transport/ucp/kept.h"
 
 #include "runtime/base/clock.h"
 
@@ -57,6 +59,7 @@ struct tp_ucp {
     size_t nclosing, closing_cap;
     int *errors; /* ranks with an endpoint error to report */
     size_t nerrors, errors_cap;
+    tp_kept_t kept; /* messages of declared peers from before (kept.h) */
 };
 
 #define TP(t) ((tp_ucp_t *)(t))
@@ -333,6 +336,9 @@ static void recv_cb(void *request, ucs_status_t status,
     if ((status == UCS_OK || status == UCS_ERR_MESSAGE_TRUNCATED) &&
         peer_is_failed(tp, sender_tag)) {
         /* A message of a fenced rank: drop it and keep waiting. */
+        ucft_debug(tp->super.log,
+                   "dropped a message of fenced rank %u (tag 0x%016llx)",
+                   ucft_tag_src(sender_tag), (unsigned long long)sender_tag);
         void *r = post_recv(tp, req);
         if (!UCS_PTR_IS_ERR(r)) {
             if (req->priv != RECV_DONE_AT_POST) {
@@ -375,6 +381,20 @@ static ucft_status_t tp_ucp_recv(tp_t *t, uint64_t tag, uint64_t mask,
                                  void *buf, size_t len, tp_req_t *req)
 {
     tp_ucp_t *tp = TP(t);
+    if (tp->kept.head != NULL) {
+        tp_kept_msg_t *m = tp_kept_take(&tp->kept, tag, mask);
+        if (m != NULL) { /* done at once (T2) */
+            int fits = m->len <= len;
+            if (fits && m->len > 0)
+                memcpy(buf, m->data, m->len);
+            req->tag = m->tag;
+            req->length = fits ? m->len : 0;
+            req->status = fits ? UCFT_OK : UCFT_ERR_TRUNCATED;
+            req->priv = NULL;
+            free(m);
+            return UCFT_OK;
+        }
+    }
     req->priv_owner = tp;
     req->priv_buf = buf;
     req->priv_len = len;
@@ -400,6 +420,12 @@ static ucft_status_t tp_ucp_probe(tp_t *t, uint64_t tag, uint64_t mask,
                                   tp_probe_info_t *info)
 {
     tp_ucp_t *tp = TP(t);
+    const tp_kept_msg_t *k = tp_kept_find(&tp->kept, tag, mask);
+    if (k != NULL) {
+        info->tag = k->tag;
+        info->length = k->len;
+        return UCFT_OK;
+    }
     ucp_tag_recv_info_t ri;
     ucp_tag_message_h m = ucp_tag_probe_nb(tp->worker, tag, mask, 0, &ri);
     if (m == NULL)
@@ -419,6 +445,55 @@ static void tp_ucp_cancel(tp_t *t, tp_req_t *req)
     tp->deferring--;
 }
 
+static void kept_cb(void *request, ucs_status_t status,
+                    const ucp_tag_recv_info_t *info, void *user_data)
+{
+    (void)status;
+    (void)info;
+    free(user_data);
+    ucp_request_free(request);
+}
+
+/* Takes `rank`'s messages out of UCX's unexpected queue into tp->kept
+ * before the rank is declared (kept.h). An eager message's data is here
+ * and its receive completes in the call; a rendezvous message would need
+ * its dead sender: that receive is cancelled and the message dropped. */
+static void keep_unexpected(tp_ucp_t *tp, int rank)
+{
+    const uint64_t tag = (uint64_t)(uint32_t)rank << UCFT_TAG_SRC_SHIFT;
+    size_t kept = 0, lost = 0;
+    for (;;) {
+        ucp_tag_recv_info_t ri;
+        ucp_tag_message_h h =
+            ucp_tag_probe_nb(tp->worker, tag, UCFT_TAG_SRC_MASK, 1, &ri);
+        if (h == NULL)
+            break;
+        tp_kept_msg_t *m = tp_kept_alloc(ri.sender_tag, ri.length);
+        static char none;
+        ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
+                                                 UCP_OP_ATTR_FIELD_USER_DATA,
+                                 .cb.recv = kept_cb,
+                                 .user_data = m};
+        void *r = ucp_tag_msg_recv_nbx(tp->worker, m ? (void *)m->data : &none,
+                                       m ? ri.length : 0, h, &p);
+        if (r == NULL && m != NULL) {
+            tp_kept_push(&tp->kept, m);
+            kept++;
+            continue;
+        }
+        lost++;
+        if (r == NULL || UCS_PTR_IS_ERR(r))
+            free(m);
+        else
+            ucp_request_cancel(tp->worker, r); /* kept_cb frees m */
+    }
+    if (kept + lost > 0)
+        ucft_debug(tp->super.log,
+                   "rank %d declared failed: %zu of its message(s) already "
+                   "here kept, %zu dropped (rendezvous or no memory)",
+                   rank, kept, lost);
+}
+
 static void tp_ucp_peer_failed(tp_t *t, int rank)
 {
     tp_ucp_t *tp = TP(t);
@@ -428,6 +503,8 @@ static void tp_ucp_peer_failed(tp_t *t, int rank)
     peer = &tp->peers[rank];
     if (peer->state == PEER_FAILED)
         return;
+    if (rank != t->rank)
+        keep_unexpected(tp, rank);
     int had_ep = peer->state == PEER_UP;
     peer->state = PEER_FAILED; /* before close: completions see it */
     if (had_ep) {
@@ -708,6 +785,7 @@ static void tp_ucp_destroy(tp_t *t)
     free(tp->closing);
     free(tp->errors);
     free(tp->peers);
+    tp_kept_free_all(&tp->kept);
     free(tp);
 }
 
@@ -743,6 +821,7 @@ ucft_status_t tp_ucp_create(const tp_ucp_params_t *params, tp_t **tp_p)
     tp = calloc(1, sizeof(*tp));
     if (tp == NULL)
         return UCFT_ERR_NO_MEMORY;
+    tp_kept_init(&tp->kept);
     tp->peers = calloc((size_t)params->size, sizeof(*tp->peers));
     if (tp->peers == NULL)
         goto err_free;

@@ -1,0 +1,66 @@
+/* Messages of declared peers that arrived before the declaration: see
+ * kept.h. */
+#include "transport/ucp/kept.h"
+
+#include <stdlib.h>
+
+void tp_kept_init(tp_kept_t *k)
+{
+    k->head = NULL;
+    k->tail = &k->head;
+    k->count = 0;
+}
+
+tp_kept_msg_t *tp_kept_alloc(uint64_t tag, size_t len)
+{
+    tp_kept_msg_t *m = malloc(sizeof(*m) + len);
+    if (m != NULL) {
+        m->next = NULL;
+        m->tag = tag;
+        m->len = len;
+    }
+    return m;
+}
+
+void tp_kept_push(tp_kept_t *k, tp_kept_msg_t *m)
+{
+    m->next = NULL;
+    *k->tail = m;
+    k->tail = &m->next;
+    k->count++;
+}
+
+const tp_kept_msg_t *tp_kept_find(const tp_kept_t *k, uint64_t tag,
+                                  uint64_t mask)
+{
+    for (const tp_kept_msg_t *m = k->head; m != NULL; m = m->next)
+        if ((m->tag & mask) == (tag & mask))
+            return m;
+    return NULL;
+}
+
+tp_kept_msg_t *tp_kept_take(tp_kept_t *k, uint64_t tag, uint64_t mask)
+{
+    for (tp_kept_msg_t **p = &k->head; *p != NULL; p = &(*p)->next) {
+        tp_kept_msg_t *m = *p;
+        if ((m->tag & mask) != (tag & mask))
+            continue;
+        *p = m->next;
+        if (k->tail == &m->next)
+            k->tail = p;
+        k->count--;
+        m->next = NULL;
+        return m;
+    }
+    return NULL;
+}
+
+void tp_kept_free_all(tp_kept_t *k)
+{
+    while (k->head != NULL) {
+        tp_kept_msg_t *m = k->head;
+        k->head = m->next;
+        free(m);
+    }
+    tp_kept_init(k);
+}
