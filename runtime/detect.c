@@ -31,12 +31,18 @@
 static void on_failed(void *arg, int rank, uint64_t epoch, det_why_t why)
 {
     rt_detect_t *d = arg;
-    ucft_debug(&d->ctx->log, "detector: rank %d failed (epoch %llu, %s)", rank,
-               (unsigned long long)epoch,
-               why == DET_WHY_HEARTBEAT ? "heartbeat timeout"
-               : why == DET_WHY_NEWS    ? "failure news"
-               : why == DET_WHY_EXITED  ? "its process is ending (kernel)"
-                                        : "launcher or transport evidence");
+    /* This rank's own decisions at info: who declared whom, and why, is
+     * what an operator needs after a false suspicion. */
+    ucft_log_(&d->ctx->log,
+              why == DET_WHY_HEARTBEAT || why == DET_WHY_EXTERNAL
+                  ? UCFT_LOG_INFO
+                  : UCFT_LOG_DEBUG,
+              "detector: rank %d failed (epoch %llu, %s)", rank,
+              (unsigned long long)epoch,
+              why == DET_WHY_HEARTBEAT ? "heartbeat timeout"
+              : why == DET_WHY_NEWS    ? "failure news"
+              : why == DET_WHY_EXITED  ? "its process is ending (kernel)"
+                                       : "launcher or transport evidence");
     /* Decided: the owner applies it from its progress. */
     if (d->decided != NULL)
         atomic_store_explicit(&d->decided[rank], 1, memory_order_release);

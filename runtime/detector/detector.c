@@ -63,6 +63,10 @@ static void det_warn_cb(void *arg, uint64_t gap)
 static void det_fenced_cb(void *arg, int rank)
 {
     det_t *det = arg;
+    ucft_debug(det->tp->log,
+               "rank %d, declared failed, still talks to us: "
+               "telling it",
+               rank);
     prop_notify(&det->prop, rank);
 }
 

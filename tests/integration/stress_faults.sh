@@ -21,9 +21,9 @@
 #
 # Output: OUT/summary.tsv (config, seed, verdict, seconds; verdict PASS,
 # FAIL, HANG, CRASH (a rank died of a signal it did not get from the test),
-# or SUSPECT when a live rank was declared failed, i.e. the detector's
-# false suspicion on an overloaded node), OUT/fail-<n>.log for
-# each failure (the command to replay it and the full output of the job),
+# or SUSPECT when a live rank was declared failed before any hang was
+# reported, i.e. the detector's false suspicion on an overloaded node),
+# OUT/fail-<n>.log for each failure (the command to replay it and the full output of the job),
 # and a count per configuration at the end. Exit status 1 if any run
 # failed.
 set -u
@@ -100,8 +100,14 @@ one() {
     verdict=FAIL
     grep -q "hung (launcher timeout)\|still pending after" "$log" && verdict=HANG
     # A live rank declared failed (heartbeats starved): the detector's
-    # false suspicion, kept apart from the collectives' own failures.
-    grep -q "not a victim: declared failed\|declared failed by the job" "$log" &&
+    # false suspicion, kept apart from the collectives' own failures. Not
+    # when a hang was reported first: a hung rank leaves after its report,
+    # and the others then see a non-victim die.
+    hang_at=$(grep -n "hung (launcher timeout)\|still pending after" "$log" |
+      head -1 | cut -d: -f1)
+    susp_at=$(grep -n "not a victim: declared failed\|declared failed by the job" \
+      "$log" | head -1 | cut -d: -f1)
+    [ -n "$susp_at" ] && { [ -z "$hang_at" ] || [ "$susp_at" -lt "$hang_at" ]; } &&
       verdict=SUSPECT
     # A rank that crashed (the victims die by SIGKILL, fenced ranks abort
     # after saying so).
