@@ -18,6 +18,8 @@ tp_kept_msg_t *tp_kept_alloc(uint64_t tag, size_t len)
         m->next = NULL;
         m->tag = tag;
         m->len = len;
+        m->state = 0;
+        m->status = 0;
     }
     return m;
 }

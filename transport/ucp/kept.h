@@ -29,6 +29,8 @@ typedef struct tp_kept_msg {
     struct tp_kept_msg *next;
     uint64_t tag;
     size_t len;
+    int state; /* the backend's, while UCX fills it in */
+    int status;
     unsigned char data[];
 } tp_kept_msg_t;
 

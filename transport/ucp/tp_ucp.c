@@ -54,6 +54,7 @@ struct tp_ucp {
     unsigned outstanding; /* live UCX requests */
     int deferring;        /* inside ucp_request_cancel */
     int posting;          /* inside ucp_tag_recv_nbx */
+    int progressing;      /* inside ucp_worker_progress */
     tp_req_t *deferred;   /* completions to run at next progress (via priv) */
     void **closing;       /* endpoint close requests not yet complete */
     size_t nclosing, closing_cap;
@@ -440,28 +441,57 @@ static void tp_ucp_cancel(tp_t *t, tp_req_t *req)
     tp_ucp_t *tp = TP(t);
     if (req->priv == NULL)
         return;
+    /* Already done, its callback waiting for our next progress (req->priv
+     * links the deferred list then): it completes normally (T4). */
+    for (const tp_req_t *d = tp->deferred; d != NULL; d = d->priv)
+        if (d == req)
+            return;
     tp->deferring++;
     ucp_request_cancel(tp->worker, req->priv);
     tp->deferring--;
 }
 
+enum { KEPT_PENDING = 0, KEPT_DONE = 1, KEPT_ABANDONED = 2 };
+
 static void kept_cb(void *request, ucs_status_t status,
                     const ucp_tag_recv_info_t *info, void *user_data)
 {
-    (void)status;
+    tp_kept_msg_t *m = user_data;
     (void)info;
-    free(user_data);
     ucp_request_free(request);
+    if (m->state == KEPT_ABANDONED) {
+        free(m);
+        return;
+    }
+    m->state = KEPT_DONE;
+    m->status = status;
+}
+
+/* Lets UCX read what already sits in its transports (a shared-memory FIFO
+ * is read only by progress; an eager message may have fragments there),
+ * with every completion deferred to our next progress call: no owner
+ * callback runs inside tp_peer_failed. Bounded; not from inside UCX. */
+static void pull_arrived(tp_ucp_t *tp, int max)
+{
+    if (tp->progressing)
+        return;
+    tp->deferring++;
+    for (int i = 0; i < max && ucp_worker_progress(tp->worker) > 0; i++)
+        ;
+    tp->deferring--;
 }
 
 /* Takes `rank`'s messages out of UCX's unexpected queue into tp->kept
- * before the rank is declared (kept.h). An eager message's data is here
- * and its receive completes in the call; a rendezvous message would need
- * its dead sender: that receive is cancelled and the message dropped. */
+ * before the rank is declared (kept.h): first what already sits in the
+ * transports, then every message of the rank. An eager message's data is
+ * here (at most a few progress turns for its fragments); a rendezvous
+ * message would need its dead sender: that receive is cancelled and the
+ * message dropped. */
 static void keep_unexpected(tp_ucp_t *tp, int rank)
 {
     const uint64_t tag = (uint64_t)(uint32_t)rank << UCFT_TAG_SRC_SHIFT;
     size_t kept = 0, lost = 0;
+    pull_arrived(tp, 64);
     for (;;) {
         ucp_tag_recv_info_t ri;
         ucp_tag_message_h h =
@@ -469,23 +499,42 @@ static void keep_unexpected(tp_ucp_t *tp, int rank)
         if (h == NULL)
             break;
         tp_kept_msg_t *m = tp_kept_alloc(ri.sender_tag, ri.length);
-        static char none;
+        if (m == NULL) { /* receive it into nothing: dropped */
+            static char none;
+            ucp_request_param_t q = {.op_attr_mask = 0};
+            void *r = ucp_tag_msg_recv_nbx(tp->worker, &none, 0, h, &q);
+            if (r != NULL && !UCS_PTR_IS_ERR(r))
+                keep_closing(tp, r);
+            lost++;
+            continue;
+        }
         ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
                                                  UCP_OP_ATTR_FIELD_USER_DATA,
                                  .cb.recv = kept_cb,
                                  .user_data = m};
-        void *r = ucp_tag_msg_recv_nbx(tp->worker, m ? (void *)m->data : &none,
-                                       m ? ri.length : 0, h, &p);
-        if (r == NULL && m != NULL) {
-            tp_kept_push(&tp->kept, m);
-            kept++;
+        void *r = ucp_tag_msg_recv_nbx(tp->worker, m->data, ri.length, h, &p);
+        if (UCS_PTR_IS_ERR(r)) {
+            free(m);
+            lost++;
             continue;
         }
-        lost++;
-        if (r == NULL || UCS_PTR_IS_ERR(r))
-            free(m);
-        else
-            ucp_request_cancel(tp->worker, r); /* kept_cb frees m */
+        if (r != NULL) { /* fragments to read, or a rendezvous */
+            for (int i = 0; i < 16 && m->state == KEPT_PENDING; i++)
+                pull_arrived(tp, 4);
+            if (m->state == KEPT_PENDING) {
+                m->state = KEPT_ABANDONED; /* kept_cb frees it */
+                ucp_request_cancel(tp->worker, r);
+                lost++;
+                continue;
+            }
+            if (m->status != UCS_OK) {
+                free(m);
+                lost++;
+                continue;
+            }
+        }
+        tp_kept_push(&tp->kept, m);
+        kept++;
     }
     if (kept + lost > 0)
         ucft_debug(tp->super.log,
@@ -532,7 +581,9 @@ static void tp_ucp_disconnect(tp_t *t, int rank)
 static unsigned tp_ucp_progress(tp_t *t)
 {
     tp_ucp_t *tp = TP(t);
+    tp->progressing++;
     unsigned n = ucp_worker_progress(tp->worker);
+    tp->progressing--;
 
     while (tp->deferred != NULL) {
         tp_req_t *req = tp->deferred;
