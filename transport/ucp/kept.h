@@ -6,11 +6,12 @@
  * UCX keeps unexpected messages in its own queue and tells us the sender
  * only when a receive matches one, so the UCP backend cannot tell a
  * message that arrived before the declaration from one that arrived
- * after it. At tp_peer_failed it therefore takes every message of that
- * peer out of UCX's unexpected queue into this list (eager messages, whose
- * data is here; a rendezvous message needs its dead sender and is
- * dropped), marks the peer failed, and serves later receives and probes
- * from the list first. Until 2026-11-22 such messages were dropped when a
+ * after it. At tp_peer_failed it therefore lets UCX read what already
+ * sits in its transports (a few progress turns, completions deferred),
+ * takes every message of that peer out of UCX's unexpected queue into
+ * this list (eager messages, whose data is here; a rendezvous message
+ * needs its dead sender and is dropped), marks the peer failed, and
+ * serves later receives and probes from the list first. Until 2026-11-22 such messages were dropped when a
  * receive matched them later: a corrected broadcast's correction that a
  * rank had queued from a rank that then died was lost at the moment the
  * rank started that instance, although the dead rank had sent it (and the
