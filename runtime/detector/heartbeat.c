@@ -244,8 +244,6 @@ static void hb_on_msg(hb_t *hb, unsigned kind, int src, uint64_t body,
     case UCFT_CTRL_HB:
         if (len == sizeof(uint64_t)) /* else malformed: no summary */
             hb_compare(hb, src, body);
-        if (!hb->running)
-            break; /* the owner learnt that we were declared */
         if (src == hb->observed) {
             hb->last_heard = now;
             hb->stats.received++;

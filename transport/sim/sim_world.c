@@ -548,7 +548,7 @@ ucft_status_t sim_world_lose(sim_world_t *w, int src, int dst, unsigned count,
 /* 1 when a loss rule takes message `m` (counted against the rule). */
 static int lost_on_wire(sim_world_t *w, const sim_msg_t *m)
 {
-    for (size_t i = 0; w->nlose > 0 && i < w->nrules; i++) {
+    for (size_t i = 0; i < w->nrules; i++) {
         sim_rule_t *rule = &w->rules[i];
         if (!rule->lose || rule->count >= rule->k ||
             (rule->rank != (uint32_t)SIM_ANY_RANK && rule->rank != m->src) ||

@@ -8,7 +8,6 @@ void tp_kept_init(tp_kept_t *k)
 {
     k->head = NULL;
     k->tail = &k->head;
-    k->count = 0;
 }
 
 tp_kept_msg_t *tp_kept_alloc(uint64_t tag, size_t len)
@@ -29,32 +28,35 @@ void tp_kept_push(tp_kept_t *k, tp_kept_msg_t *m)
     m->next = NULL;
     *k->tail = m;
     k->tail = &m->next;
-    k->count++;
+}
+
+/* The link that points at the first matching message, or NULL. */
+static tp_kept_msg_t **kept_link(tp_kept_t *k, uint64_t tag, uint64_t mask)
+{
+    for (tp_kept_msg_t **p = &k->head; *p != NULL; p = &(*p)->next)
+        if (((*p)->tag & mask) == (tag & mask))
+            return p;
+    return NULL;
 }
 
 const tp_kept_msg_t *tp_kept_find(const tp_kept_t *k, uint64_t tag,
                                   uint64_t mask)
 {
-    for (const tp_kept_msg_t *m = k->head; m != NULL; m = m->next)
-        if ((m->tag & mask) == (tag & mask))
-            return m;
-    return NULL;
+    tp_kept_msg_t **p = kept_link((tp_kept_t *)k, tag, mask);
+    return p != NULL ? *p : NULL;
 }
 
 tp_kept_msg_t *tp_kept_take(tp_kept_t *k, uint64_t tag, uint64_t mask)
 {
-    for (tp_kept_msg_t **p = &k->head; *p != NULL; p = &(*p)->next) {
-        tp_kept_msg_t *m = *p;
-        if ((m->tag & mask) != (tag & mask))
-            continue;
-        *p = m->next;
-        if (k->tail == &m->next)
-            k->tail = p;
-        k->count--;
-        m->next = NULL;
-        return m;
-    }
-    return NULL;
+    tp_kept_msg_t **p = kept_link(k, tag, mask);
+    if (p == NULL)
+        return NULL;
+    tp_kept_msg_t *m = *p;
+    *p = m->next;
+    if (k->tail == &m->next)
+        k->tail = p;
+    m->next = NULL;
+    return m;
 }
 
 void tp_kept_free_all(tp_kept_t *k)

@@ -11,11 +11,11 @@
  * takes every message of that peer out of UCX's unexpected queue into
  * this list (eager messages, whose data is here; a rendezvous message
  * needs its dead sender and is dropped), marks the peer failed, and
- * serves later receives and probes from the list first. Until 2026-11-22 such messages were dropped when a
- * receive matched them later: a corrected broadcast's correction that a
- * rank had queued from a rank that then died was lost at the moment the
- * rank started that instance, although the dead rank had sent it (and the
- * algorithm counts on that, docs/bcast.md), and ranks hung.
+ * serves later receives and probes from the list first. Until 2026-11-22 such
+ * messages were dropped when a receive matched them later: a corrected
+ * broadcast's correction that a rank had queued from a rank that then died was
+ * lost at the moment the rank started that instance, although the dead rank had
+ * sent it (and the algorithm counts on that, docs/bcast.md), and ranks hung.
  *
  * FIFO: messages of one peer keep their order (T1). Memory: one block
  * per message, freed when it is received; the rest at destroy.
@@ -37,7 +37,6 @@ typedef struct tp_kept_msg {
 
 typedef struct tp_kept {
     tp_kept_msg_t *head, **tail;
-    size_t count;
 } tp_kept_t;
 
 void tp_kept_init(tp_kept_t *k);
