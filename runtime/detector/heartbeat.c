@@ -46,6 +46,8 @@ static void hb_send_heartbeat(hb_t *hb, uint64_t now)
         hb->stats.sent++;
 }
 
+static void hb_take(void *arg, const standing_t *s);
+
 void hb_init(hb_t *hb, tp_t *tp, const mb_t *mb, const hb_params_t *params,
              const hb_ops_t *ops)
 {
@@ -61,6 +63,9 @@ void hb_init(hb_t *hb, tp_t *tp, const mb_t *mb, const hb_params_t *params,
     hb->observer = mb_live_succ(mb, hb->me);
     for (int i = 0; i < HB_NSEND; i++)
         hb->sends[i].hb = hb;
+    for (int i = 0; i < HB_NRECV; i++)
+        standing_init(&hb->recvs[i], tp, hb_recv_kind[i], &hb->rbufs[i],
+                      sizeof(hb->rbufs[i]), hb_take, hb);
 }
 
 /* The observed rank failed (or we start): watch the next live predecessor
@@ -272,43 +277,10 @@ static void hb_on_msg(hb_t *hb, unsigned kind, int src, uint64_t body,
     }
 }
 
-static ucft_status_t hb_post_recv(hb_t *hb, int i);
-
-static void hb_recv_cb(tp_req_t *req)
+static void hb_take(void *arg, const standing_t *s)
 {
-    hb_t *hb = req->arg;
-    int i = (int)(req - hb->recvs);
-
-    hb->recv_posted[i] = 0;
-    if (req->status == UCFT_ERR_CANCELED || !hb->running)
-        return;
-    hb_on_msg(hb, hb_recv_kind[i], (int)ucft_tag_src(req->tag), hb->rbufs[i],
-              req->length);
-    if (hb->running && !hb->recv_posted[i])
-        hb_post_recv(hb, i);
-}
-
-static ucft_status_t hb_post_recv(hb_t *hb, int i)
-{
-    tp_req_t *r = &hb->recvs[i];
-    for (;;) {
-        r->cb = hb_recv_cb;
-        r->arg = hb;
-        ucft_status_t st = tp_recv(hb->tp, ucft_ctrl_tag(0, hb_recv_kind[i]),
-                                   ucft_ctrl_mask_any_source(), &hb->rbufs[i],
-                                   sizeof(hb->rbufs[i]), r);
-        if (st == UCFT_INPROGRESS) {
-            hb->recv_posted[i] = 1;
-            return UCFT_OK;
-        }
-        if (st != UCFT_OK)
-            return st;
-        /* Completed at once (allowed by T2): handle it and post again. */
-        hb_on_msg(hb, hb_recv_kind[i], (int)ucft_tag_src(r->tag), hb->rbufs[i],
-                  r->length);
-        if (!hb->running)
-            return UCFT_OK;
-    }
+    hb_on_msg(arg, s->kind, (int)ucft_tag_src(s->req.tag),
+              *(const uint64_t *)s->buf, s->req.length);
 }
 
 ucft_status_t hb_start(hb_t *hb)
@@ -320,7 +292,7 @@ ucft_status_t hb_start(hb_t *hb)
     hb->observed = mb_live_pred(hb->mb, hb->me);
     hb->observer = mb_live_succ(hb->mb, hb->me);
     for (int i = 0; i < HB_NRECV; i++) {
-        st = hb_post_recv(hb, i);
+        st = standing_start(&hb->recvs[i]);
         if (st != UCFT_OK)
             goto err_recv;
     }
@@ -350,8 +322,7 @@ void hb_stop(hb_t *hb, int notify)
     if (notify && hb->observer >= 0)
         hb_post(hb, hb->observer, UCFT_CTRL_HB_STOP, 0);
     for (int i = 0; i < HB_NRECV; i++)
-        if (hb->recv_posted[i])
-            tp_cancel(hb->tp, &hb->recvs[i]);
+        standing_stop(&hb->recvs[i]);
 }
 
 int hb_idle(const hb_t *hb)
@@ -360,7 +331,7 @@ int hb_idle(const hb_t *hb)
         if (hb->sends[i].busy)
             return 0;
     for (int i = 0; i < HB_NRECV; i++)
-        if (hb->recv_posted[i])
+        if (standing_posted(&hb->recvs[i]))
             return 0;
     return 1;
 }

@@ -62,6 +62,7 @@
 #define UCFT_DETECTOR_HEARTBEAT_H
 
 #include "runtime/detector/membership.h"
+#include "runtime/detector/standing.h"
 #include "transport/transport.h"
 
 #include <stdint.h>
@@ -137,9 +138,8 @@ struct hb {
     int div_src; /* the last heartbeat's sender if its set differed */
     ucft_timer_t tick;
     hb_send_t sends[HB_NSEND];
-    tp_req_t recvs[HB_NRECV];
+    standing_t recvs[HB_NRECV];
     uint64_t rbufs[HB_NRECV];
-    int recv_posted[HB_NRECV];
     hb_stats_t stats;
 };
 

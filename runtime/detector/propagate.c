@@ -13,6 +13,8 @@ static int prop_levels(int n)
     return levels;
 }
 
+static void prop_take(void *arg, const standing_t *s);
+
 ucft_status_t prop_init(prop_t *p, tp_t *tp, mb_t *mb, int window,
                         const prop_ops_t *ops)
 {
@@ -22,6 +24,8 @@ ucft_status_t prop_init(prop_t *p, tp_t *tp, mb_t *mb, int window,
     p->me = tp->rank;
     p->ops = *ops;
     p->nlinks = 2 * prop_levels(mb->size);
+    standing_init(&p->recv, tp, UCFT_CTRL_FAILED, p->rbuf, sizeof(p->rbuf),
+                  prop_take, p);
     p->window = window > 0 ? window : PROP_DEFAULT_WINDOW;
     p->sends = calloc((size_t)p->window + 1, sizeof(*p->sends));
     if (p->sends == NULL)
@@ -136,8 +140,6 @@ void prop_notify(prop_t *p, int rank)
     prop_post(p, s, rank, rank);
 }
 
-static ucft_status_t prop_post_recv(prop_t *p);
-
 static void prop_on_msg(prop_t *p, int src, int fact)
 {
     p->stats.received++;
@@ -158,36 +160,10 @@ static void prop_on_msg(prop_t *p, int src, int fact)
     p->ops.news_cb(p->ops.arg, fact, src);
 }
 
-static void prop_recv_cb(tp_req_t *req)
+static void prop_take(void *arg, const standing_t *s)
 {
-    prop_t *p = req->arg;
-
-    p->recv_posted = 0;
-    if (req->status == UCFT_ERR_CANCELED || !p->running)
-        return;
-    prop_on_msg(p, (int)ucft_tag_src(req->tag), (int)p->rbuf[0]);
-    if (p->running && !p->recv_posted)
-        prop_post_recv(p);
-}
-
-static ucft_status_t prop_post_recv(prop_t *p)
-{
-    for (;;) {
-        p->recv.cb = prop_recv_cb;
-        p->recv.arg = p;
-        ucft_status_t st = tp_recv(p->tp, ucft_ctrl_tag(0, UCFT_CTRL_FAILED),
-                                   ucft_ctrl_mask_any_source(), p->rbuf,
-                                   sizeof(p->rbuf), &p->recv);
-        if (st == UCFT_INPROGRESS) {
-            p->recv_posted = 1;
-            return UCFT_OK;
-        }
-        if (st != UCFT_OK)
-            return st;
-        prop_on_msg(p, (int)ucft_tag_src(p->recv.tag), (int)p->rbuf[0]);
-        if (!p->running)
-            return UCFT_OK;
-    }
+    prop_t *p = arg;
+    prop_on_msg(p, (int)ucft_tag_src(s->req.tag), (int)p->rbuf[0]);
 }
 
 /* tp_watch on every live link. */
@@ -204,7 +180,7 @@ ucft_status_t prop_start(prop_t *p)
 {
     p->running = 1;
     prop_connect(p);
-    ucft_status_t st = prop_post_recv(p);
+    ucft_status_t st = standing_start(&p->recv);
     if (st != UCFT_OK)
         p->running = 0;
     return st;
@@ -215,13 +191,12 @@ void prop_stop(prop_t *p)
     if (!p->running)
         return;
     p->running = 0;
-    if (p->recv_posted)
-        tp_cancel(p->tp, &p->recv);
+    standing_stop(&p->recv);
 }
 
 int prop_idle(const prop_t *p)
 {
-    if (p->recv_posted)
+    if (standing_posted(&p->recv))
         return 0;
     for (int i = 0; i <= p->window; i++)
         if (p->sends[i].busy)

@@ -34,6 +34,7 @@
 #define UCFT_DETECTOR_PROPAGATE_H
 
 #include "runtime/detector/membership.h"
+#include "runtime/detector/standing.h"
 #include "transport/transport.h"
 
 #include <stdint.h>
@@ -84,9 +85,8 @@ struct prop {
     prop_ops_t ops;
     prop_send_t *sends; /* window entries, the last one for notices */
     int window;
-    tp_req_t recv;
+    standing_t recv;
     uint32_t rbuf[2];
-    int recv_posted;
     prop_stats_t stats;
 };
 

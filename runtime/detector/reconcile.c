@@ -4,6 +4,8 @@
 
 #include <string.h>
 
+static void rec_take(void *arg, const standing_t *s);
+
 void rec_init(rec_t *r, tp_t *tp, const mb_t *mb, const rec_ops_t *ops)
 {
     memset(r, 0, sizeof(*r));
@@ -11,6 +13,8 @@ void rec_init(rec_t *r, tp_t *tp, const mb_t *mb, const rec_ops_t *ops)
     r->mb = mb;
     r->me = tp->rank;
     r->ops = *ops;
+    standing_init(&r->recv, tp, UCFT_CTRL_FAILED_SET, r->rbuf, sizeof(r->rbuf),
+                  rec_take, r);
 }
 
 static void rec_send_cb(tp_req_t *req)
@@ -103,52 +107,20 @@ static void rec_on_msg(rec_t *r, int src, size_t len)
         rec_send(r, src, 0);
 }
 
-static ucft_status_t rec_post_recv(rec_t *r);
-
-static void rec_take(rec_t *r, const tp_req_t *req)
+static void rec_take(void *arg, const standing_t *s)
 {
-    if (req->status == UCFT_OK)
-        rec_on_msg(r, (int)ucft_tag_src(req->tag), req->length);
+    rec_t *r = arg;
+
+    if (s->req.status == UCFT_OK)
+        rec_on_msg(r, (int)ucft_tag_src(s->req.tag), s->req.length);
     else
         r->stats.malformed++; /* truncated: longer than any valid set */
-}
-
-static void rec_recv_cb(tp_req_t *req)
-{
-    rec_t *r = req->arg;
-
-    r->recv_posted = 0;
-    if (req->status == UCFT_ERR_CANCELED || !r->running)
-        return;
-    rec_take(r, req);
-    if (r->running && !r->recv_posted)
-        rec_post_recv(r);
-}
-
-static ucft_status_t rec_post_recv(rec_t *r)
-{
-    for (;;) {
-        r->recv.cb = rec_recv_cb;
-        r->recv.arg = r;
-        ucft_status_t st = tp_recv(
-            r->tp, ucft_ctrl_tag(0, UCFT_CTRL_FAILED_SET),
-            ucft_ctrl_mask_any_source(), r->rbuf, sizeof(r->rbuf), &r->recv);
-        if (st == UCFT_INPROGRESS) {
-            r->recv_posted = 1;
-            return UCFT_OK;
-        }
-        if (st != UCFT_OK)
-            return st;
-        rec_take(r, &r->recv);
-        if (!r->running)
-            return UCFT_OK;
-    }
 }
 
 ucft_status_t rec_start(rec_t *r)
 {
     r->running = 1;
-    ucft_status_t st = rec_post_recv(r);
+    ucft_status_t st = standing_start(&r->recv);
     if (st != UCFT_OK)
         r->running = 0;
     return st;
@@ -159,11 +131,10 @@ void rec_stop(rec_t *r)
     if (!r->running)
         return;
     r->running = 0;
-    if (r->recv_posted)
-        tp_cancel(r->tp, &r->recv);
+    standing_stop(&r->recv);
 }
 
 int rec_idle(const rec_t *r)
 {
-    return !r->recv_posted && !r->send_busy;
+    return !standing_posted(&r->recv) && !r->send_busy;
 }

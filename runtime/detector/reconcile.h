@@ -31,6 +31,7 @@
 #define UCFT_DETECTOR_RECONCILE_H
 
 #include "runtime/detector/membership.h"
+#include "runtime/detector/standing.h"
 #include "transport/transport.h"
 
 #include <stdint.h>
@@ -68,8 +69,7 @@ typedef struct rec {
     tp_req_t send;
     int send_busy;
     uint32_t sbuf[2 + REC_MAX_FACTS];
-    tp_req_t recv;
-    int recv_posted;
+    standing_t recv;
     uint32_t rbuf[2 + REC_MAX_FACTS];
     rec_stats_t stats;
 } rec_t;
