@@ -148,6 +148,9 @@ static int bc_guaranteed(const bcast_corrected_t *s)
 
 void bc__finish(bcast_corrected_t *s, ucft_status_t status, int in_cb)
 {
+    ucft_trace(s->tp->log, "bcast #%u: done (%s): data %d, sender %d, %u dead",
+               (unsigned)s->args->seq, ucft_status_string(status), s->has_data,
+               s->sender, (unsigned)s->dead.n);
     s->status = status;
     bc__recv_cancel(s);
     if (in_cb && s->args->done_cb != NULL)
@@ -264,8 +267,11 @@ ucft_status_t bc__step(bcast_corrected_t *s, int in_cb)
         int dst;
         unsigned kind;
         int r = bc_next(s, &dst, &kind);
-        if (r == BC_BLOCKED)
+        if (r == BC_BLOCKED) {
+            ucft_trace(s->tp->log, "bcast #%u: waiting (sent R%d L%d)",
+                       (unsigned)a->seq, s->next[BC_R] - 1, s->next[BC_L] - 1);
             break;
+        }
         if (r == BC_DONE) {
             bc__finish(s, UCFT_OK, in_cb);
             break;
@@ -278,6 +284,9 @@ ucft_status_t bc__step(bcast_corrected_t *s, int in_cb)
         ucft_status_t st =
             tp_send(s->tp, coll_rank_of(a, dst, a->root, s->n),
                     coll_tag(a, s->tp->rank, kind), s->buf, a->len, &s->sreq);
+        ucft_trace(s->tp->log, "bcast #%u: kind %u to rank %d: %s",
+                   (unsigned)a->seq, kind, coll_rank_of(a, dst, a->root, s->n),
+                   ucft_status_string(st));
         if (st == UCFT_INPROGRESS)
             s->send_pending = 1;
         else if (st != UCFT_OK)
@@ -347,6 +356,8 @@ static ucft_status_t bc_start(void *state)
     bcast_corrected_t *s = state;
 
     s->started = 1;
+    ucft_trace(s->tp->log, "bcast #%u: start, root %d, %u failure(s) known",
+               (unsigned)s->args->seq, s->args->root, (unsigned)s->dead.n);
     if (s->vrank == 0) {
         /* The root hears only to count corrections: it posts its receives
          * once it turns out to need them (not at all when it finishes at

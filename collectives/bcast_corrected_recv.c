@@ -84,6 +84,8 @@ static void bc_on_msg(bcast_corrected_t *s, const tp_req_t *req)
     int src = coll_vrank_of(s->args, (int)ucft_tag_src(req->tag), s->args->root,
                             s->n);
 
+    ucft_trace(s->tp->log, "bcast #%u: kind %u from rank %u",
+               (unsigned)s->args->seq, kind, (unsigned)ucft_tag_src(req->tag));
     if (!s->has_data && s->buf != NULL && req->length != s->args->len)
         return; /* short message: not the payload */
     if (!s->has_data) {
@@ -160,6 +162,8 @@ ucft_status_t bc__recv_any(bcast_corrected_t *s)
 {
     if (s->wild)
         return UCFT_OK;
+    ucft_trace(s->tp->log, "bcast #%u: receiving from any source",
+               (unsigned)s->args->seq);
     s->wild = 1;
     s->rreq.cb = bc_any_cb;
     s->rreq.arg = s;

@@ -387,11 +387,14 @@ ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,
         st = ops->start(c->state);
     }
     /* Failures known before this operation began are news to it too (the
-     * algorithm must not wait for a rank this context knows is dead). */
+     * algorithm must not wait for a rank this context knows is dead), all
+     * of them while the state runs: also when the request has completed
+     * already (ready_cb, or a kept instance), as the state then runs on
+     * and still waits for its peers. */
     for (size_t i = 0; st == UCFT_INPROGRESS && i < ctx->nfailed; i++) {
         if (ops->on_failure != NULL)
             ops->on_failure(c->state, ctx->failed_list[i]);
-        if (c->next == c || r->done)
+        if (c->next == c)
             return *req = r, UCFT_OK; /* finished by that news */
     }
     if (st == UCFT_OK) {

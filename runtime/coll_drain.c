@@ -86,6 +86,10 @@ void rt_drain_finished(struct ucft_context *ctx)
  * 1: a large message is on its way (drain_cb asks for the next sweep). */
 static int drop_one(struct ucft_context *ctx, rt_drain_t *d, uint64_t tag)
 {
+    ucft_trace(&ctx->log,
+               "late message dropped: instance #%u, kind %u, rank %u",
+               (unsigned)ucft_tag_coll_seq(tag), ucft_tag_coll_kind(tag),
+               (unsigned)ucft_tag_src(tag));
     d->req = (tp_req_t){.cb = drain_cb, .arg = d};
     ucft_status_t st = tp_recv(ctx->tp, tag, UCFT_TAG_FULL_MASK, d->buf,
                                sizeof(d->buf), &d->req);
