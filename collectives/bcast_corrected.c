@@ -281,17 +281,15 @@ ucft_status_t bc__step(bcast_corrected_t *s, int in_cb)
          * it), and a rendezvous copy left to the sweeper would hold this
          * rank's chain of sends (docs/bcast.md). */
         s->sreq.buffered = !s->lazy || s->dead.n > 0 || s->dead_overflow;
-        ucft_status_t st =
-            tp_send(s->tp, coll_rank_of(a, dst, a->root, s->n),
-                    coll_tag(a, s->tp->rank, kind), s->buf, a->len, &s->sreq);
+        int to = coll_rank_of(a, dst, a->root, s->n);
+        ucft_status_t st = tp_send(s->tp, to, coll_tag(a, s->tp->rank, kind),
+                                   s->buf, a->len, &s->sreq);
         ucft_trace(s->tp->log, "bcast #%u: kind %u to rank %d: %s",
-                   (unsigned)a->seq, kind, coll_rank_of(a, dst, a->root, s->n),
-                   ucft_status_string(st));
+                   (unsigned)a->seq, kind, to, ucft_status_string(st));
         if (st == UCFT_INPROGRESS)
             s->send_pending = 1;
         else if (st != UCFT_OK)
-            ucft_debug(s->tp->log, "bcast: send to rank %d failed: %s",
-                       coll_rank_of(a, dst, a->root, s->n),
+            ucft_debug(s->tp->log, "bcast: send to rank %d failed: %s", to,
                        ucft_status_string(st));
     }
 out:

@@ -107,8 +107,9 @@ static const ucft_config_field_t rt_fields[] = {
      "payload size from which the corrected broadcast sends its copies by "
      "rendezvous, so that a rank that already holds the data takes a "
      "correction without moving the payload again (e.g. 8k: about 2x "
-     "faster at 1 MiB; experimental: rare hangs under several failures, "
-     "docs/bcast.md); 0: every copy buffered and moved whole",
+     "faster at 1 MiB; experimental: UCX 1.13's TCP transport can crash "
+     "after a kill with it, docs/bcast.md); 0: every copy buffered and "
+     "moved whole",
      ucft_config_parse_size, F(coll_rndv_min), NULL},
     {"PLACEMENT", "interleave",
      "which rank holds which position in the collectives' trees and rings: "
