@@ -97,6 +97,40 @@ static void test_bcast_corrected_counts(void **state)
     assert_int_equal(r.stats.messages, 2999);
 }
 
+/* Latency on the LogGP model (a CPU per rank), no failure: every
+ * variant's last output is final no later than the binomial broadcast's
+ * last delivery (the corrections are off the critical path; a correction
+ * from a ring neighbour can even beat a deep tree message), and the
+ * corrections themselves end after that (sim_latency_ns). Binomial has no
+ * early completion: its outputs are final at its completion. */
+static void test_bcast_corrected_output_latency(void **state)
+{
+    const coll_op_ops_t *bin = coll_op_find("bcast", "binomial");
+    assert_non_null(bin);
+    for (int n = 2; n <= 130; n += (n < 40 ? 1 : 9))
+        for (int root = 0; root < n; root += 1 + n / 3) {
+            simrun_params_t p;
+            simrun_result_t b;
+            simrun_params_default(&p, bin, n);
+            p.root = root;
+            assert_int_equal(simrun_run(&p, &b, NULL), UCFT_OK);
+            assert_int_equal(b.ready_ns, b.sim_latency_ns);
+            for (size_t i = 0; i < BCT_NVARIANTS; i++) {
+                simrun_result_t r;
+                bct_run(&bct_variants[i], n, root, 1, NULL, 0, &r, NULL);
+                bct_assert_delivered(&r);
+                if (r.ready_ns > b.sim_latency_ns ||
+                    (n >= 3 && r.ready_ns >= r.sim_latency_ns))
+                    fail_msg("%s n %d root %d: output final %llu ns, "
+                             "corrections end %llu ns, binomial %llu ns",
+                             bct_variants[i].alg, n, root,
+                             (unsigned long long)r.ready_ns,
+                             (unsigned long long)r.sim_latency_ns,
+                             (unsigned long long)b.sim_latency_ns);
+            }
+        }
+}
+
 /* The root dies before its k-th send on a larger ring: survivors end,
  * nobody has wrong data, and everyone errs when nothing was sent. */
 static void test_bcast_corrected_root_failure(void **state)
@@ -195,6 +229,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bcast_corrected_trees),
         cmocka_unit_test(test_bcast_corrected_counts),
+        cmocka_unit_test(test_bcast_corrected_output_latency),
         cmocka_unit_test(test_bcast_corrected_root_failure),
         cmocka_unit_test(test_bcast_corrected_random_campaign),
         cmocka_unit_test(test_bcast_corrected_beyond_f_ends),

@@ -64,9 +64,16 @@ for kill in 5 5@3.5; do
         expect_field delivered 960 --op $op --ranks 1024 --nodes 16 --placement interleave --kill-node $kill
     done
 done
+# Output final vs the end of the corrections (default LogGP, 8 ranks):
+# binomial 4.8 us both; the corrected broadcast's last output is final at
+# 3.6 us (a ring neighbour's correction beats the deepest tree message)
+# and its corrections end at 6.8 us.
+expect_field sim_ready_us 4.803 --op bcast --alg binomial --ranks 8
+expect_field sim_ready_us 3.602 --op bcast --alg corrected --ranks 8
+expect_field sim_latency_us 6.804 --op bcast --alg corrected --ranks 8
 # Sweep CSV carries the node columns.
 csv=$("$sim" --op bcast --sweep-ranks 64,128 --nodes 4 --placement interleave)
-if ! grep -q "nodes,cross_node,cross_node_frac" <<<"$csv" || [ "$(tail -1 <<<"$csv" | cut -d, -f18)" != 3 ]; then
+if ! grep -q "nodes,cross_node,cross_node_frac,sim_ready_us" <<<"$csv" || [ "$(tail -1 <<<"$csv" | cut -d, -f18)" != 3 ]; then
     echo "FAIL: sweep CSV: $csv"
     fails=$((fails + 1))
 fi

@@ -13,6 +13,7 @@ typedef struct simrun_rank_ref {
     simrun_ctx_t *ctx;
     int rank;
     uint8_t done;    /* its operation completed */
+    uint8_t ready;   /* its output was final (ready_cb or completion) */
     uint8_t cleaned; /* its state was cleaned up (released) */
     ucft_timer_t release;
     tp_req_t drop;    /* the late-message sweeper's receive (drop_post) */
@@ -26,6 +27,7 @@ struct simrun_ctx {
     uint32_t nnodes;
     uint64_t start;
     uint64_t last;
+    uint64_t last_ready; /* the last rank's output final */
     const coll_op_ops_t *op;
     unsigned char *states;
     size_t ssize;
@@ -108,13 +110,29 @@ static void kill_hook(void *arg, sim_world_t *w, int rank, uint64_t time)
         p->sim.kill_hook(p->sim.kill_hook_arg, w, rank, time);
 }
 
+/* A rank's output is final: at its ready_cb (an early completion, e.g. a
+ * corrected broadcast rank that has the data but still has corrections to
+ * send and hear) or else at its completion. */
+static void ready_cb(void *arg, int rank, ucft_status_t status)
+{
+    simrun_ctx_t *c = arg;
+    simrun_rank_ref_t *ref = &c->refs[rank];
+    uint64_t now = sim_world_now(c->world);
+    (void)status;
+    if (ref->ready)
+        return;
+    ref->ready = 1;
+    if (now > c->last_ready)
+        c->last_ready = now;
+}
+
 static void done_cb(void *arg, int rank, ucft_status_t status)
 {
     simrun_ctx_t *c = arg;
     uint64_t now = sim_world_now(c->world);
-    (void)status;
     if (now > c->last)
         c->last = now;
+    ready_cb(arg, rank, status);
     simrun_rank_ref_t *ref = &c->refs[rank];
     ref->done = 1;
     /* Released from a later event, as the runtime's caller does after the
@@ -191,6 +209,7 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
     args.len = p->len;
     args.seq = p->seq;
     args.done_cb = done_cb;
+    args.ready_cb = ready_cb;
     args.done_arg = &ctx;
     /* The op's messages: class COLL, context 0, this sequence (any kind,
      * any source). */
@@ -246,7 +265,7 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
     if (st != UCFT_OK)
         goto out;
 
-    ctx.start = ctx.last = sim_world_now(ctx.world);
+    ctx.start = ctx.last = ctx.last_ready = sim_world_now(ctx.world);
     for (int r = 0; r < n; r++) {
         void *buf = bufs ? bufs + (size_t)r * bsize : NULL;
         if (op->fill != NULL && buf != NULL)
@@ -301,6 +320,7 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
     }
     res->ranks = n;
     res->sim_latency_ns = ctx.last - ctx.start;
+    res->ready_ns = ctx.last_ready - ctx.start;
     sim_world_stats(ctx.world, &res->stats);
     res->trace_hash = sim_world_trace_hash(ctx.world);
 

@@ -63,6 +63,9 @@ typedef struct simrun_result {
     int unfinished;          /* live ranks whose op never completed (a
                                 hang, unless the run was bounded) */
     uint64_t sim_latency_ns; /* last completion, from the start */
+    uint64_t ready_ns;       /* the last rank's output final, from the start:
+                                before sim_latency_ns for an algorithm that
+                                completes early (coll_args_t.ready_cb) */
     uint64_t end_time_ns;    /* simulated time when quiescent */
     sim_stats_t stats;
     uint64_t trace_hash;
