@@ -9,9 +9,11 @@
  *   3. --iters back-to-back blocking operations, each timed on its own
  *      (CLOCK_MONOTONIC around the call); the rank keeps the median,
  *      p99 and mean (total / iters) of its own times.
- *   4. Every rank sends these to rank 0, which prints per operation the
- *      max over ranks of the per-rank mean (the headline), of the median
- *      and of the p99, and the min over ranks of the median.
+ *   4. Every rank sends these to a reporting rank (the lowest live one
+ *      of the first f + 1, coll_gather.c: any rank may have been killed),
+ *      which prints per operation the max over the surviving ranks of the
+ *      per-rank mean (the headline), of the median and of the p99, the min
+ *      over them of the median, and the ranks that failed.
  * With --sync, each operation is timed alone, from call to return, and
  * followed by an untimed barrier, as MPI benchmark suites define a
  * collective's latency: a broadcast's root returns at once, a receiver
@@ -100,12 +102,22 @@ static int measure(ucft_comm_h w, const coll_opts_t *o, double *t_us,
 }
 
 static void report(const coll_opts_t *o, const coll_rank_result_t *all,
-                   int size, const char *alg, int f, const char *wait)
+                   const unsigned char *gone, int size, const char *alg, int f,
+                   const char *wait)
 {
     double med = 0, mean = 0, p99 = 0, min_med = 1e30;
-    int errors = 0, worst = 0;
+    int errors = 0, worst = -1, nfailed = 0;
+    size_t cap = (size_t)size * 12 + 1, fl = 0;
+    char *failed = calloc(cap, 1); /* "3,17": every rank fits */
     for (int r = 0; r < size; r++) {
-        if (all[r].median_us > med) {
+        if (gone[r]) {
+            nfailed++;
+            if (failed != NULL)
+                fl += (size_t)snprintf(failed + fl, cap - fl, "%s%d",
+                                       fl ? "," : "", r);
+            continue;
+        }
+        if (worst < 0 || all[r].median_us > med) {
             med = all[r].median_us;
             worst = r;
         }
@@ -122,9 +134,11 @@ static void report(const coll_opts_t *o, const coll_rank_result_t *all,
                "\"ranks\":%d,\"size\":%zu,\"iters\":%d,\"warmup\":%d,"
                "\"f\":%d,\"wait\":\"%s\",\"sync\":%d,\"median_us\":%.3f,"
                "\"mean_us\":%.3f,\"p99_us\":%.3f,\"min_median_us\":%.3f,"
-               "\"slowest_rank\":%d,\"errors\":%d}\n",
+               "\"slowest_rank\":%d,\"errors\":%d,\"failed_ranks\":[%s]}\n",
                coll_op_name(o->op), alg, size, o->size, o->iters, o->warmup, f,
-               wait, o->sync, med, mean, p99, min_med, worst, errors);
+               wait, o->sync, med, mean, p99, min_med, worst, errors,
+               failed ? failed : "");
+        free(failed);
         return;
     }
     printf("# ucft-bench coll: %s, alg %s, %d ranks, %zu bytes, f = %d, "
@@ -133,6 +147,9 @@ static void report(const coll_opts_t *o, const coll_rank_result_t *all,
            "of its op times; shown: max over ranks (min for min_median)\n",
            coll_op_name(o->op), alg, size, o->size, f, wait, o->iters,
            o->warmup);
+    if (nfailed > 0)
+        printf("# failed ranks (left out): %s\n", failed ? failed : "?");
+    free(failed);
     printf("%-10s %-24s %5s %8s %10s %10s %10s %10s %6s\n", "op", "alg",
            "ranks", "bytes", "mean_us", "median_us", "p99_us", "min_median",
            "errors");
@@ -184,36 +201,26 @@ int bench_coll_main(int argc, char **argv)
         ret = BENCH_EXIT_FAIL;
         goto out;
     }
-    if (rank != 0) {
-        st = ucft_send(w, &mine, sizeof(mine), 0, COLL_TAG_RESULT);
-        if (st != UCFT_OK)
-            ret = BENCH_EXIT_FAIL;
-    } else {
-        all[0] = mine;
-        for (int r = 1; r < size; r++) {
-            ucft_info_t info;
-            st = ucft_recv(w, &all[r], sizeof(all[r]), r, COLL_TAG_RESULT,
-                           &info);
-            if (st != UCFT_OK) {
-                bench_err("coll", "no result from rank %d: %s", r,
-                          ucft_status_string(st));
-                ret = BENCH_EXIT_FAIL;
-                all[r].errors = o.iters;
-            }
-        }
+    unsigned char *gone = calloc((size_t)size, 1);
+    int reporter = 0;
+    if (gone == NULL ||
+        coll_gather(ctx, &mine, sizeof(mine), all, gone, &reporter) != 0)
+        ret = BENCH_EXIT_FAIL;
+    if (reporter) {
         const char *alg = o.alg;
         if (alg == NULL) {
             snprintf(var, sizeof(var), "UCFT_%s_ALG", coll_op_env(o.op));
             alg = getenv(var) ? getenv(var) : "corrected";
         }
-        report(&o, all, size, alg, ucft_comm_get_f(w),
+        report(&o, all, gone, size, alg, ucft_comm_get_f(w),
                bench_wait_name(wcfg.mode));
         fflush(stdout);
     }
+    free(gone);
     if (mine.errors > 0)
         ret = BENCH_EXIT_FAIL;
-    /* The result messages are small; a final barrier keeps rank 0 from
-     * finalizing while a late sender still needs it. */
+    /* The result messages are small; a final barrier keeps the reporter
+     * from finalizing while a late sender still needs it. */
     (void)ucft_barrier(w);
 out:
     free(t_us);

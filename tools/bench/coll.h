@@ -5,8 +5,9 @@
  * Two modes:
  *   latency (default)   every rank times --iters back-to-back blocking
  *                       operations after --warmup ones and a barrier;
- *                       rank 0 prints the max over ranks of each rank's
- *                       median (and mean) per-operation time.
+ *                       a surviving rank (coll_gather) prints the max
+ *                       over the live ranks of each rank's median (and
+ *                       mean) per-operation time and names the dead.
  *   --kill-to-result    every rank loops a corrected allreduce (int64 sum
  *                       of rank+1, f = 1) while ucftrun kills a rank; each
  *                       survivor reports when it first held a correct
@@ -16,6 +17,7 @@
 #define UCFT_TOOLS_BENCH_COLL_H
 
 #include "tools/bench/bench.h"
+#include "ucft.h"
 
 #include <stdio.h>
 
@@ -50,6 +52,14 @@ void coll_usage(FILE *f);
 const char *coll_op_name(coll_op_t op);
 /* "BCAST", ...: the middle of UCFT_<OP>_ALG. */
 const char *coll_op_env(coll_op_t op);
+
+/* Every rank's `len`-byte result to a reporting survivor (coll_gather.c):
+ * collective over the world communicator of `ctx`. On a rank that
+ * reports, *reporter is 1 and all[r * len] holds rank r's result unless
+ * gone[r] (size bytes) says that r failed. Returns 0, or -1 when a result
+ * was lost for another reason than a failure (named on stderr). */
+int coll_gather(ucft_context_h ctx, const void *mine, size_t len, void *all,
+                unsigned char *gone, int *reporter);
 
 /* The --kill-to-result mode (coll_kill.c); returns an exit code. */
 int coll_kill_main(const coll_opts_t *o);

@@ -13,8 +13,9 @@
  *                 once and the victim's entirely or not at all (checked).
  *   (b) excluded: the first allreduce completed after the kill whose mask
  *                 leaves the victim out, i.e. correct for the survivor set.
- * Both are times from the kill; every survivor sends them to the lowest
- * survivor, which prints them per rank and their median, p99 and max.
+ * Both are times from the kill; every survivor sends them to a reporting
+ * survivor (coll_gather.c), which prints them per rank and their median,
+ * p99 and max.
  * No recovery step exists: the loop never calls anything but allreduce.
  *
  * The record is small on purpose: the killed rank's exit frees its memory,
@@ -232,29 +233,26 @@ int coll_kill_main(const coll_opts_t *o)
                   "the first ones after it are lost (a slow detection? "
                   "UCFT_DETECTOR_FASTPATH?)",
                   rank, RING);
-    int root = v.rank == 0 ? 1 : 0;
-    if (rank != root) {
-        st = ucft_send(w, &mine, sizeof(mine), root, COLL_TAG_RESULT);
-        if (st != UCFT_OK)
-            ret = BENCH_EXIT_FAIL;
-    } else {
-        int n = 0;
+    unsigned char *gone = calloc((size_t)size, 1);
+    int reporter = 0;
+    if (gone == NULL ||
+        coll_gather(ctx, &mine, sizeof(mine), all, gone, &reporter) != 0)
+        ret = BENCH_EXIT_FAIL;
+    if (reporter) {
+        int n = 0; /* the survivors' results, in rank order */
         for (int r = 0; r < size; r++) {
-            if (r == v.rank)
-                continue;
-            ucft_info_t info;
-            if (r == rank)
-                all[n++] = mine;
-            else if (ucft_recv(w, &all[n], sizeof(all[n]), r, COLL_TAG_RESULT,
-                               &info) == UCFT_OK)
-                n++;
-            else
+            if (gone[r] && r != v.rank) {
+                bench_err("coll", "rank %d failed too (not the victim)", r);
                 ret = BENCH_EXIT_FAIL;
+            }
+            if (!gone[r] && r != v.rank)
+                all[n++] = all[r];
         }
         report(o, all, n, size, v.rank, ucft_comm_get_f(w),
                bench_wait_name(wcfg.mode));
         fflush(stdout);
     }
+    free(gone);
     if (mine.bad > 0 || mine.errors > 0 || mine.excluded_ms < 0)
         ret = BENCH_EXIT_FAIL;
     (void)ucft_barrier(w);
