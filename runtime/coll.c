@@ -40,7 +40,8 @@
  *   contribution, so every live rank had posted it, and (calls on a
  *   communicator being made in order) had finished the earlier one. At
  *   most one kept instance per communicator when calls do not overlap;
- *   the last one is cleaned up by finalize. Limit: with several
+ *   the last one is cleaned up by finalize, or when a later instance
+ *   reuses its tag sequence (coll_retire_aliased). Limit: with several
  *   allreduces in flight at once on a communicator, a rank may still be
  *   in an instance that this rank has retired.
  */
@@ -296,6 +297,40 @@ static void coll_release(struct ucft_request *r, int in_cb)
         rt_req_put(r);
 }
 
+/* A kept instance whose 16-bit tag sequence the next instance of its
+ * communicator would reuse (65,536 instances later) is retired now, before
+ * the new one posts anything: otherwise its pending receives could take
+ * the new instance's messages (same tag when the kinds match), and the
+ * sweeper, which counts a message of a running instance as wanted, stops
+ * at the first late message of the new one and never drops anything again
+ * (a barrier followed by only broadcasts, after a failure: 0.35 s for 40k
+ * broadcasts, over 120 s for 200k). By then every rank that needed it has
+ * had 65,535 further collectives' time to finish it. A caller still
+ * holding its completed request keeps the request, not the instance. */
+static void coll_retire_aliased(struct ucft_context *ctx,
+                                struct ucft_comm *comm)
+{
+    const uint32_t mask = (1u << UCFT_TAG_SEQ_BITS) - 1;
+    for (struct rt_coll *c = ctx->colls.next, *nx; c != &ctx->colls; c = nx) {
+        nx = c->next;
+        if (!c->kept || c->comm != comm ||
+            ((c->args.seq ^ comm->seq) & mask) != 0)
+            continue;
+        ucft_debug(&ctx->log,
+                   "collective %u: kept instance retired, instance %u "
+                   "reuses its tag sequence",
+                   (unsigned)c->args.seq, (unsigned)comm->seq);
+        if (c->req != NULL) {
+            c->req->coll = NULL;
+            c->req = NULL;
+        }
+        list_del(c);
+        rt_drain_finished(ctx);
+        c->ops->cleanup(c->state);
+        coll_retire(ctx, c, 0);
+    }
+}
+
 ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,
                            void *out, size_t count, int dtype, int redop,
                            ucft_request_h *req)
@@ -332,6 +367,7 @@ ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,
          ctx->finishing.next != &ctx->finishing) ||
         (ctx->drain.pending && (++ctx->coll_post_tick & 7) == 0))
         ucft_progress(ctx);
+    coll_retire_aliased(ctx, comm);
     if (ctx->drain.pending)
         rt_drain_sweep(ctx); /* before this instance posts its receives */
     struct rt_coll *c = coll_get(ctx, op, ops);
