@@ -201,10 +201,9 @@ int bench_coll_main(int argc, char **argv)
         ret = BENCH_EXIT_FAIL;
         goto out;
     }
-    unsigned char *gone = calloc((size_t)size, 1);
+    unsigned char *gone = NULL;
     int reporter = 0;
-    if (gone == NULL ||
-        coll_gather(ctx, &mine, sizeof(mine), all, gone, &reporter) != 0)
+    if (coll_gather(ctx, &mine, sizeof(mine), all, &gone, &reporter) != 0)
         ret = BENCH_EXIT_FAIL;
     if (reporter) {
         const char *alg = o.alg;

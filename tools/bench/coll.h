@@ -56,10 +56,11 @@ const char *coll_op_env(coll_op_t op);
 /* Every rank's `len`-byte result to a reporting survivor (coll_gather.c):
  * collective over the world communicator of `ctx`. On a rank that
  * reports, *reporter is 1 and all[r * len] holds rank r's result unless
- * gone[r] (size bytes) says that r failed. Returns 0, or -1 when a result
- * was lost for another reason than a failure (named on stderr). */
+ * (*gone)[r] says that r failed; *gone (size bytes, or NULL) is the
+ * caller's to free. Returns 0, or -1 when a result was lost for another
+ * reason than a failure, or memory ran out (named on stderr). */
 int coll_gather(ucft_context_h ctx, const void *mine, size_t len, void *all,
-                unsigned char *gone, int *reporter);
+                unsigned char **gone, int *reporter);
 
 /* The --kill-to-result mode (coll_kill.c); returns an exit code. */
 int coll_kill_main(const coll_opts_t *o);

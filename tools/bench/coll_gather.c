@@ -61,7 +61,7 @@ static int receive_all(ucft_comm_h w, size_t len, unsigned char *all,
 }
 
 int coll_gather(ucft_context_h ctx, const void *mine, size_t len, void *all,
-                unsigned char *gone, int *reporter)
+                unsigned char **gone_p, int *reporter)
 {
     ucft_comm_h w = ucft_comm_world(ctx);
     int rank = ucft_comm_rank(w), size = ucft_comm_size(w);
@@ -69,15 +69,16 @@ int coll_gather(ucft_context_h ctx, const void *mine, size_t len, void *all,
     int ncand = f + 1 < size ? f + 1 : size;
     ucft_request_h *req = calloc((size_t)ncand, sizeof(*req));
     ucft_info_t *info = calloc((size_t)ncand, sizeof(*info));
+    unsigned char *gone = calloc((size_t)size, 1);
 
     *reporter = 0;
-    if (req == NULL || info == NULL) {
+    *gone_p = gone;
+    if (req == NULL || info == NULL || gone == NULL) {
         free(req);
         free(info);
         bench_err("coll", "rank %d: out of memory", rank);
         return -1;
     }
-    memset(gone, 0, (size_t)size);
     for (int c = 0; c < ncand; c++)
         if (c != rank &&
             ucft_isend(w, mine, len, c, COLL_TAG_RESULT, &req[c]) != UCFT_OK)

@@ -233,10 +233,9 @@ int coll_kill_main(const coll_opts_t *o)
                   "the first ones after it are lost (a slow detection? "
                   "UCFT_DETECTOR_FASTPATH?)",
                   rank, RING);
-    unsigned char *gone = calloc((size_t)size, 1);
+    unsigned char *gone = NULL;
     int reporter = 0;
-    if (gone == NULL ||
-        coll_gather(ctx, &mine, sizeof(mine), all, gone, &reporter) != 0)
+    if (coll_gather(ctx, &mine, sizeof(mine), all, &gone, &reporter) != 0)
         ret = BENCH_EXIT_FAIL;
     if (reporter) {
         int n = 0; /* the survivors' results, in rank order */
