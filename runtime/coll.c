@@ -297,6 +297,8 @@ static void coll_release(struct ucft_request *r, int in_cb)
         rt_req_put(r);
 }
 
+static unsigned coll_retire_kept(struct ucft_context *ctx);
+
 /* A kept instance whose 16-bit tag sequence the next instance of its
  * communicator would reuse (65,536 instances later) is retired now, before
  * the new one posts anything: otherwise its pending receives could take
@@ -306,13 +308,14 @@ static void coll_release(struct ucft_request *r, int in_cb)
  * (a barrier followed by only broadcasts, after a failure: 0.35 s for 40k
  * broadcasts, over 120 s for 200k). By then every rank that needed it has
  * had 65,535 further collectives' time to finish it. A caller still
- * holding its completed request keeps the request, not the instance. */
+ * holding its completed request keeps the request, not the instance.
+ * The instance is cleaned up as every retired one is (coll_retire_kept). */
 static void coll_retire_aliased(struct ucft_context *ctx,
                                 struct ucft_comm *comm)
 {
     const uint32_t mask = (1u << UCFT_TAG_SEQ_BITS) - 1;
-    for (struct rt_coll *c = ctx->colls.next, *nx; c != &ctx->colls; c = nx) {
-        nx = c->next;
+    int any = 0;
+    for (struct rt_coll *c = ctx->colls.next; c != &ctx->colls; c = c->next) {
         if (!c->kept || c->comm != comm ||
             ((c->args.seq ^ comm->seq) & mask) != 0)
             continue;
@@ -324,11 +327,10 @@ static void coll_retire_aliased(struct ucft_context *ctx,
             c->req->coll = NULL;
             c->req = NULL;
         }
-        list_del(c);
-        rt_drain_finished(ctx);
-        c->ops->cleanup(c->state);
-        coll_retire(ctx, c, 0);
+        c->retired = any = 1;
     }
+    if (any)
+        coll_retire_kept(ctx);
 }
 
 ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,

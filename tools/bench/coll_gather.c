@@ -17,19 +17,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int known_failed(ucft_context_h ctx, int rank, int size)
+/* 1 when every rank below `rank` is dead: its receive failed (`gone`) or
+ * the runtime lists it as failed. */
+static int lower_all_dead(ucft_context_h ctx, int rank, int size,
+                          const unsigned char *gone)
 {
-    int *ranks = malloc((size_t)size * sizeof(*ranks));
+    int *failed = malloc((size_t)size * sizeof(*failed));
     size_t n = 0;
-    int found = 0;
+    int dead = 0;
 
-    if (ranks == NULL ||
-        ucft_failed_ranks(ctx, ranks, (size_t)size, &n) != UCFT_OK)
+    if (failed == NULL ||
+        ucft_failed_ranks(ctx, failed, (size_t)size, &n) != UCFT_OK)
         n = 0;
-    for (size_t i = 0; i < n && i < (size_t)size; i++)
-        found |= ranks[i] == rank;
-    free(ranks);
-    return found;
+    for (int c = 0; c < rank; c++) {
+        int listed = 0;
+        for (size_t i = 0; i < n && i < (size_t)size; i++)
+            listed |= failed[i] == c;
+        dead += gone[c] || listed;
+    }
+    free(failed);
+    return dead == rank;
 }
 
 /* Receives every other rank's result; marks the dead ones in `gone`.
@@ -60,6 +67,17 @@ static int receive_all(ucft_comm_h w, size_t len, unsigned char *all,
     return rc;
 }
 
+/* A send to candidate c ended with `st`: -1 (and a line) unless it
+ * succeeded or c is dead. */
+static int send_failed(int rank, int c, ucft_status_t st)
+{
+    if (st == UCFT_OK || st == UCFT_ERR_PROC_FAILED)
+        return 0;
+    bench_err("coll", "rank %d: result to rank %d: %s", rank, c,
+              ucft_status_string(st));
+    return -1;
+}
+
 int coll_gather(ucft_context_h ctx, const void *mine, size_t len, void *all,
                 unsigned char **gone_p, int *reporter)
 {
@@ -79,26 +97,24 @@ int coll_gather(ucft_context_h ctx, const void *mine, size_t len, void *all,
         bench_err("coll", "rank %d: out of memory", rank);
         return -1;
     }
-    for (int c = 0; c < ncand; c++)
-        if (c != rank &&
-            ucft_isend(w, mine, len, c, COLL_TAG_RESULT, &req[c]) != UCFT_OK)
-            req[c] = NULL; /* a dead candidate: nothing to wait for */
+    for (int c = 0; c < ncand; c++) {
+        if (c == rank)
+            continue;
+        ucft_status_t st =
+            ucft_isend(w, mine, len, c, COLL_TAG_RESULT, &req[c]);
+        if (st != UCFT_OK) {
+            req[c] = NULL; /* ended at once: nothing to wait for */
+            rc |= send_failed(rank, c, st);
+        }
+    }
     if (rank < ncand) {
         memcpy((unsigned char *)all + (size_t)rank * len, mine, len);
-        rc = receive_all(w, len, all, gone);
-        *reporter = 1;
-        for (int c = 0; c < rank; c++)
-            if (!gone[c] && !known_failed(ctx, c, size))
-                *reporter = 0; /* a live candidate below reports */
+        rc |= receive_all(w, len, all, gone);
+        *reporter = lower_all_dead(ctx, rank, size, gone);
     }
     (void)ucft_waitall((size_t)ncand, req, info);
     for (int c = 0; c < ncand; c++)
-        if (c != rank && info[c].status != UCFT_OK &&
-            info[c].status != UCFT_ERR_PROC_FAILED) {
-            bench_err("coll", "rank %d: result to rank %d: %s", rank, c,
-                      ucft_status_string(info[c].status));
-            rc = -1;
-        }
+        rc |= send_failed(rank, c, info[c].status);
     free(req);
     free(info);
     return rc;

@@ -240,12 +240,14 @@ int coll_kill_main(const coll_opts_t *o)
     if (reporter) {
         int n = 0; /* the survivors' results, in rank order */
         for (int r = 0; r < size; r++) {
-            if (gone[r] && r != v.rank) {
-                bench_err("coll", "rank %d failed too (not the victim)", r);
-                ret = BENCH_EXIT_FAIL;
-            }
-            if (!gone[r] && r != v.rank)
+            if (r == v.rank)
+                continue;
+            if (!gone[r]) {
                 all[n++] = all[r];
+                continue;
+            }
+            bench_err("coll", "rank %d failed too (not the victim)", r);
+            ret = BENCH_EXIT_FAIL;
         }
         report(o, all, n, size, v.rank, ucft_comm_get_f(w),
                bench_wait_name(wcfg.mode));
