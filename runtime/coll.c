@@ -357,6 +357,7 @@ ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,
                    out);
         return UCFT_ERR_INVALID_PARAM;
     }
+    rt_coll_flow(comm, op); /* may post and wait for a barrier first */
     const coll_op_ops_t *ops =
         op == RT_COLL_SYNC ? ctx->coll_sync : ctx->coll_alg[op];
     size_t len = count * esize;

@@ -70,6 +70,11 @@ ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,
 void rt_coll_quiesce(struct ucft_context *ctx, uint64_t timeout_ns);
 /* The corrected barrier on `comm` (RT_COLL_SYNC), blocking. */
 ucft_status_t rt_coll_sync(ucft_comm_h comm);
+/* coll_flow.c: flow control of reduce loops (UCFT_REDUCE_WINDOW). Called
+ * by rt_coll_post for every valid call before it takes a sequence number. */
+void rt_coll_flow(struct ucft_comm *comm, int op);
+/* Finalize: wait for the last flow-control barrier. */
+void rt_coll_flow_end(struct ucft_comm *comm);
 /* `rank` failed: tell every running collective. */
 void rt_coll_failure(struct ucft_context *ctx, int rank);
 /* Recycles finished states whose requests have completed, frees lingering

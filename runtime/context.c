@@ -332,6 +332,7 @@ ucft_status_t ucft_finalize(ucft_context_h ctx)
      * PMIx fence may not. Collectives that completed early for the caller
      * first finish their part (their last messages go to ranks that may
      * leave once the barrier is done). */
+    rt_coll_flow_end(&ctx->world);
     rt_coll_quiesce(ctx, ctx->cfg.finalize_timeout_ns);
     if (ctx->boot.size > 1) {
         st = rt_coll_sync(&ctx->world);

@@ -52,6 +52,9 @@ struct ucft_comm {
     int *rank_at, *pos_of;   /* [size] */
     coll_map_t map;          /* points at rank_at and pos_of */
     uint64_t kept_gen;       /* completions of keep_after_done collectives */
+    /* Flow control of reduce loops (runtime/coll_flow.c). */
+    unsigned flow_run;             /* reduces since the last synchronising op */
+    struct ucft_request *flow_req; /* the window's barrier, or NULL */
 };
 
 typedef struct rt_req_chunk {

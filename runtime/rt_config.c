@@ -111,6 +111,14 @@ static const ucft_config_field_t rt_fields[] = {
      "after a kill with it, docs/bcast.md); 0: every copy buffered and "
      "moved whole",
      ucft_config_parse_size, F(coll_rndv_min), NULL},
+    {"REDUCE_WINDOW", "64",
+     "flow control of reduce loops: after every this many reduces in a row "
+     "on a communicator a corrected barrier is posted without waiting, and "
+     "the reduce that ends the next run of as many waits for it, so no rank "
+     "runs more than twice this many reduces ahead of another (a reduce "
+     "leaf never waits otherwise, and its messages pile up unmatched at the "
+     "ranks that combine); 0: off",
+     ucft_config_parse_uint, F(reduce_window), NULL},
     {"PLACEMENT", "interleave",
      "which rank holds which position in the collectives' trees and rings: "
      "interleave (consecutive positions on different nodes, so that a "
