@@ -333,9 +333,12 @@ static void coll_retire_aliased(struct ucft_context *ctx,
         coll_retire_kept(ctx);
 }
 
-ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,
-                           void *out, size_t count, int dtype, int redop,
-                           ucft_request_h *req)
+/* rt_coll_post; `inject_op` is the operation UCFT_INJECT counts the call
+ * as (-1: none). */
+static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
+                               int root, const void *in, void *out,
+                               size_t count, int dtype, int redop,
+                               ucft_request_h *req)
 {
     struct ucft_context *ctx;
     ucft_status_t st;
@@ -419,7 +422,7 @@ ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,
     /* UCFT_INJECT: a call it names runs on a filter that may kill us. */
     tp_t *tp = ctx->tp;
     if (rt_inject_active(&ctx->inject))
-        tp = rt_inject_call(&ctx->inject, op, comm->ctx_id, c->args.seq);
+        tp = rt_inject_call(&ctx->inject, inject_op, comm->ctx_id, c->args.seq);
     st = ops->init(c->state, tp, &c->args, c->buf);
     if (st == UCFT_OK) {
         list_add(&ctx->colls, c);
@@ -452,6 +455,19 @@ ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,
     }
     *req = r;
     return UCFT_OK;
+}
+
+ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,
+                           void *out, size_t count, int dtype, int redop,
+                           ucft_request_h *req)
+{
+    return coll_post(comm, op, op, root, in, out, count, dtype, redop, req);
+}
+
+ucft_status_t rt_coll_post_flow(ucft_comm_h comm, ucft_request_h *req)
+{
+    return coll_post(comm, RT_COLL_SYNC, -1, 0, NULL, NULL, 0, UCFT_UINT8, 0,
+                     req);
 }
 
 static int no_early(void *arg)

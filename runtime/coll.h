@@ -65,6 +65,10 @@ ucft_status_t rt_coll_init(struct ucft_context *ctx);
 ucft_status_t rt_coll_post(ucft_comm_h comm, int op, int root, const void *in,
                            void *out, size_t count, int dtype, int redop,
                            ucft_request_h *req);
+/* The corrected barrier (RT_COLL_SYNC) of flow control (coll_flow.c):
+ * like rt_coll_post, but UCFT_INJECT does not count it (its "finalize"
+ * calls are finalize's barriers only). */
+ucft_status_t rt_coll_post_flow(ucft_comm_h comm, ucft_request_h *req);
 /* Finalize: progress until the states that run on after their request
  * completed (early completion) have finished, at most timeout_ns. */
 void rt_coll_quiesce(struct ucft_context *ctx, uint64_t timeout_ns);

@@ -46,8 +46,7 @@ void rt_coll_flow(struct ucft_comm *comm, int op)
     comm->flow_run = 0;
     if (comm->flow_req != NULL)
         flow_wait(comm);
-    ucft_status_t st = rt_coll_post(comm, RT_COLL_SYNC, 0, NULL, NULL, 0,
-                                    UCFT_UINT8, 0, &comm->flow_req);
+    ucft_status_t st = rt_coll_post_flow(comm, &comm->flow_req);
     if (st != UCFT_OK) {
         ucft_debug(&comm->ctx->log, "reduce flow-control barrier: %s",
                    ucft_status_string(st));
