@@ -5,7 +5,8 @@
  * publishes the number of reduces it has completed in a file shared by
  * the job (mmap), and after each of its own reduces records how far it is
  * ahead of the root. The root checks every result. Prints one line per
- * rank: "flow: rank R lead L" (the largest lead seen).
+ * rank: "flow: rank R lead L" (the largest lead seen). Then NB
+ * non-blocking reduces from rotating roots, all in flight at once.
  *
  * Usage: it_flow FILE ITERS SLEEP_US   (FILE: at least 8 * N bytes, zeroed)
  */
@@ -61,6 +62,24 @@ int main(int argc, char **argv)
         if (d > lead)
             lead = d;
     }
+    /* Non-blocking: NB reduces in flight at once, then one wait for all.
+     * Posts that end a window wait for the barrier of the window before
+     * (which every rank posts too): no deadlock, every result right. */
+    enum { NB = 300 };
+    static int64_t nin[NB], nout[NB];
+    ucft_request_h reqs[NB];
+    for (int i = 0; i < NB; i++) {
+        nin[i] = (int64_t)(me + 1) * (i + 7);
+        nout[i] = -1;
+        CHECK_ST(ucft_ireduce(w, &nin[i], &nout[i], 1, UCFT_INT64, UCFT_SUM,
+                              i % n, &reqs[i]),
+                 UCFT_OK);
+    }
+    CHECK_ST(ucft_waitall(NB, reqs, NULL), UCFT_OK);
+    for (int i = 0; i < NB; i++)
+        if (me == i % n)
+            CHECK(nout[i] == (int64_t)n * (n + 1) / 2 * (i + 7),
+                  "ireduce %d: got %lld", i, (long long)nout[i]);
     printf("flow: rank %d lead %lld\n", me, (long long)lead);
     fflush(stdout);
     munmap(done, (size_t)n * sizeof(int64_t));
