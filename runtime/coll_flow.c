@@ -23,13 +23,19 @@
 #include "runtime/coll.h"
 #include "runtime/context.h"
 
-static void flow_wait(struct ucft_comm *comm)
+static void flow_log(const struct ucft_comm *comm, ucft_status_t st)
 {
-    ucft_status_t st = ucft_wait(&comm->flow_req, NULL);
     if (st != UCFT_OK)
         ucft_debug(&comm->ctx->log, "reduce flow-control barrier: %s",
                    ucft_status_string(st));
-    comm->flow_req = NULL;
+}
+
+/* A collective's request always completes: the wait releases it and
+ * clears flow_req. */
+static void flow_wait(struct ucft_comm *comm)
+{
+    if (comm->flow_req != NULL)
+        flow_log(comm, ucft_wait(&comm->flow_req, NULL));
 }
 
 void rt_coll_flow(struct ucft_comm *comm, int op)
@@ -44,19 +50,13 @@ void rt_coll_flow(struct ucft_comm *comm, int op)
     if (op != RT_COLL_REDUCE || window == 0 || ++comm->flow_run < window)
         return;
     comm->flow_run = 0;
-    if (comm->flow_req != NULL)
-        flow_wait(comm);
-    ucft_status_t st = rt_coll_post_flow(comm, &comm->flow_req);
-    if (st != UCFT_OK) {
-        ucft_debug(&comm->ctx->log, "reduce flow-control barrier: %s",
-                   ucft_status_string(st));
-        comm->flow_req = NULL;
-    }
+    flow_wait(comm);
+    /* A post that fails creates no request: flow_req stays NULL. */
+    flow_log(comm, rt_coll_post_flow(comm, &comm->flow_req));
 }
 
 void rt_coll_flow_end(struct ucft_comm *comm)
 {
-    if (comm->flow_req != NULL)
-        flow_wait(comm);
+    flow_wait(comm);
     comm->flow_run = 0;
 }
