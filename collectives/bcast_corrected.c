@@ -25,8 +25,10 @@
  *   wait never outlives the death that makes it pointless. Without
  *   failures every rank sends exactly min(2h, n-1) corrections (none at
  *   n = 2: see bc_covered).
- *  WINDOW (opportunistic): d = 2^f - 1 offsets per side, no waiting;
- *   offsets 2.. that a received correction already covers are skipped.
+ *  WINDOW (opportunistic, distance d = 2^f - 1): offsets 1..d - d/2 to the
+ *   right and 1..d/2 to the left (f = 1: one copy, to the right), no
+ *   waiting; offsets 2.. that a received correction already covers are
+ *   skipped, and so are the root and its tree children (bc__needless).
  *
  * Ending without the data. A rank without the data ends with
  * UCFT_ERR_PROC_FAILED when the root is known dead, or when more failures
@@ -105,6 +107,16 @@ static int bc_expected(const bcast_corrected_t *s, int v)
     return 1;
 }
 
+/* WINDOW: v needs no correction. The root has the data; a child of the
+ * root gets it from the tree unless the root died, and a dead root is not
+ * corrected (ranks without the data then end with an error). HEARD sends
+ * them all the same: there a copy also tells its receiver that the sender
+ * holds the data (the receiver's stopping rule). */
+int bc__needless(const bcast_corrected_t *s, int v)
+{
+    return s->cfg->mode == BC_MODE_WINDOW && (v == 0 || bc__parent(s, v) == 0);
+}
+
 int bc__ring(const bcast_corrected_t *s, int side, int off)
 {
     int64_t t =
@@ -119,11 +131,13 @@ static int bc_guaranteed(const bcast_corrected_t *s)
     if (s->dead_overflow)
         return 0;
     if (s->cfg->mode == BC_MODE_WINDOW) {
-        /* An expected sender whose window holds me. */
-        for (int j = 1; j <= s->h && j < s->n; j++)
-            if (bc_expected(s, bc__ring(s, BC_L, j)) ||
-                bc_expected(s, bc__ring(s, BC_R, j)))
-                return 1;
+        /* An expected sender whose window holds me: on my left one that
+         * sends rightwards that far, on my right one that sends leftwards
+         * that far. */
+        for (int side = 0; side < 2; side++)
+            for (int j = 1; j <= s->w[side] && j < s->n; j++)
+                if (bc_expected(s, bc__ring(s, side ^ 1, j)))
+                    return 1;
         return 0;
     }
     /* HEARD: fewer than h known-dead ranks between me and the nearest
@@ -182,7 +196,10 @@ static int bc_side(bcast_corrected_t *s, int side, int *off)
          * offset 1: keeps the failure-free count exact). */
         if (s->next[side] > 1 && s->next[side] <= s->heard_max[side])
             s->next[side] = s->heard_max[side] + 1;
-        if (s->next[side] > h || bc_covered(s))
+        while (s->next[side] <= s->w[side] && !bc_covered(s) &&
+               bc__needless(s, bc__ring(s, side, s->next[side])))
+            s->next[side]++;
+        if (s->next[side] > s->w[side] || bc_covered(s))
             goto done;
         *off = s->next[side];
         return BC_SEND;
@@ -240,6 +257,20 @@ static int bc_next(bcast_corrected_t *s, int *dst, unsigned *kind)
     return blocked ? BC_BLOCKED : BC_DONE;
 }
 
+/* WINDOW, done sending: an exact receive still waits for the copy of a
+ * neighbour that is expected to send it. The rank stays (its caller has
+ * the data already) until the copy comes or the neighbour is known dead:
+ * taken by the posted receive, a copy costs less than one cancelled here
+ * and dropped late by the sweeper. */
+static int bc_copy_coming(const bcast_corrected_t *s)
+{
+    return s->cfg->mode == BC_MODE_WINDOW &&
+           (((s->xpending >> BC_X_LEFT & 1) &&
+             bc_expected(s, bc__ring(s, BC_L, 1))) ||
+            ((s->xpending >> BC_X_RIGHT & 1) &&
+             bc_expected(s, bc__ring(s, BC_R, 1))));
+}
+
 /* Drives the rank as far as it can go now. Returns the status (INPROGRESS
  * while active); done_cb runs only when in_cb. */
 ucft_status_t bc__step(bcast_corrected_t *s, int in_cb)
@@ -273,7 +304,8 @@ ucft_status_t bc__step(bcast_corrected_t *s, int in_cb)
             break;
         }
         if (r == BC_DONE) {
-            bc__finish(s, UCFT_OK, in_cb);
+            if (!bc_copy_coming(s))
+                bc__finish(s, UCFT_OK, in_cb);
             break;
         }
         /* Lazy copies only while no failure is known: after one, a
@@ -330,10 +362,13 @@ static ucft_status_t bc_init(void *state, tp_t *tp, const coll_args_t *args,
         cfg->tree == BC_TREE_LAME ? coll_lame_block(s->vrank, cfg->k) : 0;
     s->next[BC_R] = s->next[BC_L] = 1;
     if (cfg->mode == BC_MODE_WINDOW) {
-        s->h = (uint8_t)((1u << f) - 1);
+        unsigned d = (1u << f) - 1;
+        s->w[BC_R] = (uint8_t)(d - d / 2);
+        s->w[BC_L] = (uint8_t)(d / 2);
         s->tol = (uint8_t)f;
     } else {
         s->h = (uint8_t)(cfg->h_is_f1 ? f + 1 : 1);
+        s->w[BC_R] = s->w[BC_L] = s->h; /* the unconditional prefix */
         s->tol = (uint8_t)(2 * s->h);
     }
     s->status = UCFT_INPROGRESS;
@@ -471,7 +506,7 @@ BC_VARIANT(corrected, "corrected",
            .tree = BC_TREE_BINOMIAL, .mode = BC_MODE_HEARD);
 BC_VARIANT(corrected_opportunistic, "corrected-opportunistic",
            "interleaved binomial tree + opportunistic correction, "
-           "2^f-1 per side",
+           "distance 2^f-1 (f = 1: one copy, to the right)",
            .tree = BC_TREE_BINOMIAL, .mode = BC_MODE_WINDOW);
 BC_VARIANT(corrected_failproof, "corrected-failproof",
            "interleaved binomial tree + correction until f+1 ranks heard "

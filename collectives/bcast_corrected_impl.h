@@ -53,7 +53,8 @@ typedef struct bcast_corrected {
     uint16_t heard[2];      /* distinct senders heard per side */
     uint16_t nchild;        /* tree children handled */
     uint8_t dead_overflow;  /* a failure could not be remembered */
-    uint8_t h;              /* HEARD threshold, or WINDOW width per side */
+    uint8_t h;              /* HEARD threshold (unconditional per side) */
+    uint8_t w[2];           /* offsets sent per side at most (WINDOW) */
     uint8_t tol;            /* failures tolerated at any time */
     uint8_t has_data;
     uint8_t sender; /* got the tree message (or is the root) */
@@ -88,6 +89,7 @@ ucft_status_t bc__step(bcast_corrected_t *s, int in_cb);
 void bc__finish(bcast_corrected_t *s, ucft_status_t status, int in_cb);
 int bc__parent(const bcast_corrected_t *s, int v);
 int bc__ring(const bcast_corrected_t *s, int side, int off);
+int bc__needless(const bcast_corrected_t *s, int v);
 
 /* bcast_corrected_recv.c */
 /* Posts the receives of a starting rank; UCFT_OK or the error that ends

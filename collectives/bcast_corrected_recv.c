@@ -2,12 +2,14 @@
  * Receives of the corrected broadcast (bcast_corrected.c has the protocol).
  *
  * Two ways to receive:
- *  exact  (h = 1: checked correction, or an opportunistic window of 1)
+ *  exact  (h = 1: checked correction, or opportunistic with f = 1)
  *         Without known failures a rank hears only from its tree parent and
  *         its ring neighbours at offset 1: a sender goes past offset h only
  *         once it knows of a failure (heard-h waits for the expected
  *         senders at 1..h; a window of 1 never goes past 1). So the rank
- *         posts three one-shot receives with full tags (BC_X_*). Their
+ *         posts up to three one-shot receives with full tags (BC_X_*:
+ *         opportunistic with f = 1 corrects only rightwards, and never the
+ *         root or its children, bc__needless). Their
  *         matching costs the transport a hash lookup, where a receive from
  *         any source is compared with every unexpected message: a
  *         broadcast root runs ahead of its receivers, whose queues then
@@ -226,16 +228,18 @@ static ucft_status_t bc_exact_post(bcast_corrected_t *s, int i)
 
 ucft_status_t bc__recv_start(bcast_corrected_t *s)
 {
-    if (s->h != 1 || s->dead.n > 0 || s->dead_overflow)
+    if (s->w[BC_R] > 1 || s->w[BC_L] > 1 || s->dead.n > 0 || s->dead_overflow)
         return bc__recv_any(s);
     ucft_status_t st = UCFT_OK;
+    int needless = bc__needless(s, s->vrank);
     if (s->vrank != 0)
         st = bc_exact_post(s, BC_X_TREE);
-    /* A sender corrects R1 first; with n = 2 that covers the ring, so no
-     * L1 comes. */
-    if (st == UCFT_OK)
+    /* The left neighbour sends rightwards (w[BC_R]), the right one
+     * leftwards. A sender corrects R1 first; with n = 2 that covers the
+     * ring, so no L1 comes. */
+    if (st == UCFT_OK && s->w[BC_R] == 1 && !needless)
         st = bc_exact_post(s, BC_X_LEFT);
-    if (st == UCFT_OK && s->n > 2)
+    if (st == UCFT_OK && s->w[BC_L] == 1 && !needless && s->n > 2)
         st = bc_exact_post(s, BC_X_RIGHT);
     return st;
 }

@@ -53,25 +53,62 @@ static inline unsigned bct_nchildren(const bct_variant_t *var, int v, int n)
     }
 }
 
-/* Corrections per rank without failures (h for checked/failure-proof,
- * 2^f - 1 per side for opportunistic), never more than the ring; none with
- * two ranks (the tree message is all there is to deliver). */
-static inline unsigned bct_corrections(const bct_variant_t *var, int n, int f)
+static inline int bct_parent(const bct_variant_t *var, int v)
+{
+    return var->tree == 1   ? coll_kary_parent(v, var->k)
+           : var->tree == 2 ? coll_lame_parent(v, var->k)
+                            : coll_binomial_parent(v);
+}
+
+/* Corrections that vrank v sends without failures; none with two ranks
+ * (the tree message is all there is to deliver), never more offsets than
+ * the ring has. Checked and failure-proof: h per side. Opportunistic:
+ * offsets 1..d - d/2 rightwards and 1..d/2 leftwards (d = 2^f - 1),
+ * alternating, right first, none to the root or a child of the root (for
+ * f > 1 at most that many: a heard correction may cover offsets). */
+static inline unsigned bct_corrections_of(const bct_variant_t *var, int v,
+                                          int n, int f)
 {
     if (n <= 2)
         return 0;
-    unsigned per_side = var->window ? (1u << f) - 1
-                        : var->h_f1 ? (unsigned)f + 1
-                                    : 1u;
-    unsigned c = 2 * per_side;
-    return n - 1 < (int)c ? (unsigned)(n - 1) : c;
+    if (!var->window) {
+        unsigned c = 2 * (var->h_f1 ? (unsigned)f + 1 : 1u);
+        return n - 1 < (int)c ? (unsigned)(n - 1) : c;
+    }
+    unsigned d = (1u << f) - 1, w[2] = {d - d / 2, d / 2}, next[2] = {1, 1};
+    unsigned c = 0;
+    for (int turn = 0;;) {
+        int sent = 0;
+        for (int i = 0; i < 2 && !sent; i++) {
+            int side = turn ^ i;
+            for (;;) {
+                int t =
+                    side == 0
+                        ? (int)((v + next[side]) % (unsigned)n)
+                        : (int)((v - (int)(next[side] % (unsigned)n) + n) % n);
+                if (next[side] > w[side] ||
+                    next[0] - 1 + next[1] - 1 >= (unsigned)n - 1)
+                    break;
+                next[side]++;
+                if (t != 0 && bct_parent(var, t) != 0) {
+                    c++;
+                    sent = 1;
+                    turn = side ^ 1;
+                    break;
+                }
+            }
+        }
+        if (!sent)
+            return c;
+    }
 }
 
 static inline uint64_t bct_messages(const bct_variant_t *var, int n, int f)
 {
-    return n <= 1
-               ? 0
-               : (uint64_t)(n - 1) + (uint64_t)n * bct_corrections(var, n, f);
+    uint64_t m = n <= 1 ? 0 : (uint64_t)(n - 1);
+    for (int v = 0; v < n; v++)
+        m += bct_corrections_of(var, v, n, f);
+    return m;
 }
 
 /* lazy: copies by rendezvous (args.rndv_min), on a sim that models it

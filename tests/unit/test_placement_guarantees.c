@@ -189,7 +189,7 @@ static int bcast_worst_run(const pl_job_t *j, int root, unsigned lost,
  * other than the root's, every run of consecutive positions the binomial
  * tree does not reach (dead or cut off) is at most 2^f - 1 long, for every
  * root: the bound ALGORITHMS.md derives for f single failures, so the
- * opportunistic correction with 2^f - 1 offsets per side still delivers.
+ * opportunistic correction with distance 2^f - 1 still delivers.
  * Not for other D: 3 nodes of 4, one lost node leaves a run of 3. */
 static void test_placement_interleave_bcast_runs(void **state)
 {

@@ -85,8 +85,9 @@ static int topo_member(int g, int k, int n, int f)
 
 /* Longest run of cyclically consecutive vranks the binomial tree does not
  * reach (dead or cut off) when one whole node other than the root's is
- * lost, worst node; the opportunistic correction needs that many offsets
- * per side. O(n x nodes): -1 (not computed) above TOPO_RUN_WORK. */
+ * lost, worst node; the opportunistic correction needs a distance of that
+ * many offsets (split between its two sides). O(n x nodes): -1 (not computed)
+ * above TOPO_RUN_WORK. */
 #define TOPO_RUN_WORK 200000000.0
 
 static int topo_worst_run(const topo_view_t *w)
