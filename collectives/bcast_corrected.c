@@ -28,7 +28,7 @@
  *  WINDOW (opportunistic, distance d = 2^f - 1): offsets 1..d - d/2 to the
  *   right and 1..d/2 to the left (f = 1: one copy, to the right), no
  *   waiting; offsets 2.. that a received correction already covers are
- *   skipped, and so are the root and its tree children (bc__needless).
+ *   skipped, and so are the root's tree children (bc__needless).
  *
  * Ending without the data. A rank without the data ends with
  * UCFT_ERR_PROC_FAILED when the root is known dead, or when more failures
@@ -107,14 +107,19 @@ static int bc_expected(const bcast_corrected_t *s, int v)
     return 1;
 }
 
-/* WINDOW: v needs no correction. The root has the data; a child of the
- * root gets it from the tree unless the root died, and a dead root is not
- * corrected (ranks without the data then end with an error). HEARD sends
- * them all the same: there a copy also tells its receiver that the sender
- * holds the data (the receiver's stopping rule). */
+/* WINDOW: v needs no correction: a child of the root gets the data from
+ * the tree unless the root died, and a dead root is not corrected (ranks
+ * without the data then end with an error). The root has the data, but in
+ * every BC_HOLD_EVERY-th instance it gets its left neighbour's copy all
+ * the same: waiting for it (bc_copy_coming) is what keeps a root from
+ * running ahead of its receivers without bound. HEARD sends to all: there
+ * a copy also tells its receiver that the sender holds the data (the
+ * receiver's stopping rule). */
 int bc__needless(const bcast_corrected_t *s, int v)
 {
-    return s->cfg->mode == BC_MODE_WINDOW && (v == 0 || bc__parent(s, v) == 0);
+    if (s->cfg->mode != BC_MODE_WINDOW)
+        return 0;
+    return v == 0 ? !bc_hold(s->args->seq) : bc__parent(s, v) == 0;
 }
 
 int bc__ring(const bcast_corrected_t *s, int side, int off)
@@ -392,13 +397,17 @@ static ucft_status_t bc_start(void *state)
     ucft_trace(s->tp->log, "bcast #%u: start, root %d, %u failure(s) known",
                (unsigned)s->args->seq, s->args->root, (unsigned)s->dead.n);
     if (s->vrank == 0) {
-        /* The root hears only to count corrections: it posts its receives
-         * once it turns out to need them (not at all when it finishes at
-         * once, e.g. n = 2; what it did not receive is dropped late). */
         s->has_data = s->sender = 1;
-        if (bc__step(s, 0) != UCFT_INPROGRESS || s->n == 1)
-            return s->status;
-        bc__ready(s);
+        /* HEARD: the root hears only to count corrections, so it posts its
+         * receives once it turns out to need them (not at all when it
+         * finishes at once, e.g. n = 2; what it did not receive is dropped
+         * late). WINDOW: it posts first, and its left neighbour's copy
+         * holds it back (bc__needless). */
+        if (s->cfg->mode == BC_MODE_HEARD) {
+            if (bc__step(s, 0) != UCFT_INPROGRESS || s->n == 1)
+                return s->status;
+            bc__ready(s);
+        }
     }
     if (s->n > 1) {
         ucft_status_t st = bc__recv_start(s);
@@ -408,7 +417,10 @@ static ucft_status_t bc_start(void *state)
             return st;
         }
     }
-    return bc__step(s, 0);
+    ucft_status_t st = bc__step(s, 0);
+    if (st == UCFT_INPROGRESS && s->vrank == 0)
+        bc__ready(s);
+    return st;
 }
 
 static ucft_status_t bc_test(const void *state)

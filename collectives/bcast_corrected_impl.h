@@ -23,6 +23,14 @@ enum { BC_R = 0, BC_L = 1 };
 
 #define BC_MAX_F 8
 
+/* Opportunistic: the root waits for a copy in one instance of this many
+ * (bc__needless), which bounds how far it runs ahead of its receivers. */
+#define BC_HOLD_EVERY 8
+static inline int bc_hold(uint32_t seq)
+{
+    return seq % BC_HOLD_EVERY == 0;
+}
+
 /* Exact receives of a rank whose failure-free senders are known (h = 1):
  * the tree message from the parent and the corrections of its two ring
  * neighbours at offset 1. */

@@ -9,7 +9,7 @@
  *         senders at 1..h; a window of 1 never goes past 1). So the rank
  *         posts up to three one-shot receives with full tags (BC_X_*:
  *         opportunistic with f = 1 corrects only rightwards, and never the
- *         root or its children, bc__needless). Their
+ *         root's children, bc__needless). Their
  *         matching costs the transport a hash lookup, where a receive from
  *         any source is compared with every unexpected message: a
  *         broadcast root runs ahead of its receivers, whose queues then
@@ -235,9 +235,8 @@ ucft_status_t bc__recv_start(bcast_corrected_t *s)
     if (s->vrank != 0)
         st = bc_exact_post(s, BC_X_TREE);
     /* The left neighbour sends rightwards (w[BC_R]), the right one
-     * leftwards. A sender corrects R1 first; with n = 2 that covers the
-     * ring, so no L1 comes. */
-    if (st == UCFT_OK && s->w[BC_R] == 1 && !needless)
+     * leftwards; with n = 2 nobody corrects (bc_covered). */
+    if (st == UCFT_OK && s->w[BC_R] == 1 && !needless && s->n > 2)
         st = bc_exact_post(s, BC_X_LEFT);
     if (st == UCFT_OK && s->w[BC_L] == 1 && !needless && s->n > 2)
         st = bc_exact_post(s, BC_X_RIGHT);

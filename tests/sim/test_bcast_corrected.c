@@ -86,20 +86,23 @@ static void test_bcast_corrected_counts(void **state)
                     assert_int_equal(r.completed, n);
                     if (var->window && f > 1)
                         assert_true(r.stats.messages <=
-                                    bct_messages(var, n, f));
+                                    bct_messages(var, n, f, root));
                     else
                         assert_int_equal(r.stats.messages,
-                                         bct_messages(var, n, f));
+                                         bct_messages(var, n, f, root));
                 }
     }
     /* Checked: exactly 3N - 1 messages for N >= 3. Opportunistic, f = 1:
      * N - 1 plus one copy to every rank but the root and its 10 children
-     * (1, 2, 4, .., 512). */
+     * (1, 2, 4, .., 512), and one to the root in instance 7016 (root 16),
+     * not in 7017 (root 17). */
     simrun_result_t r;
     bct_run(&bct_variants[0], 1000, 17, 1, NULL, 0, &r, NULL);
     assert_int_equal(r.stats.messages, 2999);
     bct_run(&bct_variants[1], 1000, 17, 1, NULL, 0, &r, NULL);
     assert_int_equal(r.stats.messages, 999 + 989);
+    bct_run(&bct_variants[1], 1000, 16, 1, NULL, 0, &r, NULL);
+    assert_int_equal(r.stats.messages, 999 + 989 + 1);
 }
 
 /* Latency on the LogGP model (a CPU per rank), no failure: every
@@ -148,7 +151,7 @@ static void test_bcast_corrected_root_failure(void **state)
     const int n = 300, root = 123;
     for (size_t i = 0; i < BCT_NVARIANTS; i++) {
         unsigned sends = bct_nchildren(&bct_variants[i], 0, n) +
-                         bct_corrections_of(&bct_variants[i], 0, n, 1);
+                         bct_corrections_of(&bct_variants[i], 0, n, 1, root);
         for (unsigned k = 0; k <= sends; k++) {
             simrun_fail_t fl = {.kind = k ? SIMRUN_FAIL_BEFORE_SEND
                                           : SIMRUN_FAIL_BEFORE_OP,

@@ -36,8 +36,8 @@ static size_t events_of(const bct_variant_t *var, int n, int root, int f,
     size_t ne = 0;
     for (int r = 0; r < n; r++) {
         int v = (r - root + n) % n; /* identity placement */
-        unsigned sends =
-            bct_nchildren(var, v, n) + bct_corrections_of(var, v, n, f) + 1;
+        unsigned sends = bct_nchildren(var, v, n) +
+                         bct_corrections_of(var, v, n, f, root) + 1;
         for (unsigned k = 0; k <= sends; k++)
             ev[ne++] = (bct_event_t){r, k, sends};
     }

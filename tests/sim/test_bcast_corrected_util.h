@@ -2,6 +2,7 @@
 #ifndef UCFT_TEST_BCAST_CORRECTED_UTIL_H
 #define UCFT_TEST_BCAST_CORRECTED_UTIL_H
 
+#include "collectives/bcast_corrected_impl.h"
 #include "collectives/tree_binomial.h"
 #include "collectives/tree_kary.h"
 #include "collectives/tree_lame.h"
@@ -53,6 +54,12 @@ static inline unsigned bct_nchildren(const bct_variant_t *var, int v, int n)
     }
 }
 
+/* The instance number of a test run (bct_run_mode). */
+static inline uint32_t bct_seq(int n, int root)
+{
+    return (uint32_t)(n * 7 + root);
+}
+
 static inline int bct_parent(const bct_variant_t *var, int v)
 {
     return var->tree == 1   ? coll_kary_parent(v, var->k)
@@ -64,10 +71,11 @@ static inline int bct_parent(const bct_variant_t *var, int v)
  * (the tree message is all there is to deliver), never more offsets than
  * the ring has. Checked and failure-proof: h per side. Opportunistic:
  * offsets 1..d - d/2 rightwards and 1..d/2 leftwards (d = 2^f - 1),
- * alternating, right first, none to the root or a child of the root (for
+ * alternating, right first, none to a child of the root nor, but in one
+ * instance of BC_HOLD_EVERY, to the root (for
  * f > 1 at most that many: a heard correction may cover offsets). */
 static inline unsigned bct_corrections_of(const bct_variant_t *var, int v,
-                                          int n, int f)
+                                          int n, int f, int root)
 {
     if (n <= 2)
         return 0;
@@ -90,7 +98,8 @@ static inline unsigned bct_corrections_of(const bct_variant_t *var, int v,
                     next[0] - 1 + next[1] - 1 >= (unsigned)n - 1)
                     break;
                 next[side]++;
-                if (t != 0 && bct_parent(var, t) != 0) {
+                if (t == 0 ? bc_hold(bct_seq(n, root))
+                           : bct_parent(var, t) != 0) {
                     c++;
                     sent = 1;
                     turn = side ^ 1;
@@ -103,11 +112,12 @@ static inline unsigned bct_corrections_of(const bct_variant_t *var, int v,
     }
 }
 
-static inline uint64_t bct_messages(const bct_variant_t *var, int n, int f)
+static inline uint64_t bct_messages(const bct_variant_t *var, int n, int f,
+                                    int root)
 {
     uint64_t m = n <= 1 ? 0 : (uint64_t)(n - 1);
     for (int v = 0; v < n; v++)
-        m += bct_corrections_of(var, v, n, f);
+        m += bct_corrections_of(var, v, n, f, root);
     return m;
 }
 
@@ -123,7 +133,7 @@ static inline void bct_run_mode(const bct_variant_t *var, int n, int root,
     simrun_params_default(&p, bct_op(var), n);
     p.root = root;
     p.len = 8;
-    p.seq = (uint32_t)(n * 7 + root);
+    p.seq = bct_seq(n, root);
     p.args.f = f;
     p.fails = fails;
     p.nfails = nfails;

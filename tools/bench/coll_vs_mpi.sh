@@ -11,6 +11,7 @@
 # ROUNDS (3), ITERS (2000), WARMUP (200), WAITS ("hybrid spin"),
 # SPIN_MAX_N (number of cores),
 # ALLREDUCE_ALGS ("corrected corrected-countbit corrected-bit recdbl"),
+# BCAST_ALGS ("corrected corrected-opportunistic binomial"),
 # REDUCE_ALGS ("corrected binomial"), BARRIER_ALGS ("corrected recdbl"),
 # MPI_PMLS ("ob1 ucx"), KILL_N (8), KILL_RUNS (5; 0 skips),
 # KILL_WAITS ("hybrid"), SYNC (0; 1: every operation timed alone and
@@ -41,6 +42,7 @@ ITERS=${ITERS:-2000}
 WARMUP=${WARMUP:-200}
 WAITS=${WAITS:-"hybrid spin"}
 ALLREDUCE_ALGS=${ALLREDUCE_ALGS:-"corrected corrected-countbit corrected-bit recdbl"}
+BCAST_ALGS=${BCAST_ALGS:-"corrected corrected-opportunistic binomial"}
 REDUCE_ALGS=${REDUCE_ALGS:-"corrected binomial"}
 BARRIER_ALGS=${BARRIER_ALGS:-"corrected recdbl"}
 MPI_PMLS=${MPI_PMLS:-"ob1 ucx"}
@@ -77,7 +79,7 @@ fi
 algs() {
     case $1 in
     allreduce) echo "$ALLREDUCE_ALGS" ;;
-    bcast) echo "corrected binomial" ;;
+    bcast) echo "$BCAST_ALGS" ;;
     reduce) echo "$REDUCE_ALGS" ;;
     barrier) echo "$BARRIER_ALGS" ;;
     *) echo "corrected" ;;
