@@ -6,6 +6,12 @@
 
 static void rec_take(void *arg, const standing_t *s);
 
+/* Running is the standing receive's state: started and not stopped. */
+static int rec_running(const rec_t *r)
+{
+    return r->recv.on;
+}
+
 void rec_init(rec_t *r, tp_t *tp, const mb_t *mb, const rec_ops_t *ops)
 {
     memset(r, 0, sizeof(*r));
@@ -28,7 +34,7 @@ static void rec_send(rec_t *r, int rank, uint32_t flags)
 {
     size_t count = mb_count(r->mb), n = count, first = 0;
 
-    if (!r->running || rank < 0 || rank == r->me)
+    if (!rec_running(r) || rank < 0 || rank == r->me)
         return;
     if (r->send_busy) {
         r->stats.skipped++;
@@ -87,7 +93,7 @@ static void rec_on_msg(rec_t *r, int src, size_t len)
         }
     }
     size_t listed = 0;
-    for (uint32_t i = 0; i < n && r->running; i++) {
+    for (uint32_t i = 0; i < n && rec_running(r); i++) {
         uint32_t f = m[2 + i];
         if (f >= (uint32_t)r->mb->size)
             continue;
@@ -119,18 +125,11 @@ static void rec_take(void *arg, const standing_t *s)
 
 ucft_status_t rec_start(rec_t *r)
 {
-    r->running = 1;
-    ucft_status_t st = standing_start(&r->recv);
-    if (st != UCFT_OK)
-        r->running = 0;
-    return st;
+    return standing_start(&r->recv);
 }
 
 void rec_stop(rec_t *r)
 {
-    if (!r->running)
-        return;
-    r->running = 0;
     standing_stop(&r->recv);
 }
 

@@ -63,7 +63,6 @@ typedef struct rec {
     tp_t *tp;
     const mb_t *mb;
     int me;
-    int running;
     rec_ops_t ops;
     size_t window; /* where the next window of a large set starts */
     tp_req_t send;
