@@ -2,6 +2,7 @@
  * ucftrun job control (see job.h).
  */
 #include "launcher/job.h"
+#include "launcher/handshake.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -10,6 +11,9 @@
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* How often a deferred --kill looks whether its rank has connected. */
+#define HANDSHAKE_POLL_NS (1000ull * 1000)
 
 static const char *sig_name(int sig, char *buf, size_t len)
 {
@@ -181,13 +185,68 @@ void ucftrun_job_on_abort(launcher_t *L)
         ab.cbfunc(PMIX_SUCCESS, ab.cbdata);
 }
 
+static void log_inject(launcher_t *L, ucftrun_inject_kind_t kind, int rank,
+                       uint64_t now)
+{
+    /* Logged right before the signal. Not fsync'ed: readers on this
+     * machine see the write at once, the file dies with the job, and an
+     * fdatasync on a disk-backed TMPDIR (~3 ms on ext4) would delay the
+     * death notice that fast-path detection waits for. */
+    if (ucftrun_inject_log_append(&L->inject_log, kind, rank, now) != 0)
+        ucft_warn(&L->log, "cannot append to %s", L->inject_log.path);
+}
+
+/* A kill that must wait for the rank's PMIx handshake (handshake.h). */
+static int kill_must_wait(launcher_t *L, ucftrun_proc_t *p, uint64_t now)
+{
+    if (p->kill_deferred)
+        return 1; /* an earlier kill already waits */
+    if (p->stopped || !ucftrun_handshake_open(p))
+        return 0;
+    p->kill_deferred = 1;
+    p->kill_by = now + UCFTRUN_HANDSHAKE_BOUND_NS;
+    L->ndeferred++;
+    ucft_debug(&L->log,
+               "--kill of rank %d waits for the end of its PMIx handshake",
+               p->rank);
+    return 1;
+}
+
+/* The deferred kills whose rank has connected (or whose bound passed). */
+static void kill_after_handshake(launcher_t *L, uint64_t now)
+{
+    for (int r = 0; r < L->nprocs && L->ndeferred > 0; r++) {
+        ucftrun_proc_t *p = &L->procs[r];
+        if (!p->kill_deferred)
+            continue;
+        int up = atomic_load(&p->connected);
+        if (p->alive && !up && now < p->kill_by)
+            continue;
+        p->kill_deferred = 0;
+        L->ndeferred--;
+        if (!p->alive)
+            continue;
+        if (up)
+            ucft_debug(&L->log, "rank %d connected: its --kill now", r);
+        else
+            ucft_warn(&L->log,
+                      "rank %d is still in its PMIx handshake %.1f s after "
+                      "its --kill was due: killing it now",
+                      r, UCFTRUN_HANDSHAKE_BOUND_NS / 1e9);
+        log_inject(L, UCFTRUN_INJECT_KILL, r, now);
+        ucftrun_proc_signal(p, SIGKILL);
+    }
+}
+
 /* Signals the alive ranks an injection targets: one rank, or every rank of
  * a pretend node at once (all logged first, then all signalled, so that
- * the node goes down as one). */
+ * the node goes down as one). A kill that would land in a rank's PMIx
+ * handshake waits for its end. */
 static void fire_inject(launcher_t *L, const ucftrun_inject_t *inj)
 {
     int sig = ucftrun_inject_signal(inj->kind), n = 0;
     uint64_t now = ucft_clock_now_ns();
+    int kill = inj->kind == UCFTRUN_INJECT_KILL;
 
     for (int pass = 0; pass < 2; pass++) {
         for (int r = 0; r < L->nprocs; r++) {
@@ -199,22 +258,17 @@ static void fire_inject(launcher_t *L, const ucftrun_inject_t *inj)
             if (!hit || !p->alive)
                 continue;
             if (pass == 1) {
-                ucftrun_proc_signal(p, sig);
+                if (!(kill && p->kill_deferred))
+                    ucftrun_proc_signal(p, sig);
                 continue;
             }
             n++;
-            if (inj->kind == UCFTRUN_INJECT_KILL)
+            if (kill)
                 p->injected = 1;
             else
                 p->stopped = 1;
-            /* Logged right before the signal. Not fsync'ed: readers on
-             * this machine see the write at once, the file dies with the
-             * job, and an fdatasync on a disk-backed TMPDIR (~3 ms on
-             * ext4) would delay the death notice that fast-path detection
-             * waits for. */
-            if (ucftrun_inject_log_append(&L->inject_log, inj->kind, r, now) !=
-                0)
-                ucft_warn(&L->log, "cannot append to %s", L->inject_log.path);
+            if (!(kill && kill_must_wait(L, p, now)))
+                log_inject(L, inj->kind, r, now);
         }
     }
     ucft_debug(&L->log, "--%s%s %d@%.3f: signalled %d rank(s)",
@@ -230,6 +284,8 @@ void ucftrun_job_on_timers(launcher_t *L)
     const ucftrun_inject_t *inj;
 
     (void)!read(L->timerfd, &ticks, sizeof(ticks));
+    if (L->ndeferred > 0)
+        kill_after_handshake(L, now);
     while ((inj = ucftrun_inject_pop_due(&L->sched, now - L->t0)) != NULL) {
         if (L->teardown == TEARDOWN_NONE)
             fire_inject(L, inj);
@@ -268,6 +324,8 @@ void ucftrun_job_arm_timer(launcher_t *L)
         next = L->grace_at;
     if (L->drain_at < next)
         next = L->drain_at;
+    if (L->ndeferred > 0 && ucft_clock_now_ns() + HANDSHAKE_POLL_NS < next)
+        next = ucft_clock_now_ns() + HANDSHAKE_POLL_NS;
     if (next != NO_DEADLINE) {
         if (next == 0)
             next = 1; /* 0 would disarm */

@@ -14,6 +14,7 @@
 #include <hwloc.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct ucftrun_server;
@@ -27,6 +28,8 @@ typedef struct ucftrun_proc {
     atomic_int finalized; /* set by the PMIx thread (client_finalized) */
     int injected;         /* killed on purpose (--kill, or a --stop leftover) */
     int stopped;          /* SIGSTOP sent by --stop */
+    int kill_deferred;    /* --kill waits for the PMIx handshake's end */
+    uint64_t kill_by;     /* ... at most until then (launcher clock) */
     hwloc_cpuset_t cpuset; /* binding, or NULL when unbound */
     struct ucftrun_server *srv;
     ucftrun_output_t out; /* the rank's stdout */

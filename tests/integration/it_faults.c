@@ -41,7 +41,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 #include <ucft.h>
 
 #include "it_check.h"
@@ -216,6 +218,20 @@ static void check_pad(const int32_t *s, int n, size_t len, int it)
                i, s[i], ranks);
 }
 
+/* UCFT_IT_HOLD_SOCKET_MS: hold a socket that long before ucft_init, as a
+ * rank looks to the launcher while it connects to the PMIx server (a
+ * --kill due then must wait for the connection). */
+static void hold_socket(void)
+{
+    const char *e = getenv("UCFT_IT_HOLD_SOCKET_MS");
+    int sv[2];
+    if (e == NULL || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+        return;
+    poll(NULL, 0, atoi(e));
+    close(sv[0]);
+    close(sv[1]);
+}
+
 int main(int argc, char **argv)
 {
     ucft_context_h ctx;
@@ -227,6 +243,7 @@ int main(int argc, char **argv)
     const char *op = argv[1];
     int baseline = strcmp(argv[3], "baseline") == 0;
     int iters = argc == 5 ? atoi(argv[4]) : 0;
+    hold_socket();
     ucft_status_t ist = ucft_init(NULL, &ctx);
     if (ist != UCFT_OK) {
         /* Expected when a rank dies during start-up (the script decides). */
