@@ -4,6 +4,7 @@
 #include "launcher/handshake.h"
 
 #include <dirent.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,6 +104,18 @@ static int has_socket(pid_t pid)
     return found;
 }
 
+/* A member still running the launcher's own image is between fork and
+ * exec: the sockets it may hold are the launcher's, not a connection. */
+static int is_launcher_image(pid_t pid)
+{
+    char path[64], self[PATH_MAX], exe[PATH_MAX];
+
+    snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+    ssize_t a = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    ssize_t b = readlink(path, exe, sizeof(exe) - 1);
+    return a > 0 && a == b && memcmp(self, exe, (size_t)a) == 0;
+}
+
 int ucftrun_handshake_open(ucftrun_proc_t *p)
 {
     pid_t m[MAX_MEMBERS];
@@ -118,7 +131,7 @@ int ucftrun_handshake_open(ucftrun_proc_t *p)
     if (atomic_load(&p->connected))
         return 0;
     for (int i = 0; i < n && !sock; i++)
-        sock = has_socket(m[i]);
+        sock = !is_launcher_image(m[i]) && has_socket(m[i]);
     if (!sock)
         return 0;
     ucftrun_proc_signal(p, SIGCONT);
