@@ -205,17 +205,24 @@ static int kill_must_wait(launcher_t *L, ucftrun_proc_t *p, uint64_t now)
         return 0;
     p->kill_deferred = 1;
     p->kill_by = now + UCFTRUN_HANDSHAKE_BOUND_NS;
-    L->ndeferred++;
     ucft_debug(&L->log,
                "--kill of rank %d waits for the end of its PMIx handshake",
                p->rank);
     return 1;
 }
 
+static int deferred_kills(const launcher_t *L)
+{
+    int n = 0;
+    for (int r = 0; r < L->nprocs; r++)
+        n += L->procs[r].kill_deferred;
+    return n;
+}
+
 /* The deferred kills whose rank has connected (or whose bound passed). */
 static void kill_after_handshake(launcher_t *L, uint64_t now)
 {
-    for (int r = 0; r < L->nprocs && L->ndeferred > 0; r++) {
+    for (int r = 0; r < L->nprocs; r++) {
         ucftrun_proc_t *p = &L->procs[r];
         if (!p->kill_deferred)
             continue;
@@ -223,7 +230,6 @@ static void kill_after_handshake(launcher_t *L, uint64_t now)
         if (p->alive && !up && now < p->kill_by)
             continue;
         p->kill_deferred = 0;
-        L->ndeferred--;
         if (!p->alive)
             continue;
         if (up)
@@ -284,8 +290,7 @@ void ucftrun_job_on_timers(launcher_t *L)
     const ucftrun_inject_t *inj;
 
     (void)!read(L->timerfd, &ticks, sizeof(ticks));
-    if (L->ndeferred > 0)
-        kill_after_handshake(L, now);
+    kill_after_handshake(L, now);
     while ((inj = ucftrun_inject_pop_due(&L->sched, now - L->t0)) != NULL) {
         if (L->teardown == TEARDOWN_NONE)
             fire_inject(L, inj);
@@ -324,8 +329,11 @@ void ucftrun_job_arm_timer(launcher_t *L)
         next = L->grace_at;
     if (L->drain_at < next)
         next = L->drain_at;
-    if (L->ndeferred > 0 && ucft_clock_now_ns() + HANDSHAKE_POLL_NS < next)
-        next = ucft_clock_now_ns() + HANDSHAKE_POLL_NS;
+    if (deferred_kills(L) > 0) {
+        uint64_t poll_at = ucft_clock_now_ns() + HANDSHAKE_POLL_NS;
+        if (poll_at < next)
+            next = poll_at;
+    }
     if (next != NO_DEADLINE) {
         if (next == 0)
             next = 1; /* 0 would disarm */

@@ -47,7 +47,6 @@ typedef struct launcher {
     ucftrun_proc_t *procs;
     int nprocs;
     int nalive;
-    int ndeferred; /* ranks whose --kill waits (handshake.h) */
     ucftrun_inject_sched_t sched;
     ucftrun_inject_log_t inject_log; /* UCFTRUN_INJECT_LOG */
     int sigfd;
