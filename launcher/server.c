@@ -140,9 +140,9 @@ int ucftrun_server_init(ucftrun_server_t *srv, const char *tmpdir,
     atomic_init(&srv->pending_notify, 0);
     /* PMIx 4.2.2's default job-data store (gds ds21) is a shared-memory
      * segment guarded by process-shared mutexes that are not robust: a
-     * rank killed while it reads (PMIx_Get) leaves the lock held forever,
-     * and the server's next commit blocks its progress thread for good
-     * (every fence of the job then hangs, and so does
+     * rank killed while it reads (PMIx_Init, PMIx_Get) leaves the lock
+     * held forever, and the server's next commit blocks its progress
+     * thread for good (every fence of the job then hangs, and so does
      * PMIx_server_finalize). The hash store keeps each process's copy in
      * its own memory and shares no lock. The ranks inherit the choice. A
      * choice made by the user stands. */
