@@ -4,8 +4,10 @@
  * PMIx 4.2.2's server does not survive a client that dies between opening
  * its connection and the end of the handshake: its connection handler's
  * error path leaves freed memory behind, and the launcher later crashes
- * (SIGSEGV in the PMIx thread) or deadlocks (PMIx_server_finalize, fences
- * that never complete). Seen here in about 1 of 500 start-up kills. A kill
+ * (SIGSEGV in the PMIx thread; seen once in about 1,500 start-up kills).
+ * The start-up hangs of the same runs turned out to have another cause, a
+ * store lock held by the killed rank (docs/launcher.md, Known
+ * limitations), which this guard does not cover. A kill
  * on purpose must not land in that window: the launcher stops the rank's
  * process group, and if a member holds a socket while the server has not
  * yet reported the rank connected, it lets the group go on and kills the

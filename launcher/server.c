@@ -460,8 +460,9 @@ int ucftrun_server_fini(ucftrun_server_t *srv)
         waited += (uint64_t)ms.tv_nsec;
     }
     /* PMIx 4.2.2 can deadlock in PMIx_server_finalize after a client died
-     * while it connected (it locks a mutex in freed memory): finalize on
-     * a thread of its own and leave it behind after a bound, so that the
+     * while it connected or while it held the lock of the shared-memory
+     * job-data store (docs/launcher.md, Known limitations): finalize on a
+     * thread of its own and leave it behind after a bound, so that the
      * launcher always ends. */
     atomic_store(&srv->finalized, 0);
     if (pthread_create(&t, NULL, finalize_main, srv) != 0) {
@@ -474,7 +475,7 @@ int ucftrun_server_fini(ucftrun_server_t *srv)
         if (!atomic_load(&srv->finalized)) {
             ucft_warn(srv->log,
                       "PMIx_server_finalize did not return within %llu s "
-                      "(a PMIx bug after a rank died while connecting); "
+                      "(a PMIx bug after a rank died during start-up); "
                       "exiting without it",
                       SERVER_FINALIZE_BOUND_NS / 1000000000ull);
             pthread_detach(t);
