@@ -183,11 +183,15 @@ static ucft_status_t get_bytes_q(rt_boot_t *b, const char *key, int rank,
         return UCFT_ERR_BOOTSTRAP; /* only ourselves, handled by the caller */
     load_proc(b, &p, (pmix_rank_t)rank);
     /* Every key is read after the start-up fence, which collected all
-     * the data into this client: look only there. Asking the server for
-     * a key that a rank never published (it died during start-up) blocks
-     * for seconds, and the heartbeat thread is among the callers. */
+     * the data. With the shared-memory job-data store this client finds
+     * it in its own view of the store; with the hash store it stays on
+     * the server, which then answers from its copy. PMIX_IMMEDIATE: the
+     * server answers at once, also when a rank never published the key
+     * (it died during start-up); without it the server would hold the
+     * request for seconds, and the heartbeat thread is among the
+     * callers. */
     PMIX_INFO_CONSTRUCT(&info);
-    PMIX_INFO_LOAD(&info, PMIX_OPTIONAL, &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&info, PMIX_IMMEDIATE, &yes, PMIX_BOOL);
     rc = PMIx_Get(&p, key, &info, 1, &v);
     PMIX_INFO_DESTRUCT(&info);
     if (rc == PMIX_ERR_NOT_FOUND && v == NULL) {
