@@ -7,7 +7,8 @@
  * (SIGSEGV in the PMIx thread; seen once in about 1,500 start-up kills).
  * The start-up hangs of the same runs turned out to have another cause, a
  * store lock held by the killed rank (docs/launcher.md, Known
- * limitations), which this guard does not cover. A kill
+ * limitations), which this guard does not cover (server.c avoids it by
+ * choosing PMIx's hash store). A kill
  * on purpose must not land in that window: the launcher stops the rank's
  * process group, and if a member holds a socket while the server has not
  * yet reported the rank connected, it lets the group go on and kills the

@@ -138,6 +138,20 @@ int ucftrun_server_init(ucftrun_server_t *srv, const char *tmpdir,
     srv->initialized = 0;
     memset(&srv->abort, 0, sizeof(srv->abort));
     atomic_init(&srv->pending_notify, 0);
+    /* PMIx 4.2.2's default job-data store (gds ds21) is a shared-memory
+     * segment guarded by process-shared mutexes that are not robust: a
+     * rank killed while it reads the store (PMIx_Get takes the read
+     * lock) leaves the lock held forever, and the server's next commit blocks
+     * its progress thread for good (every fence of the job then hangs, and so
+     * does PMIx_server_finalize). The hash store keeps each process's copy in
+     * its own memory and shares no lock. The ranks inherit the choice. A
+     * choice made by the user stands. */
+    if (setenv("PMIX_MCA_gds", "hash", 0) != 0) {
+        snprintf(err, errlen, "setenv PMIX_MCA_gds: %s", strerror(errno));
+        return -1;
+    }
+    ucft_debug(log, "PMIx job-data store: %s", getenv("PMIX_MCA_gds"));
+
     srv->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (srv->wake_fd < 0) {
         snprintf(err, errlen, "eventfd: %s", strerror(errno));

@@ -361,6 +361,24 @@ case_tag_output() {
     expect_tmp_clean
 }
 
+# The ranks run without PMIx's shared-memory job-data store (its locks stay
+# held when a rank is killed while it reads: launcher/server.c), unless the
+# user chose a store; the full modex works either way.
+case_job_store() {
+    local show='echo "gds=$PMIX_GDS_MODULE ds21=${PMIX_DSTORE_21_BASE_PATH:-none}"; exec "$0" fence'
+    run -n 4 -v sh -c "$show" "$CLIENT"
+    expect_rc 0
+    expect_line out "^gds=hash ds21=none$" 4
+    expect_line out "^rank [0-3] ok$" 4
+    expect_line err "PMIx job-data store: hash"
+    expect_tmp_clean
+    PMIX_MCA_gds=ds21,hash run -n 2 sh -c "$show" "$CLIENT"
+    expect_rc 0
+    expect_line out "^gds=ds21,hash ds21=/" 2
+    expect_line out "^rank [01] ok$" 2
+    expect_tmp_clean
+}
+
 case_bad_options() {
     local notexec=$WORK/notexec
     : >"$notexec"
@@ -489,6 +507,7 @@ exit_status) case_exit_status ;;
 abort_on_failure) case_abort_on_failure ;;
 pmix_abort) case_pmix_abort ;;
 tag_output) case_tag_output ;;
+job_store) case_job_store ;;
 bad_options) case_bad_options ;;
 sigterm_cleanup) case_sigterm_cleanup ;;
 *) fail "unknown case" ;;
