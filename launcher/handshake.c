@@ -2,6 +2,7 @@
  * Whether a rank is inside its PMIx connection handshake (see handshake.h).
  */
 #include "launcher/handshake.h"
+#include "runtime/base/procstat.h"
 
 #include <dirent.h>
 #include <limits.h>
@@ -16,23 +17,15 @@
 #define STOP_WAIT_NS (50ull * 1000 * 1000)
 #define STOP_POLL_NS (100ull * 1000)
 
-/* State (field 3) and process group (field 5) of /proc/PID/stat. The
- * command name (field 2) may hold spaces and parentheses: parse after its
- * last ')'. */
+/* State (field 3) and process group (field 5) of /proc/PID/stat. */
 static int proc_stat(pid_t pid, char *state, pid_t *pgrp)
 {
     char path[64], buf[512];
     int pg;
 
     snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return -1;
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    char *e = strrchr(buf, ')');
-    if (e == NULL || sscanf(e + 1, " %c %*d %d", state, &pg) != 2)
+    const char *e = ucft_procstat_read(path, buf, sizeof(buf));
+    if (e == NULL || sscanf(e, " %c %*d %d", state, &pg) != 2)
         return -1;
     *pgrp = (pid_t)pg;
     return 0;

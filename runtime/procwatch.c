@@ -1,6 +1,7 @@
 /* Watching the processes of the ranks on this node (see procwatch.h). */
 #include "runtime/procwatch.h"
 #include "runtime/bootstrap.h"
+#include "runtime/base/procstat.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -34,19 +35,10 @@ static uint64_t proc_start_time(pid_t pid)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return 0;
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    /* The command name is in parentheses and may hold anything: count the
-     * fields after the last ')' (field 3 is the first one there). */
-    char *p = strrchr(buf, ')');
+    const char *p = ucft_procstat_read(path, buf, sizeof(buf));
     if (p == NULL)
         return 0;
-    p++;
-    for (int field = 3; field < 22; field++) {
+    for (int field = 3; field < 22; field++) { /* p is before field 3 */
         p = strchr(p + 1, ' ');
         if (p == NULL)
             return 0;

@@ -17,6 +17,7 @@
  *                 in % of one core: an upper bound on the heartbeat thread
  */
 #include "tools/bench/detector.h"
+#include "runtime/base/procstat.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -75,16 +76,10 @@ static int read_task_ns(int tid, uint64_t *ns)
     }
     /* Fallback: utime and stime (fields 14 and 15) in clock ticks. */
     snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
-    f = fopen(path, "r");
-    if (f == NULL)
-        return -1;
-    size_t len = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[len] = '\0';
-    char *p = strrchr(buf, ')'); /* the name may contain spaces */
+    const char *p = ucft_procstat_read(path, buf, sizeof(buf));
     unsigned long long ut, st;
-    if (p == NULL || sscanf(p + 2,
-                            "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+    if (p == NULL || sscanf(p,
+                            " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
                             "%llu %llu",
                             &ut, &st) != 2)
         return -1;
