@@ -196,6 +196,11 @@ static void step(rc_state_t *s)
             size_t l;
             if (!next_send(s, &dst, &b, &l, &what))
                 break;
+            RC_TRACE(s, "send %s to %d",
+                     what == RC_UP     ? "up"
+                     : what == RC_TREE ? "tree"
+                                       : "down",
+                     dst);
             ucft_status_t st =
                 tp_send(s->tp, dst, tag(s, s->tp->rank, what), b, l, &s->sreq);
             if (st == UCFT_INPROGRESS)
@@ -237,6 +242,8 @@ static void req_cb(tp_req_t *req)
                   : req == &s->rreq ? RC_B_TREE
                                     : RC_B_DOWN;
     s->busy &= (uint8_t)~bit;
+    if (req->status != UCFT_OK)
+        RC_TRACE(s, "request %x: %s", bit, ucft_status_string(req->status));
     if (s->cleaned && s->busy == 0)
         free_mem(s);
     if (s->cleaned || s->over)
@@ -344,6 +351,7 @@ void rc_on_failure(void *state, int rank)
         s->capdead = cap;
     }
     s->dead[s->ndead++] = rank;
+    RC_TRACE(s, "failure of rank %d%s", rank, s->restart ? " (moving on)" : "");
     if (s->restart)
         return;
     if (s->cfg->allreduce && rank == s->root) {

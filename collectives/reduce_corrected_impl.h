@@ -23,6 +23,11 @@ enum {
     RC_F_TRUNC = 16,   /* up-correction entries left out of the list */
 };
 
+/* Trace line of this instance and attempt (UCFT_LOG_LEVEL=trace). */
+#define RC_TRACE(s, fmt, ...)                                                  \
+    ucft_trace((s)->tp->log, "rc #%u a%d: " fmt, (unsigned)(s)->args->seq,     \
+               (s)->attempt, __VA_ARGS__)
+
 static inline int slot_root(const rc_state_t *s)
 {
     return s->f + 1;
@@ -160,6 +165,7 @@ static inline void finish(rc_state_t *s, ucft_status_t st)
         return;
     s->done = 1;
     s->status = st;
+    RC_TRACE(s, "done: %s", ucft_status_string(st));
     if (!s->in_start && s->args->done_cb != NULL)
         s->args->done_cb(s->args->done_arg, s->tp->rank, st);
 }

@@ -14,8 +14,11 @@ void rc__handle_up(rc_state_t *s)
     uint32_t bit = 1u << k;
 
     if (s->ureq.length != s->ufix + s->len || !(s->up_need & bit) ||
-        ((s->up_got | s->up_dead) & bit))
+        ((s->up_got | s->up_dead) & bit)) {
+        RC_TRACE(s, "up from v%d ignored", src);
         return;
+    }
+    RC_TRACE(s, "up from v%d", src);
     s->up_got |= bit;
     combine(s, &s->acc_flags, s->sbuf + s->hfix,
             s->ufix ? rd32(s->ubuf) & RC_F_DECIDED : 0, s->ubuf + s->ufix);
@@ -44,8 +47,12 @@ void rc__handle_tree(rc_state_t *s)
     int ci = child_index(s, src);
     size_t base = s->hfix + s->len;
 
-    if (ci < 0 || s->rreq.length < base || ((s->ch_got | s->ch_dead) >> ci) & 1)
+    if (ci < 0 || s->rreq.length < base ||
+        ((s->ch_got | s->ch_dead) >> ci) & 1) {
+        RC_TRACE(s, "tree from v%d ignored", src);
         return;
+    }
+    RC_TRACE(s, "tree from v%d, flags %x", src, rd32(s->rbuf));
     s->ch_got |= 1u << ci;
     uint32_t fl = rd32(s->rbuf);
     if (s->v == 0) {
@@ -78,8 +85,11 @@ void rc__handle_down(rc_state_t *s)
     else if (itree_group(src, s->f) == s->g)
         k = itree_subtree(src, s->f);
     if (k < 0 || s->dreq.length != 4 + s->len ||
-        ((s->dn_got | s->dn_dead) >> k) & 1)
+        ((s->dn_got | s->dn_dead) >> k) & 1) {
+        RC_TRACE(s, "down from v%d ignored", src);
         return;
+    }
+    RC_TRACE(s, "down from v%d, flags %x", src, rd32(s->dbuf));
     s->dn_got |= 1u << k;
     if (!(rd32(s->dbuf) & RC_F_NONE) && !s->has_value)
         got_value(s, s->dbuf + 4);
@@ -178,6 +188,11 @@ void rc__begin_attempt(rc_state_t *s, int i)
             note_failure(s, r, 1);
         }
     }
+    RC_TRACE(s,
+             "root %d, v%d; need up %x ch %x dn %x; known dead up %x ch %x "
+             "dn %x (%u dead)",
+             s->root, s->v, s->up_need, s->ch_need, s->dn_need, s->up_dead,
+             s->ch_dead, s->dn_dead, s->ndead);
 }
 
 /* Root: build the result once the selected answer (and, if needed, my own
