@@ -754,8 +754,9 @@ void tp_ucp_config_apply(ucp_config_t *cfg, uint64_t keepalive_ns)
      * UCX's step puts 4 MB behind every shared-memory interface at start,
      * whose unmapping and freeing is most of a killed rank's exit, while
      * the survivors that must be told wait for a core (docs/detector.md).
-     * The pool still grows as traffic needs it. */
-    if (getenv("UCX_MM_RX_BUFS_GROW") == NULL &&
+     * The pool still grows as traffic needs it. Only with shared memory
+     * on: UCX warns about an mm setting otherwise. */
+    if (shm_enabled() && getenv("UCX_MM_RX_BUFS_GROW") == NULL &&
         getenv("UCX_POSIX_RX_BUFS_GROW") == NULL &&
         getenv("UCX_SYSV_RX_BUFS_GROW") == NULL)
         ucp_config_modify(cfg, "MM_RX_BUFS_GROW", "16");
