@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# ucft-shmkill: bad options exit 2 naming the problem; a short measurement
+# kills one sender per trial and reports every trial and the total.
+# Usage: run_shmkill_test.sh CASE UCFT_SHMKILL
+set -u
+case_=$1 tool=$2
+fail() { echo "FAIL: $*"; exit 1; }
+case $case_ in
+  bad_options)
+    for args in "--trials 0" "--senders 1" "--senders 17" "--payload 4" \
+                "--payload 97" "--wait 0" "--wait 61" "--wait x" "--bogus" \
+                "stray"; do
+      # shellcheck disable=SC2086
+      out=$("$tool" $args 2>&1); rc=$?
+      [ "$rc" -eq 2 ] || fail "'$args': exit $rc, expected 2"
+      grep -q "ucft-shmkill: \|unrecognized option" <<<"$out" ||
+        fail "'$args': no message naming the problem: $out"
+    done
+    "$tool" --help | grep -q "^usage: ucft-shmkill" || fail "--help"
+    ;;
+  measure)
+    out=$(timeout 60 "$tool" --trials 2 --senders 2 --wait 0.3 --seed 7 2>&1)
+    rc=$?
+    echo "$out"
+    [ "$rc" -eq 0 ] || fail "exit $rc"
+    [ "$(grep -c '^trial [01]: sender [01] killed after [0-9]* ms; after the kill: .* -> \(ok\|CUT OFF\)$' <<<"$out")" -eq 2 ] ||
+      fail "expected one line per trial"
+    grep -q "^ucft-shmkill: survivors cut off in [0-2] of 2 trials$" <<<"$out" ||
+      fail "no summary"
+    # Every sender of each trial was reaped: none is left running.
+    ! pgrep -f "^$tool " >/dev/null || fail "senders left running"
+    ;;
+  *) fail "unknown case $case_" ;;
+esac
+echo PASS

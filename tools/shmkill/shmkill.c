@@ -1,0 +1,314 @@
+/*
+ * ucft-shmkill: does a process SIGKILLed while it sends cut its receiver
+ * off from every other sender? (docs/transport.md, "A kill mid-send")
+ *
+ * Raw UCP, no ucft: the question is about UCX's transports. One trial =
+ * one receiver (this process) and --senders children; each child sends
+ * 8-byte tagged messages to the receiver in a loop (tag = child index).
+ * After a random 50-150 ms the receiver SIGKILLs one child, then counts
+ * for --wait seconds what the others still deliver. A trial is "cut off"
+ * when no surviving sender got a single message through in that time
+ * (they sent hundreds of thousands each before). Transports come from
+ * UCX_TLS; the UCX configuration is ucft's (tp_ucp_config_apply: shared
+ * memory qualifies for peer error handling) and endpoints use
+ * UCP_ERR_HANDLING_MODE_PEER, as ucft's do.
+ *
+ *   ucft-shmkill [--trials T] [--senders S] [--wait SECONDS] [--seed N]
+ *
+ * Prints one line per trial and a summary; exit 0 after a complete
+ * measurement, 2 on bad options, 1 if UCX cannot be set up.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <ucp/api/ucp.h>
+#include <unistd.h>
+
+#include "transport/ucp/tp_ucp.h"
+
+#define MAX_SENDERS 16
+#define MAX_PAYLOAD 96 /* stays inside one shared-memory FIFO element */
+
+typedef struct opts {
+    int trials, senders;
+    size_t payload;
+    double wait_s;
+    unsigned seed;
+} opts_t;
+
+typedef struct ucx {
+    ucp_context_h ctx;
+    ucp_worker_h worker;
+} ucx_t;
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int ucx_open(ucx_t *u)
+{
+    ucp_config_t *cfg;
+    if (ucp_config_read(NULL, NULL, &cfg) != UCS_OK)
+        return -1;
+    tp_ucp_config_apply(cfg, 0); /* ucft's settings (shared memory on) */
+    ucp_params_t pp = {.field_mask = UCP_PARAM_FIELD_FEATURES,
+                       .features = UCP_FEATURE_TAG};
+    ucs_status_t st = ucp_init(&pp, cfg, &u->ctx);
+    ucp_config_release(cfg);
+    if (st != UCS_OK)
+        return -1;
+    ucp_worker_params_t wp = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+                              .thread_mode = UCS_THREAD_MODE_SINGLE};
+    if (ucp_worker_create(u->ctx, &wp, &u->worker) != UCS_OK) {
+        ucp_cleanup(u->ctx);
+        return -1;
+    }
+    return 0;
+}
+
+static void ucx_close(ucx_t *u)
+{
+    ucp_worker_destroy(u->worker);
+    ucp_cleanup(u->ctx);
+}
+
+static void send_cb(void *req, ucs_status_t st, void *arg)
+{
+    (void)req;
+    (void)st;
+    (void)arg;
+}
+
+static void ep_err_cb(void *arg, ucp_ep_h ep, ucs_status_t st)
+{
+    (void)arg;
+    (void)ep;
+    (void)st;
+}
+
+static int read_all(int fd, void *buf, size_t len)
+{
+    for (size_t got = 0; got < len;) {
+        ssize_t n = read(fd, (char *)buf + got, len - got);
+        if (n <= 0 && errno != EINTR)
+            return -1;
+        got += n > 0 ? (size_t)n : 0;
+    }
+    return 0;
+}
+
+/* A sender: the receiver's address from the pipe, then sends for ever. */
+static void sender(int fd, int index, size_t payload)
+{
+    size_t len;
+    ucx_t u;
+    if (read_all(fd, &len, sizeof(len)) != 0 || len > (1u << 20))
+        _exit(1);
+    void *addr = malloc(len);
+    if (addr == NULL || read_all(fd, addr, len) != 0 || ucx_open(&u) != 0)
+        _exit(1);
+    ucp_ep_params_t ep_p = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS |
+                                          UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                                          UCP_EP_PARAM_FIELD_ERR_HANDLER,
+                            .address = addr,
+                            .err_mode = UCP_ERR_HANDLING_MODE_PEER,
+                            .err_handler = {.cb = ep_err_cb}};
+    ucp_ep_h ep;
+    if (ucp_ep_create(u.worker, &ep_p, &ep) != UCS_OK)
+        _exit(1);
+    unsigned char msg[MAX_PAYLOAD] = {0};
+    for (uint64_t v = 0;; v++) {
+        ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK,
+                                 .cb.send = send_cb};
+        memcpy(msg, &v, sizeof(v));
+        void *r = ucp_tag_send_nbx(ep, msg, payload, (uint64_t)index, &p);
+        if (UCS_PTR_IS_ERR(r))
+            _exit(1);
+        if (r != NULL) { /* the receiver's FIFO is full */
+            while (ucp_request_check_status(r) == UCS_INPROGRESS)
+                ucp_worker_progress(u.worker);
+            ucp_request_free(r);
+        }
+        if ((v & 63) == 0)
+            ucp_worker_progress(u.worker);
+    }
+}
+
+/* Receives whatever has arrived; counts per sender. */
+static void drain(ucp_worker_h w, uint64_t *cnt, int senders)
+{
+    ucp_tag_recv_info_t info;
+    ucp_tag_message_h m;
+    unsigned char buf[MAX_PAYLOAD];
+    ucp_worker_progress(w);
+    while ((m = ucp_tag_probe_nb(w, 0, 0, 1, &info)) != NULL) {
+        ucp_request_param_t p = {.op_attr_mask = 0};
+        void *r = ucp_tag_msg_recv_nbx(w, buf, sizeof(buf), m, &p);
+        if (UCS_PTR_IS_PTR(r)) {
+            while (ucp_request_check_status(r) == UCS_INPROGRESS)
+                ucp_worker_progress(w);
+            ucp_request_free(r);
+        }
+        if (info.sender_tag < (uint64_t)senders)
+            cnt[info.sender_tag]++;
+    }
+}
+
+/* One trial; returns 1 when the survivors were cut off, 0 if not, -1 on a
+ * setup error. */
+static int trial(const opts_t *o, int t)
+{
+    pid_t pid[MAX_SENDERS];
+    int fds[MAX_SENDERS];
+    int n = 0, rc = -1;
+    for (; n < o->senders; n++) {
+        int p[2];
+        if (pipe(p) != 0)
+            break;
+        pid[n] = fork();
+        if (pid[n] == 0) {
+            close(p[1]);
+            sender(p[0], n, o->payload);
+        }
+        close(p[0]);
+        fds[n] = p[1];
+        if (pid[n] < 0) {
+            close(p[1]);
+            break;
+        }
+    }
+    ucx_t u;
+    ucp_address_t *addr = NULL;
+    size_t alen = 0;
+    if (n < o->senders || ucx_open(&u) != 0)
+        goto out;
+    if (ucp_worker_get_address(u.worker, &addr, &alen) != UCS_OK) {
+        ucx_close(&u);
+        goto out;
+    }
+    for (int i = 0; i < n; i++)
+        if (write(fds[i], &alen, sizeof(alen)) != (ssize_t)sizeof(alen) ||
+            write(fds[i], addr, alen) != (ssize_t)alen)
+            goto close_ucx;
+    uint64_t cnt[MAX_SENDERS] = {0}, before[MAX_SENDERS];
+    double kill_after = 0.05 + (double)(rand() % 100) * 1e-3;
+    int victim = rand() % n;
+    double t0 = now_s();
+    while (now_s() - t0 < kill_after)
+        drain(u.worker, cnt, n);
+    memcpy(before, cnt, sizeof(cnt));
+    kill(pid[victim], SIGKILL);
+    double t1 = now_s();
+    while (now_s() - t1 < o->wait_s)
+        drain(u.worker, cnt, n);
+    uint64_t got = 0;
+    for (int i = 0; i < n; i++)
+        got += i == victim ? 0 : cnt[i] - before[i];
+    rc = got == 0;
+    printf("trial %d: sender %d killed after %.0f ms; after the kill:", t,
+           victim, kill_after * 1e3);
+    for (int i = 0; i < n; i++)
+        printf(" %s%llu", i == victim ? "*" : "",
+               (unsigned long long)(cnt[i] - before[i]));
+    printf(" -> %s\n", rc ? "CUT OFF" : "ok");
+    fflush(stdout);
+close_ucx:
+    ucp_worker_release_address(u.worker, addr);
+    ucx_close(&u);
+out:
+    for (int i = 0; i < n; i++) {
+        close(fds[i]);
+        kill(pid[i], SIGKILL);
+        waitpid(pid[i], NULL, 0);
+    }
+    return rc;
+}
+
+static int parse(int argc, char **argv, opts_t *o)
+{
+    static const struct option lo[] = {
+        {"trials", 1, NULL, 't'},  {"senders", 1, NULL, 's'},
+        {"wait", 1, NULL, 'w'},    {"seed", 1, NULL, 'r'},
+        {"payload", 1, NULL, 'p'}, {"help", 0, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    *o = (opts_t){.trials = 20,
+                  .senders = 3,
+                  .payload = 8,
+                  .wait_s = 1.0,
+                  .seed = (unsigned)getpid()};
+    for (int c; (c = getopt_long(argc, argv, "", lo, NULL)) != -1;) {
+        char *end = NULL;
+        switch (c) {
+        case 't':
+            o->trials = (int)strtol(optarg, &end, 10);
+            break;
+        case 's':
+            o->senders = (int)strtol(optarg, &end, 10);
+            break;
+        case 'w':
+            o->wait_s = strtod(optarg, &end);
+            break;
+        case 'r':
+            o->seed = (unsigned)strtoul(optarg, &end, 10);
+            break;
+        case 'p':
+            o->payload = (size_t)strtoul(optarg, &end, 10);
+            break;
+        case 'h':
+            printf("usage: ucft-shmkill [--trials T] [--senders S (2-%d)] "
+                   "[--payload BYTES (8-%d)] [--wait SECONDS] [--seed N]\n",
+                   MAX_SENDERS, MAX_PAYLOAD);
+            exit(0);
+        default:
+            return -1;
+        }
+        if (end == optarg || *end != '\0') {
+            fprintf(stderr, "ucft-shmkill: bad value '%s'\n", optarg);
+            return -1;
+        }
+    }
+    if (optind < argc || o->trials < 1 || o->senders < 2 || o->payload < 8 ||
+        o->payload > MAX_PAYLOAD || o->senders > MAX_SENDERS ||
+        !(o->wait_s > 0 && o->wait_s <= 60)) {
+        fprintf(stderr,
+                "ucft-shmkill: need --trials >= 1, --senders 2-%d, "
+                "--wait in (0, 60] and no other arguments\n",
+                MAX_SENDERS);
+        return -1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    opts_t o;
+    if (parse(argc, argv, &o) != 0)
+        return 2;
+    srand(o.seed);
+    const char *tls = getenv("UCX_TLS");
+    printf("ucft-shmkill: UCX_TLS=%s, %d senders, %zu-byte messages, %d "
+           "trials, %.1f s each, seed %u\n",
+           tls ? tls : "(default)", o.senders, o.payload, o.trials, o.wait_s,
+           o.seed);
+    int cut = 0;
+    for (int t = 0; t < o.trials; t++) {
+        int r = trial(&o, t);
+        if (r < 0) {
+            fprintf(stderr, "ucft-shmkill: trial %d: UCX setup failed\n", t);
+            return 1;
+        }
+        cut += r;
+    }
+    printf("ucft-shmkill: survivors cut off in %d of %d trials\n", cut,
+           o.trials);
+    return 0;
+}
