@@ -23,9 +23,9 @@ case $case_ in
     rc=$?
     echo "$out"
     [ "$rc" -eq 0 ] || fail "exit $rc"
-    [ "$(grep -c '^trial [01]: sender [01] killed after [0-9]* ms; after the kill: .* -> \(ok\|CUT OFF\)$' <<<"$out")" -eq 2 ] ||
+    [ "$(grep -c '^trial [01]: sender [01] killed after [0-9]* ms; after the kill: .* -> \(ok\|CUT OFF\), self-probe \(arrived\|BLOCKED\)$' <<<"$out")" -eq 2 ] ||
       fail "expected one line per trial"
-    grep -q "^ucft-shmkill: survivors cut off in [0-2] of 2 trials$" <<<"$out" ||
+    grep -q "^ucft-shmkill: survivors cut off in [0-2] of 2 trials; self-probe blocked in [0-2]; the two agree in [0-2] of 2$" <<<"$out" ||
       fail "no summary"
     # Every sender of each trial was reaped: none is left running.
     ! pgrep -f "^$tool " >/dev/null || fail "senders left running"

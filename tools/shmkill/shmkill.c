@@ -8,7 +8,10 @@
  * After a random 50-150 ms the receiver SIGKILLs one child, then counts
  * for --wait seconds what the others still deliver. A trial is "cut off"
  * when no surviving sender got a single message through in that time
- * (they sent hundreds of thousands each before). Transports come from
+ * (they sent hundreds of thousands each before). Then a second worker of
+ * this process sends the receiving worker one message (the self-probe of
+ * docs/transport.md): it goes through the same FIFO, so it should be
+ * stuck exactly when the survivors are. Transports come from
  * UCX_TLS; the UCX configuration is ucft's (tp_ucp_config_apply: shared
  * memory qualifies for peer error handling) and endpoints use
  * UCP_ERR_HANDLING_MODE_PEER, as ucft's do.
@@ -34,6 +37,8 @@
 
 #define MAX_SENDERS 16
 #define MAX_PAYLOAD 96 /* stays inside one shared-memory FIFO element */
+#define PROBE_TAG   ((uint64_t)1 << 40)
+#define PROBE_S     0.3 /* how long the self-probe may take */
 
 typedef struct opts {
     int trials, senders;
@@ -160,11 +165,65 @@ static void drain(ucp_worker_h w, uint64_t *cnt, int senders)
         }
         if (info.sender_tag < (uint64_t)senders)
             cnt[info.sender_tag]++;
+        else if (info.sender_tag == PROBE_TAG)
+            cnt[MAX_SENDERS]++;
     }
 }
 
-/* One trial; returns 1 when the survivors were cut off, 0 if not, -1 on a
- * setup error. */
+/* The self-probe of docs/transport.md: a second worker of this process
+ * sends one message to the receiving worker, which UCX carries through
+ * that worker's own shared-memory FIFO. 1: it arrived within PROBE_S;
+ * 0: it did not (the FIFO is blocked); -1: setup error. */
+static int self_probe(ucx_t *u, const ucp_address_t *addr, uint64_t *cnt,
+                      int senders)
+{
+    ucp_worker_params_t wp = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+                              .thread_mode = UCS_THREAD_MODE_SINGLE};
+    ucp_worker_h pw;
+    ucp_ep_h ep;
+    if (ucp_worker_create(u->ctx, &wp, &pw) != UCS_OK)
+        return -1;
+    ucp_ep_params_t ep_p = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS |
+                                          UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                                          UCP_EP_PARAM_FIELD_ERR_HANDLER,
+                            .address = addr,
+                            .err_mode = UCP_ERR_HANDLING_MODE_PEER,
+                            .err_handler = {.cb = ep_err_cb}};
+    int rc = -1;
+    if (ucp_ep_create(pw, &ep_p, &ep) != UCS_OK)
+        goto out;
+    uint64_t v = 1, before = cnt[MAX_SENDERS];
+    ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK,
+                             .cb.send = send_cb};
+    void *r = ucp_tag_send_nbx(ep, &v, sizeof(v), PROBE_TAG, &p);
+    if (!UCS_PTR_IS_ERR(r)) {
+        double t0 = now_s();
+        while (cnt[MAX_SENDERS] == before && now_s() - t0 < PROBE_S) {
+            ucp_worker_progress(pw);
+            drain(u->worker, cnt, senders);
+        }
+        rc = cnt[MAX_SENDERS] != before;
+        if (r != NULL) /* a blocked FIFO may keep it: give it up */
+            ucp_request_free(r);
+    }
+    ucp_request_param_t cp = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+                              .flags = UCP_EP_CLOSE_FLAG_FORCE};
+    void *c = ucp_ep_close_nbx(ep, &cp);
+    if (UCS_PTR_IS_PTR(c)) {
+        while (ucp_request_check_status(c) == UCS_INPROGRESS)
+            ucp_worker_progress(pw);
+        ucp_request_free(c);
+    }
+out:
+    ucp_worker_destroy(pw);
+    return rc;
+}
+
+/* One trial; returns -1 on a setup error, else TRIAL_CUT when the
+ * survivors were cut off, plus TRIAL_BLOCKED when the self-probe did not
+ * come through. */
+enum { TRIAL_CUT = 1, TRIAL_BLOCKED = 2 };
+
 static int trial(const opts_t *o, int t)
 {
     pid_t pid[MAX_SENDERS];
@@ -199,7 +258,7 @@ static int trial(const opts_t *o, int t)
         if (write(fds[i], &alen, sizeof(alen)) != (ssize_t)sizeof(alen) ||
             write(fds[i], addr, alen) != (ssize_t)alen)
             goto close_ucx;
-    uint64_t cnt[MAX_SENDERS] = {0}, before[MAX_SENDERS];
+    uint64_t cnt[MAX_SENDERS + 1] = {0}, before[MAX_SENDERS + 1];
     double kill_after = 0.05 + (double)(rand() % 100) * 1e-3;
     int victim = rand() % n;
     double t0 = now_s();
@@ -213,13 +272,17 @@ static int trial(const opts_t *o, int t)
     uint64_t got = 0;
     for (int i = 0; i < n; i++)
         got += i == victim ? 0 : cnt[i] - before[i];
-    rc = got == 0;
+    int arrived = self_probe(&u, addr, cnt, n);
+    if (arrived < 0)
+        goto close_ucx;
+    rc = (got == 0 ? TRIAL_CUT : 0) | (arrived ? 0 : TRIAL_BLOCKED);
     printf("trial %d: sender %d killed after %.0f ms; after the kill:", t,
            victim, kill_after * 1e3);
     for (int i = 0; i < n; i++)
         printf(" %s%llu", i == victim ? "*" : "",
                (unsigned long long)(cnt[i] - before[i]));
-    printf(" -> %s\n", rc ? "CUT OFF" : "ok");
+    printf(" -> %s, self-probe %s\n", got == 0 ? "CUT OFF" : "ok",
+           arrived ? "arrived" : "BLOCKED");
     fflush(stdout);
 close_ucx:
     ucp_worker_release_address(u.worker, addr);
@@ -299,16 +362,19 @@ int main(int argc, char **argv)
            "trials, %.1f s each, seed %u\n",
            tls ? tls : "(default)", o.senders, o.payload, o.trials, o.wait_s,
            o.seed);
-    int cut = 0;
+    int cut = 0, blocked = 0, agree = 0;
     for (int t = 0; t < o.trials; t++) {
         int r = trial(&o, t);
         if (r < 0) {
             fprintf(stderr, "ucft-shmkill: trial %d: UCX setup failed\n", t);
             return 1;
         }
-        cut += r;
+        cut += (r & TRIAL_CUT) != 0;
+        blocked += (r & TRIAL_BLOCKED) != 0;
+        agree += !(r & TRIAL_CUT) == !(r & TRIAL_BLOCKED);
     }
-    printf("ucft-shmkill: survivors cut off in %d of %d trials\n", cut,
-           o.trials);
+    printf("ucft-shmkill: survivors cut off in %d of %d trials; self-probe "
+           "blocked in %d; the two agree in %d of %d\n",
+           cut, o.trials, blocked, agree, o.trials);
     return 0;
 }
