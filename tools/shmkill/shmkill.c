@@ -100,6 +100,18 @@ static void ep_err_cb(void *arg, ucp_ep_h ep, ucs_status_t st)
     (void)st;
 }
 
+/* An endpoint as ucft makes them (peer error handling). */
+static ucs_status_t ep_to(ucp_worker_h w, const void *addr, ucp_ep_h *ep)
+{
+    ucp_ep_params_t p = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS |
+                                       UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                                       UCP_EP_PARAM_FIELD_ERR_HANDLER,
+                         .address = addr,
+                         .err_mode = UCP_ERR_HANDLING_MODE_PEER,
+                         .err_handler = {.cb = ep_err_cb}};
+    return ucp_ep_create(w, &p, ep);
+}
+
 static int read_all(int fd, void *buf, size_t len)
 {
     for (size_t got = 0; got < len;) {
@@ -121,14 +133,8 @@ static void sender(int fd, int index, size_t payload)
     void *addr = malloc(len);
     if (addr == NULL || read_all(fd, addr, len) != 0 || ucx_open(&u) != 0)
         _exit(1);
-    ucp_ep_params_t ep_p = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS |
-                                          UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
-                                          UCP_EP_PARAM_FIELD_ERR_HANDLER,
-                            .address = addr,
-                            .err_mode = UCP_ERR_HANDLING_MODE_PEER,
-                            .err_handler = {.cb = ep_err_cb}};
     ucp_ep_h ep;
-    if (ucp_ep_create(u.worker, &ep_p, &ep) != UCS_OK)
+    if (ep_to(u.worker, addr, &ep) != UCS_OK)
         _exit(1);
     unsigned char msg[MAX_PAYLOAD] = {0};
     for (uint64_t v = 0;; v++) {
@@ -183,14 +189,8 @@ static int self_probe(ucx_t *u, const ucp_address_t *addr, uint64_t *cnt,
     ucp_ep_h ep;
     if (ucp_worker_create(u->ctx, &wp, &pw) != UCS_OK)
         return -1;
-    ucp_ep_params_t ep_p = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS |
-                                          UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
-                                          UCP_EP_PARAM_FIELD_ERR_HANDLER,
-                            .address = addr,
-                            .err_mode = UCP_ERR_HANDLING_MODE_PEER,
-                            .err_handler = {.cb = ep_err_cb}};
     int rc = -1;
-    if (ucp_ep_create(pw, &ep_p, &ep) != UCS_OK)
+    if (ep_to(pw, addr, &ep) != UCS_OK)
         goto out;
     uint64_t v = 1, before = cnt[MAX_SENDERS];
     ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK,
