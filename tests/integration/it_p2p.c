@@ -260,6 +260,27 @@ static void mode_killwait(ucft_comm_h w, int rank, int size, double bound)
 
 enum { TAG_WORK = 20, TAG_RESULT = 21 };
 
+/* Gives the requeued item (if any) to an idle worker not known dead. */
+static void hand_out(ucft_context_h ctx, ucft_comm_h w, long *held, int size,
+                     long *requeued, int *active)
+{
+    int failed[64];
+    size_t nf = 0;
+    ucft_failed_ranks(ctx, failed, 64, &nf);
+    for (int q = 1; q < size && *requeued >= 0; q++) {
+        int dead = 0;
+        for (size_t j = 0; j < nf && j < 64; j++)
+            dead |= failed[j] == q;
+        if (dead || held[q] != -1)
+            continue;
+        if (ucft_send(w, requeued, sizeof(long), q, TAG_WORK) != UCFT_OK)
+            continue; /* q just died: the next failure report covers it */
+        held[q] = *requeued;
+        *requeued = -1;
+        (*active)++;
+    }
+}
+
 static void mode_master(ucft_context_h ctx, ucft_comm_h w, int rank, int size,
                         long nitems)
 {
@@ -304,19 +325,7 @@ static void mode_master(ucft_context_h ctx, ucft_comm_h w, int rank, int size,
                     requeued = held[p];
                     held[p] = -1;
                     active--;
-                    for (int q = 1; q < size; q++) {
-                        if (q == p || held[q] != -1 || requeued < 0)
-                            continue;
-                        int dead = 0;
-                        for (size_t j = 0; j < nf; j++)
-                            dead |= failed[j] == q;
-                        if (dead)
-                            continue;
-                        held[q] = requeued;
-                        requeued = -1;
-                        ucft_send(w, &held[q], sizeof(long), q, TAG_WORK);
-                        active++;
-                    }
+                    hand_out(ctx, w, held, size, &requeued, &active);
                 }
             }
             if (st == UCFT_ERR_PROC_FAILED_PENDING)
@@ -338,7 +347,16 @@ static void mode_master(ucft_context_h ctx, ucft_comm_h w, int rank, int size,
             requeued = -1;
         if (give >= 0) {
             held[p] = give;
-            CHECK_ST(ucft_send(w, &give, sizeof(give), p, TAG_WORK), UCFT_OK);
+            /* p may die right after its result: its item goes back. */
+            st = ucft_send(w, &give, sizeof(give), p, TAG_WORK);
+            if (st == UCFT_ERR_PROC_FAILED) {
+                held[p] = -1;
+                requeued = give;
+                active--;
+                hand_out(ctx, w, held, size, &requeued, &active);
+            } else {
+                CHECK_ST(st, UCFT_OK);
+            }
         } else {
             active--;
         }
