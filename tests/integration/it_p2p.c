@@ -260,18 +260,24 @@ static void mode_killwait(ucft_comm_h w, int rank, int size, double bound)
 
 enum { TAG_WORK = 20, TAG_RESULT = 21 };
 
+/* 1 when this context knows `rank` has failed. */
+static int known_dead(ucft_context_h ctx, int rank)
+{
+    int failed[64];
+    size_t nf = 0;
+    int dead = 0;
+    ucft_failed_ranks(ctx, failed, 64, &nf);
+    for (size_t j = 0; j < nf && j < 64; j++)
+        dead |= failed[j] == rank;
+    return dead;
+}
+
 /* Gives the requeued item (if any) to an idle worker not known dead. */
 static void hand_out(ucft_context_h ctx, ucft_comm_h w, long *held, int size,
                      long *requeued, int *active)
 {
-    int failed[64];
-    size_t nf = 0;
-    ucft_failed_ranks(ctx, failed, 64, &nf);
     for (int q = 1; q < size && *requeued >= 0; q++) {
-        int dead = 0;
-        for (size_t j = 0; j < nf && j < 64; j++)
-            dead |= failed[j] == q;
-        if (dead || held[q] != -1)
+        if (held[q] != -1 || known_dead(ctx, q))
             continue;
         if (ucft_send(w, requeued, sizeof(long), q, TAG_WORK) != UCFT_OK)
             continue; /* q just died: the next failure report covers it */
@@ -369,16 +375,9 @@ static void mode_master(ucft_context_h ctx, ucft_comm_h w, int rank, int size,
     size_t nf = 0;
     ucft_failed_ranks(ctx, NULL, 0, &nf);
     long stop = -1;
-    for (int p = 1; p < size; p++) {
-        int dead = 0;
-        int failed[64];
-        size_t n2 = 0;
-        ucft_failed_ranks(ctx, failed, 64, &n2);
-        for (size_t j = 0; j < n2 && j < 64; j++)
-            dead |= failed[j] == p;
-        if (!dead)
+    for (int p = 1; p < size; p++)
+        if (!known_dead(ctx, p))
             ucft_send(w, &stop, sizeof(stop), p, TAG_WORK);
-    }
     printf("master: %ld items, sum %ld correct, %zu worker(s) lost\n", nitems,
            sum, nf);
     free(held);
