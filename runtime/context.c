@@ -235,7 +235,10 @@ ucft_status_t ucft_init(const ucft_params_t *params, ucft_context_h *ctx_p)
                            .log = &ctx->log,
                            .lookup = rt_boot_lookup,
                            .lookup_arg = &ctx->boot,
-                           .keepalive_ns = ctx->cfg.keepalive_ns};
+                           .keepalive_ns = ctx->cfg.keepalive_ns,
+                           .probe_wait_ns = ctx->cfg.shm_probe_ns,
+                           .cut_off_cb = rt_failure_cut_off,
+                           .cut_off_arg = ctx};
     st = tp_ucp_create(&tpp, &ctx->tp);
     if (st != UCFT_OK)
         goto err_failure;

@@ -143,6 +143,8 @@ static inline int rt_is_failed(const struct ucft_context *ctx, int rank)
     return ctx->failed_map[rank] != 0;
 }
 void rt_peer_error_cb(void *arg, int rank, ucft_status_t why);
+/* cut_off_cb of the context's transports (tp_ucp.h): fail-stop. */
+void rt_failure_cut_off(void *ctx);
 unsigned rt_failure_progress(struct ucft_context *ctx);
 
 /* place.c: the world communicator's loci (rt_locality_gather) and map

@@ -58,7 +58,8 @@ static void on_self(void *arg)
 {
     rt_detect_t *d = arg;
     /* Fencing: the job has declared this rank dead; being alive anyway
-     * would break every survivor's view. The one documented abort. */
+     * would break every survivor's view. One of the two documented
+     * aborts (the other: rt_failure_cut_off, runtime/failure.c). */
     ucft_error(&d->ctx->log,
                "this rank was declared failed by the job (its heartbeats "
                "stopped for longer than UCFT_HB_TIMEOUT, e.g. it was "
@@ -334,7 +335,10 @@ ucft_status_t rt_detect_init(struct ucft_context *ctx)
                          .lookup = rt_boot_lookup_hb,
                          .lookup_arg = &ctx->boot,
                          .keepalive_ns = cfg->keepalive_ns,
-                         .serialized = 1};
+                         .serialized = 1,
+                         .probe_wait_ns = cfg->shm_probe_ns,
+                         .cut_off_cb = rt_failure_cut_off,
+                         .cut_off_arg = ctx};
     st = tp_ucp_create(&p, &d->hb_tp);
     if (st != UCFT_OK)
         return st;

@@ -50,6 +50,19 @@ static void sweep_receives(struct ucft_context *ctx, int rank)
     }
 }
 
+/* A transport found its shared-memory FIFO blocked (it logged how): this
+ * rank can no longer hear its node, and a rank that cannot receive would
+ * hang every collective that needs it. Stopping turns that into one more
+ * failure, which the survivors detect and correct. The library's second
+ * documented abort, beside fencing (runtime/detect.c). */
+void rt_failure_cut_off(void *arg)
+{
+    struct ucft_context *ctx = arg;
+    ucft_error(&ctx->log, "stopping this rank (fail-stop): it can no "
+                          "longer receive from the ranks of its node");
+    abort();
+}
+
 void rt_failure_declare(struct ucft_context *ctx, int rank, ucft_status_t why)
 {
     if (rank < 0 || rank >= ctx->boot.size || ctx->failed_map[rank])

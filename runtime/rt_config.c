@@ -44,6 +44,13 @@ static const ucft_config_field_t rt_fields[] = {
      "UCX keepalive interval: how soon UCX notices a dead peer on shared "
      "memory (ignored when UCX_KEEPALIVE_INTERVAL is set; 0 = UCX default)",
      ucft_config_parse_time, F(keepalive_ns), NULL},
+    {"SHM_PROBE", "500ms",
+     "after a failure, each rank checks that its shared-memory receive "
+     "FIFOs still deliver (a process killed inside a send can block one "
+     "for good, docs/transport.md): a probe from a private worker that has "
+     "not arrived after this long means the rank can no longer hear its "
+     "node, and it stops (fail-stop, logged); 0: no check",
+     ucft_config_parse_time, F(shm_probe_ns), NULL},
     {"INIT_TIMEOUT", "60s", "bound on the wire-up exchange in ucft_init",
      ucft_config_parse_time, F(init_timeout_ns), NULL},
     {"FINALIZE_TIMEOUT", "30s",

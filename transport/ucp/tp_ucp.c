@@ -14,8 +14,11 @@
  *   declaration are kept and still received (T5; kept.h).
  * - Completions caused by tp_cancel() are deferred to the next progress
  *   call (UCX would run them inside ucp_request_cancel).
+ * - After each peer failure the worker's shared-memory FIFO is self-probed
+ *   (fifo_probe.h); a blocked FIFO is reported through cut_off_cb.
  */
 #include "transport/ucp/tp_ucp.h"
+#include "transport/ucp/fifo_probe.h"
 #include "transport/ucp/kept.h"
 
 #include "runtime/base/clock.h"
@@ -60,7 +63,12 @@ struct tp_ucp {
     size_t nclosing, closing_cap;
     int *errors; /* ranks with an endpoint error to report */
     size_t nerrors, errors_cap;
-    tp_kept_t kept; /* messages of declared peers from before (kept.h) */
+    tp_kept_t kept;     /* messages of declared peers from before (kept.h) */
+    fifo_probe_t probe; /* of this worker's FIFO, after a death */
+    ucft_timer_t probe_timer; /* its next verdict, for a sleeping owner */
+    uint64_t probe_due;       /* when the next probe starts (0: none) */
+    void (*cut_off_cb)(void *arg);
+    void *cut_off_arg;
 };
 
 #define TP(t) ((tp_ucp_t *)(t))
@@ -543,6 +551,98 @@ static void keep_unexpected(tp_ucp_t *tp, int rank)
                    rank, kept, lost);
 }
 
+/* ---- the FIFO self-probe (fifo_probe.h) --------------------------------
+ */
+
+/* How long after a death the probe starts. Making the private worker
+ * costs a few milliseconds of CPU (10 ms and more when all the survivors
+ * of a crowded node do it at once): kept out of the collectives that
+ * correct the failure. A blocked FIFO is for ever, so waiting costs only
+ * a later verdict. */
+#define PROBE_DELAY_NS (50 * UCFT_NSEC_PER_MSEC)
+
+fifo_probe_state_t tp_ucp_fifo_state(tp_t *t)
+{
+    return TP(t)->probe.state;
+}
+
+/* The probe's timer: at the next start or verdict, for a sleeping owner. */
+static void probe_arm(tp_ucp_t *tp)
+{
+    uint64_t next = fifo_probe_deadline(&tp->probe);
+    if (tp->probe_due != 0 && tp->probe.state != FIFO_PROBE_WAITING)
+        next = tp->probe_due;
+    if (next == UINT64_MAX)
+        ucft_timerq_remove(&tp->timers, &tp->probe_timer);
+    else if (!ucft_timer_armed(&tp->probe_timer) ||
+             tp->probe_timer.deadline != next)
+        ucft_timerq_add(&tp->timers, &tp->probe_timer, next);
+}
+
+/* A peer died: if it was inside a send to us, our FIFO may be blocked. A
+ * death while a probe is under way may have come after it: one more. */
+static void probe_fifo(tp_ucp_t *tp)
+{
+    if (tp->probe.wait_ns == 0 || tp->probe_due != 0 ||
+        tp->probe.state == FIFO_PROBE_BLOCKED)
+        return;
+    tp->probe_due = ucft_clock_now_ns() + PROBE_DELAY_NS;
+    probe_arm(tp);
+}
+
+static void probe_start(tp_ucp_t *tp, uint64_t now)
+{
+    tp->probe_due = 0;
+    ucs_status_t st =
+        fifo_probe_start(&tp->probe, tp->context, tp->address, now);
+    if (st != UCS_OK)
+        ucft_warn(tp->super.log,
+                  "shared-memory FIFO self-probe not started: %s",
+                  ucs_status_string(st));
+    else
+        ucft_debug(tp->super.log,
+                   "shared-memory FIFO self-probe sent (%.3f ms to send it)",
+                   (double)(ucft_clock_now_ns() - now) / 1e6);
+}
+
+static void probe_verdict(tp_ucp_t *tp, uint64_t now)
+{
+    fifo_probe_state_t s = fifo_probe_poll(&tp->probe, now);
+    if (s == FIFO_PROBE_ARRIVED) {
+        ucft_debug(tp->super.log,
+                   "shared-memory FIFO self-probe arrived after %.3f ms",
+                   (double)(now - tp->probe.start_ns) / 1e6);
+    } else if (s == FIFO_PROBE_BLOCKED) {
+        tp->probe_due = 0;
+        ucft_error(tp->super.log,
+                   "this rank's shared-memory receive FIFO is blocked: a "
+                   "probe sent to it from this process did not arrive in "
+                   "%.0f ms. A process of this node was killed inside a "
+                   "send to it (UCX reports nothing); no message from this "
+                   "node can reach this rank any more (docs/transport.md)",
+                   (double)(now - tp->probe.start_ns) / 1e6);
+        if (tp->cut_off_cb != NULL)
+            tp->cut_off_cb(tp->cut_off_arg);
+    }
+}
+
+/* From progress and the probe's timer: a verdict, a start, the timer. */
+static void probe_tick(tp_ucp_t *tp)
+{
+    uint64_t now = ucft_clock_now_ns();
+    if (tp->probe.state == FIFO_PROBE_WAITING)
+        probe_verdict(tp, now);
+    if (tp->probe_due != 0 && tp->probe_due <= now &&
+        tp->probe.state != FIFO_PROBE_WAITING)
+        probe_start(tp, now);
+    probe_arm(tp);
+}
+
+static void probe_timer_cb(ucft_timer_t *timer)
+{
+    probe_tick(timer->arg);
+}
+
 static void tp_ucp_peer_failed(tp_t *t, int rank)
 {
     tp_ucp_t *tp = TP(t);
@@ -552,8 +652,10 @@ static void tp_ucp_peer_failed(tp_t *t, int rank)
     peer = &tp->peers[rank];
     if (peer->state == PEER_FAILED)
         return;
-    if (rank != t->rank)
+    if (rank != t->rank) {
         keep_unexpected(tp, rank);
+        probe_fifo(tp);
+    }
     int had_ep = peer->state == PEER_UP;
     peer->state = PEER_FAILED; /* before close: completions see it */
     if (had_ep) {
@@ -567,6 +669,7 @@ static void tp_ucp_disconnect(tp_t *t, int rank)
     tp_ucp_t *tp = TP(t);
     if (rank < 0 || rank >= t->size || rank == t->rank)
         return;
+    probe_fifo(tp); /* the owner fences the rank: it is gone */
     tp_ucp_peer_t *peer = &tp->peers[rank];
     if (peer->state != PEER_UP)
         return;
@@ -583,6 +686,8 @@ static unsigned tp_ucp_progress(tp_t *t)
     tp_ucp_t *tp = TP(t);
     tp->progressing++;
     unsigned n = ucp_worker_progress(tp->worker);
+    if (tp->probe.state == FIFO_PROBE_WAITING)
+        probe_tick(tp);
     tp->progressing--;
 
     while (tp->deferred != NULL) {
@@ -807,6 +912,8 @@ static void drain_unexpected(tp_ucp_t *tp)
 static void tp_ucp_destroy(tp_t *t)
 {
     tp_ucp_t *tp = TP(t);
+    ucft_timerq_remove(&tp->timers, &tp->probe_timer);
+    fifo_probe_cleanup(&tp->probe);
     drain_unexpected(tp);
     for (int r = 0; r < t->size; r++) {
         if (tp->peers[r].state == PEER_UP)
@@ -929,6 +1036,15 @@ ucft_status_t tp_ucp_create(const tp_ucp_params_t *params, tp_t **tp_p)
         ucft_error(log, "ucp_worker_get_address: %s", ucs_status_string(us));
         goto err_worker;
     }
+    /* Class 3 is reserved (tag.h): no receive of the owner matches it. */
+    fifo_probe_init(&tp->probe, tp->worker,
+                    (uint64_t)3 << UCFT_TAG_CLASS_SHIFT |
+                        (uint64_t)params->rank << UCFT_TAG_SRC_SHIFT,
+                    shm_enabled() ? params->probe_wait_ns : 0);
+    tp->probe_timer.cb = probe_timer_cb;
+    tp->probe_timer.arg = tp;
+    tp->cut_off_cb = params->cut_off_cb;
+    tp->cut_off_arg = params->cut_off_arg;
     *tp_p = &tp->super;
     return UCFT_OK;
 

@@ -7,6 +7,7 @@
 #define UCFT_TP_UCP_H
 
 #include "transport/transport.h"
+#include "transport/ucp/fifo_probe.h"
 
 #include <ucp/api/ucp.h>
 
@@ -30,6 +31,15 @@ typedef struct tp_ucp_params {
      * the context (the heartbeat thread): ask UCX for serialized mode, so
      * that it locks against its own async thread. */
     int serialized;
+    /* The self-probe (fifo_probe.h): after each peer failure, check that
+     * this worker's shared-memory FIFO still delivers, waiting this long
+     * for the probe. 0, or shared memory off in UCX_TLS: never probe. */
+    uint64_t probe_wait_ns;
+    /* Called from progress when the probe finds the FIFO blocked: this
+     * worker will never again receive from another process of its node.
+     * NULL: the error is only logged. */
+    void (*cut_off_cb)(void *arg);
+    void *cut_off_arg;
 } tp_ucp_params_t;
 
 ucft_status_t tp_ucp_create(const tp_ucp_params_t *params, tp_t **tp_p);
@@ -50,6 +60,10 @@ ucft_status_t tp_ucp_connect(tp_t *tp, int rank);
 /* Waits (progressing) until every send posted so far is complete at the
  * remote side, or until `timeout_ns` passes (UCFT_ERR_TIMED_OUT). */
 ucft_status_t tp_ucp_flush(tp_t *tp, uint64_t timeout_ns);
+
+/* The state of the FIFO self-probe (fifo_probe.h): IDLE before any
+ * failure, then WAITING, ARRIVED or BLOCKED. For diagnostics and tests. */
+fifo_probe_state_t tp_ucp_fifo_state(tp_t *tp);
 
 /* Name of the UCX transport(s) used to reach `rank` ("sysv/memory",
  * "tcp/lo", ...), or "" when not connected; for diagnostics and benches. */

@@ -1,0 +1,157 @@
+/*
+ * The self-probe of a worker's shared-memory FIFO (fifo_probe.h).
+ */
+#include "transport/ucp/fifo_probe.h"
+
+#include <string.h>
+
+void fifo_probe_init(fifo_probe_t *p, ucp_worker_h target, uint64_t tag,
+                     uint64_t wait_ns)
+{
+    memset(p, 0, sizeof(*p));
+    p->target = target;
+    p->tag = tag;
+    p->wait_ns = wait_ns;
+}
+
+static void ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
+{
+    (void)arg;
+    (void)ep;
+    (void)status; /* the target is in this process: it does not die */
+}
+
+/* The private worker and its endpoint, made once. Peer error handling as
+ * on ucft's data endpoints, so that UCX picks the same transports. */
+static ucs_status_t connect_once(fifo_probe_t *p, ucp_context_h ctx,
+                                 const ucp_address_t *addr)
+{
+    if (p->ep != NULL)
+        return UCS_OK;
+    if (p->worker == NULL) {
+        ucp_worker_params_t wp = {.field_mask =
+                                      UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+                                  .thread_mode = UCS_THREAD_MODE_SINGLE};
+        ucs_status_t st = ucp_worker_create(ctx, &wp, &p->worker);
+        if (st != UCS_OK)
+            return st;
+    }
+    ucp_ep_params_t ep = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS |
+                                        UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                                        UCP_EP_PARAM_FIELD_ERR_HANDLER,
+                          .address = addr,
+                          .err_mode = UCP_ERR_HANDLING_MODE_PEER,
+                          .err_handler = {.cb = ep_error}};
+    return ucp_ep_create(p->worker, &ep, &p->ep);
+}
+
+/* NULL stays NULL; a finished request is freed and becomes NULL. */
+static void *settle(void *req)
+{
+    if (req == NULL || ucp_request_check_status(req) == UCS_INPROGRESS)
+        return req;
+    ucp_request_free(req);
+    return NULL;
+}
+
+ucs_status_t fifo_probe_start(fifo_probe_t *p, ucp_context_h ctx,
+                              const ucp_address_t *target_addr, uint64_t now_ns)
+{
+    if (p->state == FIFO_PROBE_WAITING || p->state == FIFO_PROBE_BLOCKED)
+        return UCS_OK;
+    ucs_status_t st = connect_once(p, ctx, target_addr);
+    if (st != UCS_OK)
+        return st;
+    ucp_request_param_t none = {.op_attr_mask = 0};
+    void *r = ucp_tag_recv_nbx(p->target, &p->received, sizeof(p->received),
+                               p->tag, ~(uint64_t)0, &none);
+    if (UCS_PTR_IS_ERR(r))
+        return UCS_PTR_STATUS(r);
+    p->recv_req = r;
+    p->payload++;
+    void *s =
+        ucp_tag_send_nbx(p->ep, &p->payload, sizeof(p->payload), p->tag, &none);
+    if (UCS_PTR_IS_ERR(s)) {
+        if (p->recv_req != NULL) {
+            ucp_request_cancel(p->target, p->recv_req);
+            ucp_request_free(p->recv_req);
+            p->recv_req = NULL;
+        }
+        return UCS_PTR_STATUS(s);
+    }
+    p->send_req = settle(s);
+    p->start_ns = now_ns;
+    p->written_ns = p->send_req == NULL ? now_ns : 0;
+    p->state = FIFO_PROBE_WAITING;
+    return UCS_OK;
+}
+
+static int arrived(fifo_probe_t *p)
+{
+    p->recv_req = settle(p->recv_req);
+    return p->recv_req == NULL;
+}
+
+static void step(fifo_probe_t *p, uint64_t now_ns)
+{
+    ucp_worker_progress(p->worker);
+    if (p->send_req != NULL) {
+        p->send_req = settle(p->send_req);
+        if (p->send_req == NULL)
+            p->written_ns = now_ns;
+    }
+}
+
+uint64_t fifo_probe_deadline(const fifo_probe_t *p)
+{
+    if (p->state != FIFO_PROBE_WAITING)
+        return UINT64_MAX;
+    if (p->send_req == NULL)
+        return p->written_ns + p->wait_ns;
+    return p->start_ns + 4 * p->wait_ns;
+}
+
+fifo_probe_state_t fifo_probe_poll(fifo_probe_t *p, uint64_t now_ns)
+{
+    if (p->state != FIFO_PROBE_WAITING)
+        return p->state;
+    step(p, now_ns);
+    if (arrived(p))
+        return p->state = FIFO_PROBE_ARRIVED;
+    if (now_ns < fifo_probe_deadline(p))
+        return p->state;
+    /* Time is up. Whatever a live FIFO holds ahead of the probe is read
+     * by this many progress calls of the target. */
+    for (int i = 0; i < FIFO_PROBE_DRAIN; i++) {
+        ucp_worker_progress(p->target);
+        step(p, now_ns);
+        if (arrived(p))
+            return p->state = FIFO_PROBE_ARRIVED;
+    }
+    if (now_ns < fifo_probe_deadline(p))
+        return p->state; /* written only now: it gets its full wait */
+    return p->state = FIFO_PROBE_BLOCKED;
+}
+
+void fifo_probe_cleanup(fifo_probe_t *p)
+{
+    if (p->recv_req != NULL) {
+        ucp_request_cancel(p->target, p->recv_req);
+        ucp_request_free(p->recv_req);
+    }
+    if (p->send_req != NULL)
+        ucp_request_free(p->send_req); /* UCX completes it with the ep */
+    if (p->ep != NULL) {
+        ucp_request_param_t cp = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+                                  .flags = UCP_EP_CLOSE_FLAG_FORCE};
+        void *c = ucp_ep_close_nbx(p->ep, &cp);
+        if (UCS_PTR_IS_PTR(c)) {
+            while (ucp_request_check_status(c) == UCS_INPROGRESS)
+                ucp_worker_progress(p->worker);
+            ucp_request_free(c);
+        }
+    }
+    if (p->worker != NULL)
+        ucp_worker_destroy(p->worker);
+    memset(p, 0, sizeof(*p));
+}
