@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # ucft-shmkill: bad options exit 2 naming the problem; a short measurement
-# kills one sender per trial and reports every trial and the total.
+# kills one sender per trial and reports every trial and the total;
+# cut_off: ucft's transport, told of each death, runs its own FIFO
+# self-probe, which must call a receiver cut off exactly when the
+# surviving senders get nothing through (real kills on shared memory,
+# until one cut-off happens: about 1 kill in 10 with 4 KB messages).
 # Usage: run_shmkill_test.sh CASE UCFT_SHMKILL
 set -u
 case_=$1 tool=$2
@@ -8,7 +12,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 case $case_ in
   bad_options)
     for args in "--trials 0" "--senders 1" "--senders 17" "--payload 4" \
-                "--payload 97" "--wait 0" "--wait 61" "--wait x" "--bogus" \
+                "--payload 4097" "--wait 0" "--wait 61" "--wait x" "--bogus" \
                 "stray"; do
       # shellcheck disable=SC2086
       out=$("$tool" $args 2>&1); rc=$?
@@ -28,6 +32,21 @@ case $case_ in
     grep -q "^ucft-shmkill: survivors cut off in [0-2] of 2 trials; self-probe blocked in [0-2]; the two agree in [0-2] of 2$" <<<"$out" ||
       fail "no summary"
     # Every sender of each trial was reaped: none is left running.
+    ! pgrep -f "^$tool " >/dev/null || fail "senders left running"
+    ;;
+  cut_off)
+    out=$(UCX_TLS=sm,self timeout 170 "$tool" --ucft --payload 4096 \
+          --wait 0.3 --trials 150 --until-cut --seed 11 2>&1)
+    rc=$?
+    grep -v "ok, self-probe arrived$" <<<"$out"
+    [ "$rc" -eq 0 ] || fail "exit $rc"
+    grep -q "ucft transport receiver" <<<"$out" || fail "not the ucft receiver"
+    sum=$(grep "^ucft-shmkill: survivors cut off in" <<<"$out") ||
+      fail "no summary"
+    [[ $sum =~ cut\ off\ in\ 1\ of\ ([0-9]+)\ trials\;\ self-probe\ blocked\ in\ 1\;\ the\ two\ agree\ in\ ([0-9]+)\ of\ ([0-9]+)$ ]] ||
+      fail "expected one cut-off trial, found as blocked: $sum"
+    [ "${BASH_REMATCH[2]}" = "${BASH_REMATCH[1]}" ] ||
+      fail "the probe's verdict differs from the survivors' deliveries: $sum"
     ! pgrep -f "^$tool " >/dev/null || fail "senders left running"
     ;;
   *) fail "unknown case $case_" ;;

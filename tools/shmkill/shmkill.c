@@ -2,24 +2,30 @@
  * ucft-shmkill: does a process SIGKILLed while it sends cut its receiver
  * off from every other sender? (docs/transport.md, "A kill mid-send")
  *
- * Raw UCP, no ucft: the question is about UCX's transports. One trial =
- * one receiver (this process) and --senders children; each child sends
- * 8-byte tagged messages to the receiver in a loop (tag = child index).
+ * One trial = one receiver (this process) and --senders children; each
+ * child sends --payload-byte tagged messages to the receiver in a loop.
  * After a random 50-150 ms the receiver SIGKILLs one child, then counts
  * for --wait seconds what the others still deliver. A trial is "cut off"
  * when no surviving sender got a single message through in that time
- * (they sent hundreds of thousands each before). Then a second worker of
- * this process sends the receiving worker one message (the self-probe of
- * docs/transport.md): it goes through the same FIFO, so it should be
- * stuck exactly when the survivors are. Transports come from
+ * (they sent hundreds of thousands each before). Then the receiver runs
+ * the self-probe (transport/ucp/fifo_probe.h): a second worker of this
+ * process sends the receiving worker one message through the same FIFO,
+ * so it should be stuck exactly when the survivors are.
+ *
+ * The senders use raw UCP. The receiver does too, running the probe by
+ * hand, unless --ucft: then it is a ucft UCP transport that is told of the
+ * death (tp_peer_failed) and runs its own probe, whose verdict (the
+ * cut-off callback) is what the trial reports. Transports come from
  * UCX_TLS; the UCX configuration is ucft's (tp_ucp_config_apply: shared
  * memory qualifies for peer error handling) and endpoints use
  * UCP_ERR_HANDLING_MODE_PEER, as ucft's do.
  *
- *   ucft-shmkill [--trials T] [--senders S] [--wait SECONDS] [--seed N]
+ *   ucft-shmkill [--trials T] [--senders S] [--payload BYTES]
+ *                [--wait SECONDS] [--seed N] [--ucft] [--until-cut]
  *
- * Prints one line per trial and a summary; exit 0 after a complete
- * measurement, 2 on bad options, 1 if UCX cannot be set up.
+ * --until-cut stops after the first cut-off trial. Prints one line per
+ * trial and a summary; exit 0 after a complete measurement, 2 on bad
+ * options, 1 if UCX cannot be set up or the probe gave no verdict.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -33,57 +39,19 @@
 #include <ucp/api/ucp.h>
 #include <unistd.h>
 
-#include "transport/ucp/tp_ucp.h"
-
-#define MAX_SENDERS 16
-#define MAX_PAYLOAD 96 /* stays inside one shared-memory FIFO element */
-#define PROBE_TAG   ((uint64_t)1 << 40)
-#define PROBE_S     0.3 /* how long the self-probe may take */
+#include "tools/shmkill/rx.h"
 
 typedef struct opts {
     int trials, senders;
+    int ucft, until_cut;
     size_t payload;
     double wait_s;
     unsigned seed;
 } opts_t;
 
-typedef struct ucx {
-    ucp_context_h ctx;
-    ucp_worker_h worker;
-} ucx_t;
-
 static double now_s(void)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static int ucx_open(ucx_t *u)
-{
-    ucp_config_t *cfg;
-    if (ucp_config_read(NULL, NULL, &cfg) != UCS_OK)
-        return -1;
-    tp_ucp_config_apply(cfg, 0); /* ucft's settings (shared memory on) */
-    ucp_params_t pp = {.field_mask = UCP_PARAM_FIELD_FEATURES,
-                       .features = UCP_FEATURE_TAG};
-    ucs_status_t st = ucp_init(&pp, cfg, &u->ctx);
-    ucp_config_release(cfg);
-    if (st != UCS_OK)
-        return -1;
-    ucp_worker_params_t wp = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
-                              .thread_mode = UCS_THREAD_MODE_SINGLE};
-    if (ucp_worker_create(u->ctx, &wp, &u->worker) != UCS_OK) {
-        ucp_cleanup(u->ctx);
-        return -1;
-    }
-    return 0;
-}
-
-static void ucx_close(ucx_t *u)
-{
-    ucp_worker_destroy(u->worker);
-    ucp_cleanup(u->ctx);
+    return (double)now_ns() * 1e-9;
 }
 
 static void send_cb(void *req, ucs_status_t st, void *arg)
@@ -141,7 +109,7 @@ static void sender(int fd, int index, size_t payload)
         ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK,
                                  .cb.send = send_cb};
         memcpy(msg, &v, sizeof(v));
-        void *r = ucp_tag_send_nbx(ep, msg, payload, (uint64_t)index, &p);
+        void *r = ucp_tag_send_nbx(ep, msg, payload, sender_tag(index), &p);
         if (UCS_PTR_IS_ERR(r))
             _exit(1);
         if (r != NULL) { /* the receiver's FIFO is full */
@@ -152,71 +120,6 @@ static void sender(int fd, int index, size_t payload)
         if ((v & 63) == 0)
             ucp_worker_progress(u.worker);
     }
-}
-
-/* Receives whatever has arrived; counts per sender. */
-static void drain(ucp_worker_h w, uint64_t *cnt, int senders)
-{
-    ucp_tag_recv_info_t info;
-    ucp_tag_message_h m;
-    unsigned char buf[MAX_PAYLOAD];
-    ucp_worker_progress(w);
-    while ((m = ucp_tag_probe_nb(w, 0, 0, 1, &info)) != NULL) {
-        ucp_request_param_t p = {.op_attr_mask = 0};
-        void *r = ucp_tag_msg_recv_nbx(w, buf, sizeof(buf), m, &p);
-        if (UCS_PTR_IS_PTR(r)) {
-            while (ucp_request_check_status(r) == UCS_INPROGRESS)
-                ucp_worker_progress(w);
-            ucp_request_free(r);
-        }
-        if (info.sender_tag < (uint64_t)senders)
-            cnt[info.sender_tag]++;
-        else if (info.sender_tag == PROBE_TAG)
-            cnt[MAX_SENDERS]++;
-    }
-}
-
-/* The self-probe of docs/transport.md: a second worker of this process
- * sends one message to the receiving worker, which UCX carries through
- * that worker's own shared-memory FIFO. 1: it arrived within PROBE_S;
- * 0: it did not (the FIFO is blocked); -1: setup error. */
-static int self_probe(ucx_t *u, const ucp_address_t *addr, uint64_t *cnt,
-                      int senders)
-{
-    ucp_worker_params_t wp = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
-                              .thread_mode = UCS_THREAD_MODE_SINGLE};
-    ucp_worker_h pw;
-    ucp_ep_h ep;
-    if (ucp_worker_create(u->ctx, &wp, &pw) != UCS_OK)
-        return -1;
-    int rc = -1;
-    if (ep_to(pw, addr, &ep) != UCS_OK)
-        goto out;
-    uint64_t v = 1, before = cnt[MAX_SENDERS];
-    ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK,
-                             .cb.send = send_cb};
-    void *r = ucp_tag_send_nbx(ep, &v, sizeof(v), PROBE_TAG, &p);
-    if (!UCS_PTR_IS_ERR(r)) {
-        double t0 = now_s();
-        while (cnt[MAX_SENDERS] == before && now_s() - t0 < PROBE_S) {
-            ucp_worker_progress(pw);
-            drain(u->worker, cnt, senders);
-        }
-        rc = cnt[MAX_SENDERS] != before;
-        if (r != NULL) /* a blocked FIFO may keep it: give it up */
-            ucp_request_free(r);
-    }
-    ucp_request_param_t cp = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
-                              .flags = UCP_EP_CLOSE_FLAG_FORCE};
-    void *c = ucp_ep_close_nbx(ep, &cp);
-    if (UCS_PTR_IS_PTR(c)) {
-        while (ucp_request_check_status(c) == UCS_INPROGRESS)
-            ucp_worker_progress(pw);
-        ucp_request_free(c);
-    }
-out:
-    ucp_worker_destroy(pw);
-    return rc;
 }
 
 /* One trial; returns -1 on a setup error, else TRIAL_CUT when the
@@ -245,36 +148,34 @@ static int trial(const opts_t *o, int t)
             break;
         }
     }
-    ucx_t u;
-    ucp_address_t *addr = NULL;
-    size_t alen = 0;
-    if (n < o->senders || ucx_open(&u) != 0)
+    rx_t *rx = NULL;
+    if (n < o->senders ||
+        (rx = o->ucft ? rx_ucft_open(n) : rx_raw_open()) == NULL)
         goto out;
-    if (ucp_worker_get_address(u.worker, &addr, &alen) != UCS_OK) {
-        ucx_close(&u);
-        goto out;
-    }
+    const void *addr;
+    size_t alen;
+    rx->address(rx, &addr, &alen);
     for (int i = 0; i < n; i++)
         if (write(fds[i], &alen, sizeof(alen)) != (ssize_t)sizeof(alen) ||
             write(fds[i], addr, alen) != (ssize_t)alen)
-            goto close_ucx;
-    uint64_t cnt[MAX_SENDERS + 1] = {0}, before[MAX_SENDERS + 1];
+            goto out;
+    uint64_t cnt[MAX_SENDERS] = {0}, before[MAX_SENDERS];
     double kill_after = 0.05 + (double)(rand() % 100) * 1e-3;
     int victim = rand() % n;
     double t0 = now_s();
     while (now_s() - t0 < kill_after)
-        drain(u.worker, cnt, n);
+        rx->drain(rx, cnt, n);
     memcpy(before, cnt, sizeof(cnt));
     kill(pid[victim], SIGKILL);
     double t1 = now_s();
     while (now_s() - t1 < o->wait_s)
-        drain(u.worker, cnt, n);
+        rx->drain(rx, cnt, n);
     uint64_t got = 0;
     for (int i = 0; i < n; i++)
         got += i == victim ? 0 : cnt[i] - before[i];
-    int arrived = self_probe(&u, addr, cnt, n);
+    int arrived = rx->probe(rx, victim, cnt, n);
     if (arrived < 0)
-        goto close_ucx;
+        goto out;
     rc = (got == 0 ? TRIAL_CUT : 0) | (arrived ? 0 : TRIAL_BLOCKED);
     printf("trial %d: sender %d killed after %.0f ms; after the kill:", t,
            victim, kill_after * 1e3);
@@ -284,15 +185,16 @@ static int trial(const opts_t *o, int t)
     printf(" -> %s, self-probe %s\n", got == 0 ? "CUT OFF" : "ok",
            arrived ? "arrived" : "BLOCKED");
     fflush(stdout);
-close_ucx:
-    ucp_worker_release_address(u.worker, addr);
-    ucx_close(&u);
 out:
+    /* The senders go first: a receiver closing under a flood would drain
+     * it for long. */
     for (int i = 0; i < n; i++) {
         close(fds[i]);
         kill(pid[i], SIGKILL);
         waitpid(pid[i], NULL, 0);
     }
+    if (rx != NULL)
+        rx->close(rx);
     return rc;
 }
 
@@ -302,6 +204,7 @@ static int parse(int argc, char **argv, opts_t *o)
         {"trials", 1, NULL, 't'},  {"senders", 1, NULL, 's'},
         {"wait", 1, NULL, 'w'},    {"seed", 1, NULL, 'r'},
         {"payload", 1, NULL, 'p'}, {"help", 0, NULL, 'h'},
+        {"ucft", 0, NULL, 'u'},    {"until-cut", 0, NULL, 'c'},
         {NULL, 0, NULL, 0}};
     *o = (opts_t){.trials = 20,
                   .senders = 3,
@@ -326,9 +229,16 @@ static int parse(int argc, char **argv, opts_t *o)
         case 'p':
             o->payload = (size_t)strtoul(optarg, &end, 10);
             break;
+        case 'u':
+            o->ucft = 1;
+            continue;
+        case 'c':
+            o->until_cut = 1;
+            continue;
         case 'h':
             printf("usage: ucft-shmkill [--trials T] [--senders S (2-%d)] "
-                   "[--payload BYTES (8-%d)] [--wait SECONDS] [--seed N]\n",
+                   "[--payload BYTES (8-%d)] [--wait SECONDS] [--seed N] "
+                   "[--ucft] [--until-cut]\n",
                    MAX_SENDERS, MAX_PAYLOAD);
             exit(0);
         default:
@@ -344,8 +254,9 @@ static int parse(int argc, char **argv, opts_t *o)
         !(o->wait_s > 0 && o->wait_s <= 60)) {
         fprintf(stderr,
                 "ucft-shmkill: need --trials >= 1, --senders 2-%d, "
-                "--wait in (0, 60] and no other arguments\n",
-                MAX_SENDERS);
+                "--payload 8-%d, --wait in (0, 60] and no other "
+                "arguments\n",
+                MAX_SENDERS, MAX_PAYLOAD);
         return -1;
     }
     return 0;
@@ -358,15 +269,18 @@ int main(int argc, char **argv)
         return 2;
     srand(o.seed);
     const char *tls = getenv("UCX_TLS");
-    printf("ucft-shmkill: UCX_TLS=%s, %d senders, %zu-byte messages, %d "
-           "trials, %.1f s each, seed %u\n",
-           tls ? tls : "(default)", o.senders, o.payload, o.trials, o.wait_s,
-           o.seed);
-    int cut = 0, blocked = 0, agree = 0;
-    for (int t = 0; t < o.trials; t++) {
-        int r = trial(&o, t);
+    printf("ucft-shmkill: UCX_TLS=%s, %s receiver, %d senders, %zu-byte "
+           "messages, %d trials, %.1f s each, seed %u\n",
+           tls ? tls : "(default)", o.ucft ? "ucft transport" : "raw UCP",
+           o.senders, o.payload, o.trials, o.wait_s, o.seed);
+    int cut = 0, blocked = 0, agree = 0, t = 0;
+    while (t < o.trials && !(o.until_cut && cut > 0)) {
+        int r = trial(&o, t++);
         if (r < 0) {
-            fprintf(stderr, "ucft-shmkill: trial %d: UCX setup failed\n", t);
+            fprintf(stderr,
+                    "ucft-shmkill: trial %d: UCX set-up failed or the probe "
+                    "gave no verdict\n",
+                    t - 1);
             return 1;
         }
         cut += (r & TRIAL_CUT) != 0;
@@ -375,6 +289,6 @@ int main(int argc, char **argv)
     }
     printf("ucft-shmkill: survivors cut off in %d of %d trials; self-probe "
            "blocked in %d; the two agree in %d of %d\n",
-           cut, o.trials, blocked, agree, o.trials);
+           cut, t, blocked, agree, t);
     return 0;
 }
