@@ -62,6 +62,12 @@ ucs_status_t fifo_probe_start(fifo_probe_t *p, ucp_context_h ctx,
     ucs_status_t st = connect_once(p, ctx, target_addr);
     if (st != UCS_OK)
         return st;
+    /* The last probe arrived before its send request ended (its data was
+     * in the FIFO): UCX frees the request when it ends. */
+    if (p->send_req != NULL) {
+        ucp_request_free(p->send_req);
+        p->send_req = NULL;
+    }
     ucp_request_param_t none = {.op_attr_mask = 0};
     void *r = ucp_tag_recv_nbx(p->target, &p->received, sizeof(p->received),
                                p->tag, ~(uint64_t)0, &none);
