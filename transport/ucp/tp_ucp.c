@@ -617,9 +617,9 @@ static void probe_verdict(tp_ucp_t *tp, uint64_t now)
         ucft_error(tp->super.log,
                    "this rank's shared-memory receive FIFO is blocked: a "
                    "probe sent to it from this process did not arrive in "
-                   "%.0f ms. A process of this node was killed inside a "
-                   "send to it (UCX reports nothing); no message from this "
-                   "node can reach this rank any more (docs/transport.md)",
+                   "%.0f ms. A process of this node died (or stopped) inside "
+                   "a send to it, and UCX reports nothing; no message from "
+                   "this node reaches this rank any more (docs/transport.md)",
                    (double)(now - tp->probe.start_ns) / 1e6);
         if (tp->cut_off_cb != NULL)
             tp->cut_off_cb(tp->cut_off_arg);
