@@ -12,7 +12,8 @@
  *         COLL  (1): collectives; payload = sequence (16 b) << 8 | kind (8 b)
  *         CTRL  (2): runtime control (wire-up, heartbeats, failure news,
  *                    finalize); payload = kind (8 b), the rest 0
- *         3 is reserved.
+ *         PROBE (3): the transport's self-probe of its own FIFO (a
+ *                    message from this process to itself); payload 0
  *  context id   the communicator (world = 0); 16384 communicators at once.
  *  source       the sender's *job* rank: 16,777,216 ranks. It is what
  *               ANY_SOURCE receives learn the sender from, and UCP's
@@ -36,6 +37,7 @@ enum ucft_tag_class {
     UCFT_TAG_CLASS_P2P = 0,
     UCFT_TAG_CLASS_COLL = 1,
     UCFT_TAG_CLASS_CTRL = 2,
+    UCFT_TAG_CLASS_PROBE = 3,
 };
 
 #define UCFT_TAG_CLASS_SHIFT  62

@@ -9,7 +9,7 @@
 
 #include <stdlib.h>
 
-#define PROBE_TAG ((uint64_t)3 << UCFT_TAG_CLASS_SHIFT) /* nobody's tag */
+#define PROBE_TAG ucft_tag_make(UCFT_TAG_CLASS_PROBE, 0, 0, 0)
 
 int ucx_open(ucx_t *u)
 {

@@ -51,8 +51,9 @@ static void tpx_drain(rx_t *rx, uint64_t *cnt, int senders)
     for (int i = 0; i < 4096; i++) {
         if (!r->posted) {
             r->req = (tp_req_t){.cb = got, .arg = r};
-            ucft_status_t st = tp_recv(r->tp, sender_tag(-1) & mask, mask,
-                                       r->buf, sizeof(r->buf), &r->req);
+            ucft_status_t st =
+                tp_recv(r->tp, ucft_tag_make(UCFT_TAG_CLASS_P2P, 0, 0, 0), mask,
+                        r->buf, sizeof(r->buf), &r->req);
             if (st == UCFT_OK) {
                 rx_count(r->req.tag, cnt, senders);
                 continue;

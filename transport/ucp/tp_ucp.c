@@ -1036,11 +1036,11 @@ ucft_status_t tp_ucp_create(const tp_ucp_params_t *params, tp_t **tp_p)
         ucft_error(log, "ucp_worker_get_address: %s", ucs_status_string(us));
         goto err_worker;
     }
-    /* Class 3 is reserved (tag.h): no receive of the owner matches it. */
-    fifo_probe_init(&tp->probe, tp->worker,
-                    (uint64_t)3 << UCFT_TAG_CLASS_SHIFT |
-                        (uint64_t)params->rank << UCFT_TAG_SRC_SHIFT,
-                    shm_enabled() ? params->probe_wait_ns : 0);
+    /* A class of its own (tag.h): no receive of the owner matches it. */
+    fifo_probe_init(
+        &tp->probe, tp->worker,
+        ucft_tag_make(UCFT_TAG_CLASS_PROBE, 0, (uint32_t)params->rank, 0),
+        shm_enabled() ? params->probe_wait_ns : 0);
     tp->probe_timer.cb = probe_timer_cb;
     tp->probe_timer.arg = tp;
     tp->cut_off_cb = params->cut_off_cb;
