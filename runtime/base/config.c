@@ -139,6 +139,23 @@ int ucft_config_parse_string(const ucft_config_field_t *f, const char *t,
     return 0;
 }
 
+/* What a field's parser accepts, short enough for one error line (the
+ * field's doc can be long: `ucft-info -c` prints it). */
+static const char *expects(const ucft_config_field_t *f)
+{
+    if (f->parse == ucft_config_parse_int)
+        return "a decimal integer";
+    if (f->parse == ucft_config_parse_uint)
+        return "an unsigned decimal integer below 2^32";
+    if (f->parse == ucft_config_parse_bool)
+        return "y|n, yes|no, 1|0, on|off or true|false";
+    if (f->parse == ucft_config_parse_time)
+        return "a duration: a number with unit ns|us|ms|s (ms if none)";
+    if (f->parse == ucft_config_parse_size)
+        return "a size: a number with optional k|m|g";
+    return "a valid value (see ucft-info -c)";
+}
+
 ucft_status_t ucft_config_read(const ucft_config_table_t *table, void *dst,
                                ucft_config_getenv_fn getenv_fn, void *arg,
                                char *err, size_t errlen)
@@ -163,8 +180,8 @@ ucft_status_t ucft_config_read(const ucft_config_table_t *table, void *dst,
                     snprintf(err, errlen, "%s='%s': expected one of %s", name,
                              text, list);
                 } else {
-                    snprintf(err, errlen, "%s='%s': invalid value (%s)", name,
-                             text, f->doc);
+                    snprintf(err, errlen, "%s='%s': expected %s (default %s)",
+                             name, text, expects(f), f->dflt);
                 }
             }
             return UCFT_ERR_INVALID_PARAM;

@@ -104,6 +104,33 @@ static void test_config_bad_values_are_errors_naming_the_variable(void **s)
     expect_bad("UCFT_T=-3ms", "UCFT_T=");
     expect_bad("UCFT_S=1t", "UCFT_S='1t'");
     expect_bad("UCFT_E=purple", "expected one of red|green|blue");
+    /* What is expected, and the default, instead of the (long) doc. */
+    expect_bad("UCFT_T=10h", "expected a duration: a number with unit "
+                             "ns|us|ms|s (ms if none) (default ");
+    expect_bad("UCFT_S=1t", "expected a size");
+    expect_bad("UCFT_B=maybe", "expected y|n, yes|no");
+    expect_bad("UCFT_I=12x", "expected a decimal integer");
+    expect_bad("UCFT_U=-1", "expected an unsigned decimal integer");
+}
+
+/* Every setting of the runtime's table gets a whole error line: the
+ * context's error buffer (256 bytes) holds the longest one. */
+static void test_config_runtime_errors_fit_one_line(void **state)
+{
+    (void)state;
+    for (const ucft_config_field_t *f = rt_config_table.fields; f->name; f++) {
+        if (f->parse == ucft_config_parse_string)
+            continue; /* any text is a string */
+        char set[160], err[256] = "";
+        snprintf(set, sizeof(set), "UCFT_%s=@bad@", f->name);
+        const char *env[] = {set, NULL};
+        rt_config_t c;
+        assert_int_equal(ucft_config_read(&rt_config_table, &c, fake_getenv,
+                                          (void *)env, err, sizeof(err)),
+                         UCFT_ERR_INVALID_PARAM);
+        assert_true(strlen(err) < sizeof(err) - 1);
+        assert_non_null(strstr(err, "='@bad@': expected "));
+    }
 }
 
 static void test_config_runtime_table_defaults_parse(void **state)
@@ -184,6 +211,7 @@ int main(void)
         cmocka_unit_test(test_config_defaults_apply),
         cmocka_unit_test(test_config_environment_overrides),
         cmocka_unit_test(test_config_bad_values_are_errors_naming_the_variable),
+        cmocka_unit_test(test_config_runtime_errors_fit_one_line),
         cmocka_unit_test(test_config_runtime_table_defaults_parse),
         cmocka_unit_test(test_config_placement),
         cmocka_unit_test(test_config_log_levels),
