@@ -65,7 +65,7 @@ void hb_init(hb_t *hb, tp_t *tp, const mb_t *mb, const hb_params_t *params,
         hb->sends[i].hb = hb;
     for (int i = 0; i < HB_NRECV; i++)
         standing_init(&hb->recvs[i], tp, hb_recv_kind[i], &hb->rbufs[i],
-                      sizeof(hb->rbufs[i]), hb_take, hb);
+                      sizeof(hb->rbufs[i]), 1, hb_take, hb);
 }
 
 /* The observed rank failed (or we start): watch the next live predecessor
@@ -234,8 +234,9 @@ static void hb_compare(hb_t *hb, int src, uint64_t summary)
         hb->ops.diverged_cb(hb->ops.arg, src);
 }
 
-static void hb_on_msg(hb_t *hb, unsigned kind, int src, uint64_t body,
-                      size_t len)
+/* Only whole 8-byte messages from another rank of the job get here
+ * (standing.c). */
+static void hb_on_msg(hb_t *hb, unsigned kind, int src, uint64_t body)
 {
     uint64_t now = tp_now(hb->tp);
 
@@ -247,8 +248,7 @@ static void hb_on_msg(hb_t *hb, unsigned kind, int src, uint64_t body,
     }
     switch (kind) {
     case UCFT_CTRL_HB:
-        if (len == sizeof(uint64_t)) /* else malformed: no summary */
-            hb_compare(hb, src, body);
+        hb_compare(hb, src, body);
         if (src == hb->observed) {
             hb->last_heard = now;
             hb->stats.received++;
@@ -280,7 +280,7 @@ static void hb_on_msg(hb_t *hb, unsigned kind, int src, uint64_t body,
 static void hb_take(void *arg, const standing_t *s)
 {
     hb_on_msg(arg, s->kind, (int)ucft_tag_src(s->req.tag),
-              *(const uint64_t *)s->buf, s->req.length);
+              *(const uint64_t *)s->buf);
 }
 
 ucft_status_t hb_start(hb_t *hb)

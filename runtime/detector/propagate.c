@@ -24,7 +24,7 @@ ucft_status_t prop_init(prop_t *p, tp_t *tp, mb_t *mb, int window,
     p->me = tp->rank;
     p->ops = *ops;
     p->nlinks = 2 * prop_levels(mb->size);
-    standing_init(&p->recv, tp, UCFT_CTRL_FAILED, p->rbuf, sizeof(p->rbuf),
+    standing_init(&p->recv, tp, UCFT_CTRL_FAILED, p->rbuf, sizeof(p->rbuf), 1,
                   prop_take, p);
     p->window = window > 0 ? window : PROP_DEFAULT_WINDOW;
     p->sends = calloc((size_t)p->window + 1, sizeof(*p->sends));

@@ -20,7 +20,7 @@ void rec_init(rec_t *r, tp_t *tp, const mb_t *mb, const rec_ops_t *ops)
     r->me = tp->rank;
     r->ops = *ops;
     standing_init(&r->recv, tp, UCFT_CTRL_FAILED_SET, r->rbuf, sizeof(r->rbuf),
-                  rec_take, r);
+                  0, rec_take, r);
 }
 
 static void rec_send_cb(tp_req_t *req)
@@ -115,12 +115,8 @@ static void rec_on_msg(rec_t *r, int src, size_t len)
 
 static void rec_take(void *arg, const standing_t *s)
 {
-    rec_t *r = arg;
-
-    if (s->req.status == UCFT_OK)
-        rec_on_msg(r, (int)ucft_tag_src(s->req.tag), s->req.length);
-    else
-        r->stats.malformed++; /* truncated: longer than any valid set */
+    /* Whole messages only (standing.c drops a truncated one). */
+    rec_on_msg(arg, (int)ucft_tag_src(s->req.tag), s->req.length);
 }
 
 ucft_status_t rec_start(rec_t *r)

@@ -4,6 +4,30 @@
 
 static ucft_status_t standing_post(standing_t *s);
 
+/* A message fit to hand on: received whole, from another rank of the
+ * job, of the owner's exact length when it has one. Anything else is
+ * dropped here with a log line (a peer running other code, or bytes that
+ * are not ours), so no owner reads a body that was not sent whole. */
+static int standing_valid(const standing_t *s)
+{
+    const tp_req_t *r = &s->req;
+    uint32_t src = ucft_tag_src(r->tag);
+    const char *why = NULL;
+
+    if (r->status != UCFT_OK)
+        why = ucft_status_string(r->status);
+    else if (src >= (uint32_t)s->tp->size || src == (uint32_t)s->tp->rank)
+        why = "source rank out of range";
+    else if (s->fixed && r->length != s->len)
+        why = "wrong length";
+    if (why == NULL)
+        return 1;
+    ucft_warn(s->tp->log,
+              "control message kind %u from rank %u (%zu bytes) dropped: %s",
+              s->kind, (unsigned)src, r->length, why);
+    return 0;
+}
+
 static void standing_cb(tp_req_t *req)
 {
     standing_t *s = req->arg;
@@ -11,9 +35,16 @@ static void standing_cb(tp_req_t *req)
     s->posted = 0;
     if (req->status == UCFT_ERR_CANCELED || !s->on)
         return;
-    s->fn(s->arg, s);
-    if (s->on && !s->posted)
-        standing_post(s);
+    if (standing_valid(s))
+        s->fn(s->arg, s);
+    if (s->on && !s->posted) {
+        ucft_status_t st = standing_post(s);
+        if (st != UCFT_OK)
+            ucft_error(s->tp->log,
+                       "control messages of kind %u: the receive could not "
+                       "be posted again (%s): no more are received",
+                       s->kind, ucft_status_string(st));
+    }
 }
 
 static ucft_status_t standing_post(standing_t *s)
@@ -30,17 +61,23 @@ static ucft_status_t standing_post(standing_t *s)
         }
         if (st != UCFT_OK)
             return st;
-        s->fn(s->arg, s);
+        if (standing_valid(s))
+            s->fn(s->arg, s);
         if (!s->on)
             return UCFT_OK;
     }
 }
 
 void standing_init(standing_t *s, tp_t *tp, unsigned kind, void *buf,
-                   size_t len, standing_fn_t fn, void *arg)
+                   size_t len, int fixed, standing_fn_t fn, void *arg)
 {
-    *s = (standing_t){
-        .tp = tp, .kind = kind, .buf = buf, .len = len, .fn = fn, .arg = arg};
+    *s = (standing_t){.tp = tp,
+                      .kind = kind,
+                      .buf = buf,
+                      .len = len,
+                      .fn = fn,
+                      .arg = arg,
+                      .fixed = (uint8_t)(fixed != 0)};
 }
 
 ucft_status_t standing_start(standing_t *s)

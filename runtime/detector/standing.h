@@ -6,8 +6,12 @@
  * heartbeat, the failure broadcast and the reconciliation each keep one
  * or more.
  *
- * The owner's function sees the completed receive (status, tag, length,
- * the body in the owner's buffer) and may stop it, also from
+ * The owner's function sees only messages received whole (status OK)
+ * from another rank of the job (the tag's source is in 0..size-1 and not
+ * this rank) and, for an owner of fixed-length messages, of exactly the
+ * buffer's length; the others are dropped with a log line. It sees the
+ * completed receive (tag, length, the body in the owner's buffer) and may
+ * stop it, also from
  * inside the function: nothing is posted after that. standing_stop
  * cancels a posted receive; its callback still runs, sees the
  * cancellation and hands nothing on.
@@ -36,12 +40,15 @@ struct standing {
     size_t len;
     standing_fn_t fn;
     void *arg;
+    uint8_t fixed;  /* messages are exactly len bytes */
     uint8_t on;     /* started and not stopped */
     uint8_t posted; /* the receive is posted */
 };
 
+/* fixed: every message of the kind is exactly len bytes (others are
+ * dropped); else any length up to len. */
 void standing_init(standing_t *s, tp_t *tp, unsigned kind, void *buf,
-                   size_t len, standing_fn_t fn, void *arg);
+                   size_t len, int fixed, standing_fn_t fn, void *arg);
 /* Posts the receive (handing on what is already there). On an error of
  * the transport nothing stays posted and the error is returned. */
 ucft_status_t standing_start(standing_t *s);

@@ -588,6 +588,60 @@ static void test_detector_reconcile_malformed(void **state)
     h_destroy(&h);
 }
 
+/* Control messages that are not what their kind says (empty, truncated,
+ * from a source that is no rank or the receiver itself) are dropped: no
+ * rank is declared, nobody stops itself, and a forged empty HB_STOP does
+ * not stop the watch of the rank it names: its death is still found. */
+static void test_detector_malformed_control(void **state)
+{
+    const int n = 8, to = 1;
+    const uint64_t eta = 10 * MS;
+    harness_t h;
+
+    h_create(&h, n, eta, 40 * MS, 0, 1);
+    sim_world_run(h.w, 5 * eta, UINT64_MAX);
+    static const uint32_t names3[3] = {3, 0, 0};
+    static const uint64_t zero = 0;
+    const struct {
+        uint32_t src;
+        unsigned kind;
+        const void *body;
+        size_t len;
+    } bad[] = {
+        {2, UCFT_CTRL_FAILED, &zero, 0},          /* empty notice */
+        {2, UCFT_CTRL_FAILED, names3, 12},        /* truncated, names 3 */
+        {99, UCFT_CTRL_HB_REQUEST, &zero, 8},     /* no such rank */
+        {to, UCFT_CTRL_HB_REQUEST, &zero, 8},     /* the receiver itself */
+        {0, UCFT_CTRL_HB_STOP, &zero, 0},         /* forged, empty */
+        {0, UCFT_CTRL_HB, &zero, 4},              /* short heartbeat */
+        {2, UCFT_CTRL_FAILED_SET, names3, 12000}, /* longer than any set */
+    };
+    tp_t *tp2 = sim_world_tp(h.w, 2);
+    static tp_req_t reqs[7];
+    static unsigned char big[12000];
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        reqs[i] = (tp_req_t){.cb = noop_cb, .buffered = 1};
+        ucft_status_t st =
+            tp_send(tp2, to, ucft_ctrl_tag(bad[i].src, bad[i].kind),
+                    bad[i].len > 12 ? big : bad[i].body, bad[i].len, &reqs[i]);
+        assert_true(st == UCFT_OK || st == UCFT_INPROGRESS);
+    }
+    sim_world_run(h.w, sim_world_now(h.w) + 1000 * MS, UINT64_MAX);
+    for (int r = 0; r < n; r++) {
+        assert_int_equal(h.self_declared[r], 0);
+        assert_false(sim_world_is_dead(h.w, r));
+        assert_int_equal(det_epoch(h.dets[r]), 0);
+    }
+    assert_int_equal(h.false_decl, 0);
+    uint64_t t0 = sim_world_now(h.w);
+    sim_world_kill(h.w, 0);
+    sim_world_run(h.w, t0 + 500 * MS, UINT64_MAX);
+    int failed[1] = {0};
+    h_assert_all_learned(&h, failed, 1);
+    assert_int_equal(h.false_decl, 0);
+    h_destroy(&h);
+}
+
 /* One death seen by the kernel on a node of 16 (of 64 ranks): the ranks
  * there declare it themselves (DET_WHY_EXITED) and send it to nobody on
  * their node, nor to the dead rank; every rank elsewhere still learns it,
@@ -673,6 +727,7 @@ int main(void)
         cmocka_unit_test(test_detector_lost_news),
         cmocka_unit_test(test_detector_split_views),
         cmocka_unit_test(test_detector_reconcile_malformed),
+        cmocka_unit_test(test_detector_malformed_control),
         cmocka_unit_test(test_detector_kernel_evidence),
         cmocka_unit_test(test_detector_determinism),
     };
