@@ -90,8 +90,9 @@ static void recv_cb(tp_req_t *req)
     s->recv_pending = 0;
     if (s->cleaned)
         return;
-    if (req->status != UCFT_OK) {
-        finish(s, req->status, 1);
+    ucft_status_t st = coll_recv_status(s->tp, s->args, req, s->args->len);
+    if (st != UCFT_OK) {
+        finish(s, st, 1);
         return;
     }
     s->phase = PH_SEND;
@@ -138,7 +139,7 @@ static ucft_status_t bcast_start(void *state)
         return UCFT_INPROGRESS;
     }
     if (st == UCFT_OK)
-        st = s->rreq.status;
+        st = coll_recv_status(s->tp, a, &s->rreq, a->len);
     if (st != UCFT_OK) {
         finish(s, st, 0);
         return st;

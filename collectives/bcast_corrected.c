@@ -285,6 +285,10 @@ ucft_status_t bc__step(bcast_corrected_t *s, int in_cb)
     if (s->status != UCFT_INPROGRESS || s->cleaned || s->in_step)
         return s->status;
     s->in_step = 1;
+    if (s->mismatch) {
+        bc__finish(s, UCFT_ERR_TRUNCATED, in_cb);
+        goto out;
+    }
     if (!s->has_data) {
         if (bc_is_dead(s, 0) ||
             (s->dead.n > s->tol && !bc_expected(s, s->vrank) &&

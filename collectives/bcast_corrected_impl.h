@@ -14,7 +14,8 @@ enum {
     BC_KIND_CORR_R = BC_KIND_TREE + 1,              /* 17 */
     BC_KIND_CORR_L = BC_KIND_TREE + 2,              /* 18 */
 };
-/* Kinds 16..19: low two bits of the kind are wildcards. */
+/* Kinds 16..19: low two bits of the kind are wildcards (19 is no kind:
+ * bc_take drops it). */
 #define BC_RECV_MASK (~(UCFT_TAG_SRC_MASK | (uint64_t)3))
 
 enum { BC_TREE_BINOMIAL, BC_TREE_KARY, BC_TREE_LAME };
@@ -79,6 +80,7 @@ typedef struct bcast_corrected {
     uint8_t ready_told; /* args->ready_cb has run */
     uint8_t cleaned;
     uint8_t in_step;
+    uint8_t mismatch; /* a payload of another size came (bc_take) */
     ucft_status_t status;
 } bcast_corrected_t;
 

@@ -37,9 +37,6 @@
  */
 #include "bcast_corrected_impl.h"
 
-/* Kinds 16..19: low two bits of the kind are wildcards. */
-#define BC_RECV_MASK (~(UCFT_TAG_SRC_MASK | (uint64_t)3))
-
 static unsigned char *bc_dst(const bcast_corrected_t *s)
 {
     if (s->has_data && s->buf != NULL)
@@ -54,12 +51,11 @@ static size_t bc_rlen(const bcast_corrected_t *s)
     return s->has_data && s->lazy ? 0 : s->args->len;
 }
 
-/* A completed receive that counts as a message: taken whole, or taken
- * empty by a rank that holds the data (every copy is the same payload). */
-static int bc_took(const bcast_corrected_t *s, const tp_req_t *req)
+/* A receive that completed with a message (bc_take decides what it is
+ * worth), not cancelled or failed. */
+static int bc_took(const tp_req_t *req)
 {
-    return req->status == UCFT_OK ||
-           (req->status == UCFT_ERR_TRUNCATED && s->has_data);
+    return req->status == UCFT_OK || req->status == UCFT_ERR_TRUNCATED;
 }
 
 /* The data just arrived: the receives still posted for a whole copy are
@@ -79,17 +75,12 @@ static void bc_shrink(bcast_corrected_t *s)
     }
 }
 
-/* A message arrived (tree or correction). */
-static void bc_on_msg(bcast_corrected_t *s, const tp_req_t *req)
+/* A message arrived (tree or correction) from virtual rank src. */
+static void bc_on_msg(bcast_corrected_t *s, const tp_req_t *req, unsigned kind,
+                      int src)
 {
-    unsigned kind = ucft_tag_coll_kind(req->tag);
-    int src = coll_vrank_of(s->args, (int)ucft_tag_src(req->tag), s->args->root,
-                            s->n);
-
     ucft_trace(s->tp->log, "bcast #%u: kind %u from rank %u",
                (unsigned)s->args->seq, kind, (unsigned)ucft_tag_src(req->tag));
-    if (!s->has_data && s->buf != NULL && req->length != s->args->len)
-        return; /* short message: not the payload */
     if (!s->has_data) {
         s->has_data = 1;
         bc_shrink(s);
@@ -116,6 +107,38 @@ static void bc_on_msg(bcast_corrected_t *s, const tp_req_t *req)
         s->heard_max[side] = dist;
 }
 
+/* A completed receive (bc_took). Returns 1 when it counted as a message;
+ * 0 when it did not: a malformed message (another kind, a sender that is
+ * no rank: dropped, the caller receives again), or a payload of another
+ * size than this rank's while it has no data, which means the ranks
+ * called the broadcast with different sizes: s->mismatch, the rank's part
+ * ends with UCFT_ERR_TRUNCATED (bc__step). Once the data is here only the
+ * tag matters: a copy taken into an empty or scratch buffer counts. */
+static int bc_take(bcast_corrected_t *s, const tp_req_t *req)
+{
+    unsigned kind = ucft_tag_coll_kind(req->tag);
+    if (kind != BC_KIND_TREE && kind != BC_KIND_CORR_R &&
+        kind != BC_KIND_CORR_L) {
+        coll_log_bad(s->tp, s->args, req,
+                     "not a message of this broadcast: dropped");
+        return 0;
+    }
+    int src = coll_src_vrank(s->tp, s->args, req, s->args->root, s->n);
+    if (src < 0)
+        return 0;
+    if (!s->has_data &&
+        (req->status != UCFT_OK || req->length != s->args->len)) {
+        coll_log_bad(s->tp, s->args, req,
+                     "its size is not this rank's: the ranks called the "
+                     "broadcast with different sizes; this rank's part ends "
+                     "with an error");
+        s->mismatch = 1;
+        return 0;
+    }
+    bc_on_msg(s, req, kind, src);
+    return 1;
+}
+
 /* ---- from any source ----------------------------------------------------- */
 
 /* Keeps the receive from any source posted, handling the ones that complete
@@ -124,7 +147,7 @@ static ucft_status_t bc_any_loop(bcast_corrected_t *s)
 {
     const coll_args_t *a = s->args;
 
-    while (!s->recv_pending) {
+    while (!s->recv_pending && !s->mismatch) {
         ucft_status_t st =
             tp_recv(s->tp, coll_tag(a, 0, BC_KIND_TREE), BC_RECV_MASK,
                     bc_dst(s), bc_rlen(s), &s->rreq);
@@ -134,8 +157,8 @@ static ucft_status_t bc_any_loop(bcast_corrected_t *s)
         }
         if (st != UCFT_OK)
             return st;
-        if (bc_took(s, &s->rreq))
-            bc_on_msg(s, &s->rreq);
+        if (bc_took(&s->rreq))
+            bc_take(s, &s->rreq);
     }
     return UCFT_OK;
 }
@@ -150,8 +173,8 @@ static void bc_any_cb(tp_req_t *req)
     if (s->cleaned || s->status != UCFT_INPROGRESS)
         return;
     /* Cancelled to be reposted empty: the loop below does that. */
-    if (!(shrunk && req->status == UCFT_ERR_CANCELED) && bc_took(s, req))
-        bc_on_msg(s, req);
+    if (!(shrunk && req->status == UCFT_ERR_CANCELED) && bc_took(req))
+        bc_take(s, req);
     ucft_status_t st = bc_any_loop(s);
     if (st != UCFT_OK) {
         bc__finish(s, st, 1);
@@ -186,14 +209,15 @@ static void bc_exact_cb(tp_req_t *req)
     s->xshrink &= (uint8_t) ~(1u << i);
     if (s->cleaned || s->status != UCFT_INPROGRESS)
         return;
-    if (shrunk && req->status == UCFT_ERR_CANCELED) {
-        ucft_status_t st = bc_exact_post(s, i); /* now empty */
+    /* Cancelled to be reposted empty, or a malformed message dropped:
+     * receive again. */
+    if ((shrunk && req->status == UCFT_ERR_CANCELED) ||
+        (bc_took(req) && !bc_take(s, req) && !s->mismatch)) {
+        ucft_status_t st = bc_exact_post(s, i);
         if (st != UCFT_OK) {
             bc__finish(s, st, 1);
             return;
         }
-    } else if (bc_took(s, req)) {
-        bc_on_msg(s, req);
     }
     bc__step(s, 1);
 }
@@ -213,17 +237,20 @@ static ucft_status_t bc_exact_post(bcast_corrected_t *s, int i)
                                      : BC_KIND_CORR_L;
     int src = coll_rank_of(a, v, a->root, s->n);
 
-    r->cb = bc_exact_cb;
-    r->arg = s;
-    ucft_status_t st = tp_recv(s->tp, coll_tag(a, src, kind),
-                               UCFT_TAG_FULL_MASK, bc_dst(s), bc_rlen(s), r);
-    if (st == UCFT_INPROGRESS) {
-        s->xpending |= (uint8_t)(1u << i);
-        return UCFT_OK;
+    for (;;) {
+        r->cb = bc_exact_cb;
+        r->arg = s;
+        ucft_status_t st =
+            tp_recv(s->tp, coll_tag(a, src, kind), UCFT_TAG_FULL_MASK,
+                    bc_dst(s), bc_rlen(s), r);
+        if (st == UCFT_INPROGRESS) {
+            s->xpending |= (uint8_t)(1u << i);
+            return UCFT_OK;
+        }
+        if (st != UCFT_OK || !bc_took(r) || bc_take(s, r) || s->mismatch)
+            return st;
+        /* A malformed message, dropped: receive again. */
     }
-    if (st == UCFT_OK && bc_took(s, r))
-        bc_on_msg(s, r);
-    return st;
 }
 
 ucft_status_t bc__recv_start(bcast_corrected_t *s)

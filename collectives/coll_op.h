@@ -180,6 +180,44 @@ static inline int coll_vrank_of(const coll_args_t *a, int rank, int root, int n)
     return (a->map->pos[rank] - a->map->pos[root] + n) % n;
 }
 
+/* Logs (warning) a received message of this instance that is malformed
+ * or shows that its sender called the operation with other arguments (a
+ * different size), and what is done about it (`why`). */
+void coll_log_bad(tp_t *tp, const coll_args_t *a, const tp_req_t *req,
+                  const char *why);
+
+/* The virtual rank of the sender of a received message (its tag's
+ * source), or -1 when the source is no rank of the job: a malformed
+ * message, logged here, that the caller drops. */
+static inline int coll_src_vrank(tp_t *tp, const coll_args_t *a,
+                                 const tp_req_t *req, int root, int n)
+{
+    uint32_t src = ucft_tag_src(req->tag);
+    if (src >= (uint32_t)n) {
+        coll_log_bad(tp, a, req, "no rank of the job has that number: dropped");
+        return -1;
+    }
+    return coll_vrank_of(a, (int)src, root, n);
+}
+
+/* The status of a completed receive of exactly `len` payload bytes: a
+ * message of another size means that its sender called the operation
+ * with other arguments; the receive then counts as UCFT_ERR_TRUNCATED
+ * (also when it was shorter), logged here. */
+static inline ucft_status_t coll_recv_status(tp_t *tp, const coll_args_t *a,
+                                             const tp_req_t *req, size_t len)
+{
+    if (req->status == UCFT_OK && req->length == len)
+        return UCFT_OK;
+    if (req->status == UCFT_OK || req->status == UCFT_ERR_TRUNCATED) {
+        coll_log_bad(tp, a, req,
+                     "its size is not this rank's: the ranks called the "
+                     "operation with different sizes");
+        return UCFT_ERR_TRUNCATED;
+    }
+    return req->status;
+}
+
 /* The rank holding virtual rank `v` of a tree rooted at `root`. */
 static inline int coll_rank_of(const coll_args_t *a, int v, int root, int n)
 {

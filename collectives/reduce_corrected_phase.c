@@ -7,12 +7,27 @@
 
 /* ---- message handlers (no sends, no receives posted here) ---- */
 
+/* The sender of a received message as a virtual rank of this attempt, or
+ * -1 (logged: the message is dropped) when it is no rank of the job. */
+static int src_vr(rc_state_t *s, const tp_req_t *req)
+{
+    return coll_src_vrank(s->tp, s->args, req, s->root, s->n);
+}
+
 void rc__handle_up(rc_state_t *s)
 {
-    int src = vr(s, (int)ucft_tag_src(s->ureq.tag));
+    int src = src_vr(s, &s->ureq);
+    if (src < 0)
+        return;
     int k = src == 0 ? slot_root(s) : itree_subtree(src, s->f);
     uint32_t bit = 1u << k;
 
+    if ((s->up_need & bit) && slot_vrank(s, k) != src) {
+        coll_log_bad(s->tp, s->args, &s->ureq,
+                     "an up-correction from a rank outside this rank's "
+                     "group: dropped");
+        return;
+    }
     if (s->ureq.length != s->ufix + s->len || !(s->up_need & bit) ||
         ((s->up_got | s->up_dead) & bit)) {
         RC_TRACE(s, "up from v%d ignored", src);
@@ -24,7 +39,8 @@ void rc__handle_up(rc_state_t *s)
             s->ufix ? rd32(s->ubuf) & RC_F_DECIDED : 0, s->ubuf + s->ufix);
 }
 
-/* Root: is the answer in rbuf from subtree k free of failures? */
+/* Root: is the answer in rbuf from subtree k free of failures? (Its
+ * list was checked by tree_msg_bad.) */
 static int answer_clean(const rc_state_t *s, int k)
 {
     uint32_t fl = rd32(s->rbuf);
@@ -41,15 +57,48 @@ static int answer_clean(const rc_state_t *s, int k)
     return 1;
 }
 
+/* What is wrong with the tree message in rbuf, or NULL. As next_send
+ * builds it: the flags of this operation, the header of the scheme, the
+ * value, and for the list scheme the count of entries that follow, at
+ * most cap, each a rank of the job. */
+static const char *tree_msg_bad(const rc_state_t *s)
+{
+    size_t base = s->hfix + s->len, len = s->rreq.length;
+    uint32_t known = RC_F_TREEFAIL | RC_F_OVERFLOW | RC_F_TRUNC |
+                     (s->cfg->allreduce ? RC_F_DECIDED : 0);
+
+    if (len < base)
+        return "shorter than its header and value: dropped";
+    if (rd32(s->rbuf) & ~known)
+        return "flags this operation does not send: dropped";
+    if (s->cfg->scheme != RC_SCHEME_LIST)
+        return len == base ? NULL
+                           : "longer than its header and value: "
+                             "dropped";
+    uint32_t nl = rd32(s->rbuf + 4);
+    if (nl > (uint32_t)s->cap || len != base + 4 * (size_t)nl)
+        return "its failure list does not match its length: dropped";
+    for (uint32_t i = 0; i < nl; i++)
+        if (rd32(s->rbuf + base + 4 * i) >= (uint32_t)s->n)
+            return "its failure list names a rank outside the job: dropped";
+    return NULL;
+}
+
 void rc__handle_tree(rc_state_t *s)
 {
-    int src = vr(s, (int)ucft_tag_src(s->rreq.tag));
+    int src = src_vr(s, &s->rreq);
+    if (src < 0)
+        return;
     int ci = child_index(s, src);
     size_t base = s->hfix + s->len;
 
-    if (ci < 0 || s->rreq.length < base ||
-        ((s->ch_got | s->ch_dead) >> ci) & 1) {
+    if (ci < 0 || ((s->ch_got | s->ch_dead) >> ci) & 1) {
         RC_TRACE(s, "tree from v%d ignored", src);
+        return;
+    }
+    const char *bad = tree_msg_bad(s);
+    if (bad != NULL) {
+        coll_log_bad(s->tp, s->args, &s->rreq, bad);
         return;
     }
     RC_TRACE(s, "tree from v%d, flags %x", src, rd32(s->rbuf));
@@ -63,21 +112,20 @@ void rc__handle_tree(rc_state_t *s)
     uint32_t nl = s->cfg->scheme == RC_SCHEME_BIT ? 0 : rd32(s->rbuf + 4);
     s->acc_flags |= fl & (RC_F_TREEFAIL | RC_F_OVERFLOW | RC_F_TRUNC);
     if (s->cfg->scheme == RC_SCHEME_COUNTBIT)
-        s->fcount += nl;
-    for (uint32_t i = 0; s->cfg->scheme == RC_SCHEME_LIST && i < nl; i++) {
-        if (s->rreq.length < base + 4 * (i + 1))
-            break;
+        s->fcount = nl > UINT32_MAX - s->fcount ? UINT32_MAX : s->fcount + nl;
+    for (uint32_t i = 0; s->cfg->scheme == RC_SCHEME_LIST && i < nl; i++)
         list_add(s, rd32(s->rbuf + base + 4 * i));
-    }
     combine(s, &s->acc_flags, s->sbuf + s->hfix, fl & RC_F_DECIDED,
             s->rbuf + s->hfix);
 }
 
 void rc__handle_down(rc_state_t *s)
 {
-    int src = vr(s, (int)ucft_tag_src(s->dreq.tag));
+    int src = src_vr(s, &s->dreq);
     int k = -1;
 
+    if (src < 0)
+        return;
     if (src == itree_parent(s->v, s->f))
         k = slot_parent(s);
     else if (src == 0)

@@ -42,7 +42,7 @@ static void ring_cb(tp_req_t *req)
 
     if (req == &s->rreq) {
         s->pending &= (uint8_t)~RING_RECV;
-        s->rstat = req->status;
+        s->rstat = coll_recv_status(s->tp, s->args, req, s->args->len);
     } else {
         s->pending &= (uint8_t)~RING_SEND;
         s->sstat = req->status;
@@ -81,7 +81,8 @@ static ucft_status_t ring_start(void *state)
     if (st == UCFT_INPROGRESS)
         s->pending |= RING_RECV;
     else
-        s->rstat = st == UCFT_OK ? s->rreq.status : st;
+        s->rstat =
+            st == UCFT_OK ? coll_recv_status(s->tp, a, &s->rreq, a->len) : st;
 
     st = tp_send(s->tp, right, coll_tag(a, me, COLL_KIND_RING_EXCHANGE), s->buf,
                  a->len, &s->sreq);
