@@ -50,14 +50,22 @@ static struct ucft_comm *comm_of(struct ucft_context *ctx, unsigned cid)
 }
 
 /* 1 when a message with this tag can only be late: its instance has
- * started here and is not running any more. */
+ * started here and is not running any more; or when it names no
+ * communicator (only the world exists: the tag is malformed, logged). */
 static int is_late(struct ucft_context *ctx, uint64_t tag)
 {
     unsigned cid = ucft_tag_ctx(tag);
     struct ucft_comm *comm = comm_of(ctx, cid);
     uint32_t s = ucft_tag_coll_seq(tag);
 
-    if (comm == NULL || comm->seq == 0)
+    if (comm == NULL) {
+        ucft_warn(&ctx->log,
+                  "collective message from rank %u names communicator %u, "
+                  "which does not exist: dropped",
+                  (unsigned)ucft_tag_src(tag), cid);
+        return 1;
+    }
+    if (comm->seq == 0)
         return 0;
     if (((comm->seq - 1 - s) & SEQ_MASK) >= (SEQ_MASK + 1) / 2)
         return 0; /* not started here yet */

@@ -84,12 +84,31 @@ void rt_requests_cancel_all(struct ucft_context *ctx)
     }
 }
 
+/* The sender named by a matched tag (world comm: job rank = comm rank),
+ * or -1 when no rank of the communicator has that number: a malformed
+ * message, logged. */
+static int tag_source(struct ucft_comm *comm, uint64_t tag, size_t length)
+{
+    uint32_t src = ucft_tag_src(tag);
+    if (src < (uint32_t)comm->size)
+        return (int)src;
+    ucft_warn(&comm->ctx->log,
+              "a message (tag %u, %zu bytes) names sender %u, which is no "
+              "rank of the communicator (size %d): reported as "
+              "UCFT_ERR_TRANSPORT",
+              (unsigned)ucft_tag_payload(tag), length, (unsigned)src,
+              comm->size);
+    return -1;
+}
+
 /* Fills the receive part of info from the matched tag. */
 static void set_recv_info(struct ucft_request *r)
 {
-    r->info.source = (int)ucft_tag_src(r->tp.tag); /* world comm: identity */
+    r->info.source = tag_source(r->comm, r->tp.tag, r->tp.length);
     r->info.tag = (int)ucft_tag_payload(r->tp.tag);
     r->info.length = r->tp.length;
+    if (r->info.source < 0)
+        r->info.status = UCFT_ERR_TRANSPORT;
 }
 
 static void req_tp_done(tp_req_t *t)
@@ -379,8 +398,8 @@ ucft_status_t ucft_iprobe(ucft_comm_h comm, int source, int tag, int *flag,
         return st;
     *flag = 1;
     if (info != NULL) {
-        info->status = UCFT_OK;
-        info->source = (int)ucft_tag_src(pi.tag);
+        info->source = tag_source(comm, pi.tag, pi.length);
+        info->status = info->source < 0 ? UCFT_ERR_TRANSPORT : UCFT_OK;
         info->tag = (int)ucft_tag_payload(pi.tag);
         info->length = pi.length;
     }

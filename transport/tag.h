@@ -20,9 +20,18 @@
  *               tag_sender_mask is set to exactly these bits.
  *  sequence     collective instance number modulo 2^16, so that a late
  *               message of an earlier collective never matches a later one
- *               while fewer than 65,536 collectives are in flight; a small
- *               header inside the payload (epoch, full sequence) is checked
- *               on top of this.
+ *               while fewer than 65,536 collectives are in flight. There is
+ *               no further check inside the payload: a message that
+ *               arrives 65,536 instances late would be taken by the
+ *               instance that reuses its sequence (the sweeper of late
+ *               messages, runtime/coll_drain.c, drops them long before).
+ *
+ * Trust: the source field is written by the sender and is not checked
+ * against the endpoint the message came in on (UCP's tag receives do not
+ * report one). Receivers check that it names a rank of the job and that
+ * the message has the size and form its kind requires (docs/wire.md);
+ * a process that is not one of the job's ranks but reaches a rank's
+ * worker could still send in another rank's name.
  *
  * A wildcard clears bits of the mask: ANY_SOURCE clears the source field,
  * ANY_TAG clears the payload field. Class and context id are always
