@@ -232,7 +232,10 @@ ucft_status_t ucft_recv(ucft_comm_h comm, void *buf, size_t length, int source,
  * fault-tolerant: any failure they depend on ends them with
  * UCFT_ERR_PROC_FAILED (docs/baselines.md).
  * Every rank of the communicator must call the same collectives in the
- * same order with matching arguments. */
+ * same order with matching arguments. A rank that receives a payload of
+ * another size than its own (counts or datatypes differ between ranks)
+ * does not use it: its call ends with UCFT_ERR_TRUNCATED and a log line
+ * (docs/wire.md). */
 typedef enum ucft_datatype {
     UCFT_INT8 = 0,
     UCFT_INT16,
