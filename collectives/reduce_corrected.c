@@ -136,6 +136,10 @@ static void step(rc_state_t *s)
 {
     for (int changed = 1; changed && !s->cleaned && !s->over;) {
         changed = 0;
+        if (s->mismatch) {
+            fail_now(s, UCFT_ERR_TRUNCATED);
+            return;
+        }
         if (s->restart) {
             if (s->busy)
                 return;
@@ -169,6 +173,8 @@ static void step(rc_state_t *s)
             } else if (st == UCFT_OK) {
                 if (p->req->status == UCFT_OK)
                     p->handle(s);
+                else if (p->req->status == UCFT_ERR_TRUNCATED)
+                    rc__mismatch(s, p->req);
                 changed = 1;
             } else {
                 fail_now(s, st);
@@ -248,6 +254,8 @@ static void req_cb(tp_req_t *req)
         free_mem(s);
     if (s->cleaned || s->over)
         return;
+    if (bit != RC_B_SEND && req->status == UCFT_ERR_TRUNCATED)
+        rc__mismatch(s, req);
     if (bit != RC_B_SEND && req->status == UCFT_OK) {
         /* A value that arrives while moving on is still taken. */
         if (!s->restart)

@@ -63,7 +63,8 @@ typedef struct rc_state {
     uint8_t busy; /* RC_B_* requests in flight */
     uint8_t tree_state, has_value, err_final, decided, restart, over;
     uint8_t done, cleaned, in_start;
-    uint8_t pair; /* allreduce of two ranks: the up exchange alone */
+    uint8_t pair;     /* allreduce of two ranks: the up exchange alone */
+    uint8_t mismatch; /* a message of another size came: ends the rank */
     /* Last: init clears the state only up to here. */
     _Alignas(16) unsigned char inline_mem[RC_INLINE_SCRATCH];
 } rc_state_t;

@@ -183,6 +183,10 @@ static inline void got_value(rc_state_t *s, const unsigned char *val)
 }
 
 /* reduce_corrected_phase.c */
+/* A received message whose size no peer calling with this rank's
+ * arguments sends (or a truncated one): logged, s->mismatch set, and
+ * the rank's part ends with UCFT_ERR_TRUNCATED (reduce_corrected.c). */
+void rc__mismatch(rc_state_t *s, const tp_req_t *req);
 void rc__handle_up(rc_state_t *s);
 void rc__handle_tree(rc_state_t *s);
 void rc__handle_down(rc_state_t *s);

@@ -14,6 +14,15 @@ static int src_vr(rc_state_t *s, const tp_req_t *req)
     return coll_src_vrank(s->tp, s->args, req, s->root, s->n);
 }
 
+void rc__mismatch(rc_state_t *s, const tp_req_t *req)
+{
+    coll_log_bad(s->tp, s->args, req,
+                 "its size does not fit this rank's: the ranks called the "
+                 "operation with different counts or datatypes; this "
+                 "rank's part ends with an error");
+    s->mismatch = 1;
+}
+
 void rc__handle_up(rc_state_t *s)
 {
     int src = src_vr(s, &s->ureq);
@@ -28,8 +37,11 @@ void rc__handle_up(rc_state_t *s)
                      "group: dropped");
         return;
     }
-    if (s->ureq.length != s->ufix + s->len || !(s->up_need & bit) ||
-        ((s->up_got | s->up_dead) & bit)) {
+    if (s->ureq.length != s->ufix + s->len) {
+        rc__mismatch(s, &s->ureq);
+        return;
+    }
+    if (!(s->up_need & bit) || ((s->up_got | s->up_dead) & bit)) {
         RC_TRACE(s, "up from v%d ignored", src);
         return;
     }
@@ -57,24 +69,33 @@ static int answer_clean(const rc_state_t *s, int k)
     return 1;
 }
 
-/* What is wrong with the tree message in rbuf, or NULL. As next_send
- * builds it: the flags of this operation, the header of the scheme, the
- * value, and for the list scheme the count of entries that follow, at
- * most cap, each a rank of the job. */
+/* The tree message in rbuf has a size that a peer calling with this
+ * rank's arguments sends: the scheme's header and the value, and for the
+ * list scheme up to cap entries of 4 bytes. */
+static int tree_size_fits(const rc_state_t *s)
+{
+    size_t base = s->hfix + s->len, len = s->rreq.length;
+
+    if (s->cfg->scheme != RC_SCHEME_LIST)
+        return len == base;
+    return len >= base && len <= base + 4 * (size_t)s->cap &&
+           (len - base) % 4 == 0;
+}
+
+/* What is wrong with the tree message in rbuf (of a size that fits), or
+ * NULL. As next_send builds it: the flags of this operation, and for the
+ * list scheme the count of entries that follow, matching the length,
+ * each a rank of the job. */
 static const char *tree_msg_bad(const rc_state_t *s)
 {
     size_t base = s->hfix + s->len, len = s->rreq.length;
     uint32_t known = RC_F_TREEFAIL | RC_F_OVERFLOW | RC_F_TRUNC |
                      (s->cfg->allreduce ? RC_F_DECIDED : 0);
 
-    if (len < base)
-        return "shorter than its header and value: dropped";
     if (rd32(s->rbuf) & ~known)
         return "flags this operation does not send: dropped";
     if (s->cfg->scheme != RC_SCHEME_LIST)
-        return len == base ? NULL
-                           : "longer than its header and value: "
-                             "dropped";
+        return NULL;
     uint32_t nl = rd32(s->rbuf + 4);
     if (nl > (uint32_t)s->cap || len != base + 4 * (size_t)nl)
         return "its failure list does not match its length: dropped";
@@ -94,6 +115,10 @@ void rc__handle_tree(rc_state_t *s)
 
     if (ci < 0 || ((s->ch_got | s->ch_dead) >> ci) & 1) {
         RC_TRACE(s, "tree from v%d ignored", src);
+        return;
+    }
+    if (!tree_size_fits(s)) {
+        rc__mismatch(s, &s->rreq);
         return;
     }
     const char *bad = tree_msg_bad(s);
@@ -132,8 +157,11 @@ void rc__handle_down(rc_state_t *s)
         k = slot_root(s);
     else if (itree_group(src, s->f) == s->g)
         k = itree_subtree(src, s->f);
-    if (k < 0 || s->dreq.length != 4 + s->len ||
-        ((s->dn_got | s->dn_dead) >> k) & 1) {
+    if (k >= 0 && s->dreq.length != 4 + s->len) {
+        rc__mismatch(s, &s->dreq);
+        return;
+    }
+    if (k < 0 || ((s->dn_got | s->dn_dead) >> k) & 1) {
         RC_TRACE(s, "down from v%d ignored", src);
         return;
     }

@@ -302,6 +302,33 @@ static void test_reduce_corrected_bad_list_inner(void **state)
     h_destroy(&h);
 }
 
+/* Corrected reduce: an up-correction of another size from the rank's
+ * group member, and a tree message of another size from a child, end
+ * their receivers with UCFT_ERR_TRUNCATED; once those are gone the others
+ * complete, every live value exactly once. */
+static void test_reduce_corrected_size_mismatch(void **state)
+{
+    harness_t h;
+    unsigned char m[256];
+    (void)state;
+    h_setup(&h, "allreduce", "corrected", 9);
+    size_t val = h.a.len;
+    memset(m, 0, sizeof(m));
+    h_inject(&h, 4, 3, 4, K_UP, m, 4 + val + 4);   /* 4 bytes too many */
+    h_inject(&h, 5, 1, 5, K_TREE, m, 8 + val + 2); /* not 4-byte entries */
+    h_start(&h, -1);
+    h_run(&h);
+    for (int r = 1; r <= 3; r += 2) {
+        assert_true(h.done[r]);
+        assert_int_equal(h.status[r], UCFT_ERR_TRUNCATED);
+    }
+    h_kill(&h, 1);
+    h_kill(&h, 3);
+    h_run(&h);
+    h_assert_correct(&h, -1);
+    h_destroy(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -311,6 +338,7 @@ int main(void)
         cmocka_unit_test(test_bcast_binomial_short),
         cmocka_unit_test(test_reduce_corrected_bad_messages),
         cmocka_unit_test(test_reduce_corrected_bad_list_inner),
+        cmocka_unit_test(test_reduce_corrected_size_mismatch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
