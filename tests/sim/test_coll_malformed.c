@@ -170,6 +170,34 @@ static void put32(unsigned char *p, uint32_t v)
     memcpy(p, &v, 4);
 }
 
+/* Runs the set-up job: every injected message is dropped, every rank
+ * ends with a correct value. */
+static void h_expect_dropped(harness_t *h)
+{
+    h_start(h, -1);
+    h_run(h);
+    h_assert_correct(h, -1);
+    h_destroy(h);
+}
+
+/* Runs the set-up job: the k ranks listed end with UCFT_ERR_TRUNCATED;
+ * once they are gone (their callers see the error and leave, and the
+ * others are told) every other rank completes with a correct value. */
+static void h_expect_mismatch(harness_t *h, const int *ranks, int k)
+{
+    h_start(h, -1);
+    h_run(h);
+    for (int i = 0; i < k; i++) {
+        assert_true(h->done[ranks[i]]);
+        assert_int_equal(h->status[ranks[i]], UCFT_ERR_TRUNCATED);
+    }
+    for (int i = 0; i < k; i++)
+        h_kill(h, ranks[i]);
+    h_run(h);
+    h_assert_correct(h, -1);
+    h_destroy(h);
+}
+
 /* A short tree message from the parent, ahead of the real one: the rank
  * does not take it as the data; it ends with UCFT_ERR_TRUNCATED (the size
  * says the ranks disagree), and once it is gone (its caller sees the error
@@ -181,14 +209,7 @@ static void test_bcast_corrected_short(void **state)
     (void)state;
     h_setup(&h, "bcast", "corrected", 8);
     h_inject(&h, 0, 1, 0, 16, three, sizeof(three));
-    h_start(&h, -1);
-    h_run(&h);
-    assert_true(h.done[1]);
-    assert_int_equal(h.status[1], UCFT_ERR_TRUNCATED);
-    h_kill(&h, 1);
-    h_run(&h);
-    h_assert_correct(&h, -1);
-    h_destroy(&h);
+    h_expect_mismatch(&h, (const int[]){1}, 1);
 }
 
 /* The same with an oversized message (longer than the receive). */
@@ -199,14 +220,7 @@ static void test_bcast_corrected_long(void **state)
     (void)state;
     h_setup(&h, "bcast", "corrected-opportunistic", 8);
     h_inject(&h, 0, 2, 0, 16, big, sizeof(big));
-    h_start(&h, -1);
-    h_run(&h);
-    assert_true(h.done[2]);
-    assert_int_equal(h.status[2], UCFT_ERR_TRUNCATED);
-    h_kill(&h, 2);
-    h_run(&h);
-    h_assert_correct(&h, -1);
-    h_destroy(&h);
+    h_expect_mismatch(&h, (const int[]){2}, 1);
 }
 
 /* After a failure the broadcast receives from any source: a sender that
@@ -275,10 +289,7 @@ static void test_reduce_corrected_bad_messages(void **state)
     h_inject(&h, 2, 3, 1000, K_UP, m, val);
     h_inject(&h, 6, 3, 6, K_UP, m, val);
     h_inject(&h, 5, 4, 5, K_UP, m, val);
-    h_start(&h, -1);
-    h_run(&h);
-    h_assert_correct(&h, -1);
-    h_destroy(&h);
+    h_expect_dropped(&h);
 }
 
 /* The same kind of tree message to an inner rank (rank 1, parent of 5 in
@@ -296,10 +307,7 @@ static void test_reduce_corrected_bad_list_inner(void **state)
     put32(m + 8 + val, 0x7fffffffu);
     assert_int_equal(itree_parent(5, 1), 1);
     h_inject(&h, 5, 1, 5, K_TREE, m, 8 + val + 4);
-    h_start(&h, -1);
-    h_run(&h);
-    h_assert_correct(&h, -1);
-    h_destroy(&h);
+    h_expect_dropped(&h);
 }
 
 /* Corrected reduce: an up-correction of another size from the rank's
@@ -316,17 +324,7 @@ static void test_reduce_corrected_size_mismatch(void **state)
     memset(m, 0, sizeof(m));
     h_inject(&h, 4, 3, 4, K_UP, m, 4 + val + 4);   /* 4 bytes too many */
     h_inject(&h, 5, 1, 5, K_TREE, m, 8 + val + 2); /* not 4-byte entries */
-    h_start(&h, -1);
-    h_run(&h);
-    for (int r = 1; r <= 3; r += 2) {
-        assert_true(h.done[r]);
-        assert_int_equal(h.status[r], UCFT_ERR_TRUNCATED);
-    }
-    h_kill(&h, 1);
-    h_kill(&h, 3);
-    h_run(&h);
-    h_assert_correct(&h, -1);
-    h_destroy(&h);
+    h_expect_mismatch(&h, (const int[]){1, 3}, 2);
 }
 
 int main(void)
