@@ -48,7 +48,7 @@ static inline ucft_status_t coll_baseline_args(const tp_t *tp,
     if (*count == 0 && a->len % es == 0)
         *count = a->len / es;
     if (*count * es != a->len || (a->len > 0 && buf == NULL) ||
-        dtype_validate(a->dtype, a->redop) != UCFT_OK)
+        !coll_redop_valid(a))
         return UCFT_ERR_INVALID_PARAM;
     *len = a->len;
     return UCFT_OK;

@@ -31,6 +31,7 @@
 #ifndef UCFT_COLL_OP_H
 #define UCFT_COLL_OP_H
 
+#include "collectives/dtype.h"
 #include "transport/transport.h"
 
 #include <stddef.h>
@@ -87,6 +88,9 @@ typedef struct coll_args {
     int dtype;
     int redop;
     const coll_map_t *map; /* NULL: identity placement */
+    /* Reductions: a user-defined operation that replaces redop (NULL:
+     * redop). coll_combine applies whichever it is. */
+    const coll_user_op_t *user_op;
     /* 0: every copy is sent buffered (transport T7). Otherwise, for
      * payloads of at least rndv_min bytes, an algorithm may send the copies
      * whose receiver may already hold the payload unbuffered (UCX's
@@ -216,6 +220,25 @@ static inline ucft_status_t coll_recv_status(tp_t *tp, const coll_args_t *a,
         return UCFT_ERR_TRUNCATED;
     }
     return req->status;
+}
+
+/* The instance's reduction applies to its datatype: a user-defined one
+ * (which takes any), or a built-in one that dtype_validate accepts. */
+static inline int coll_redop_valid(const coll_args_t *a)
+{
+    return a->user_op != NULL || dtype_validate(a->dtype, a->redop) == UCFT_OK;
+}
+
+/* dst = dst op src over `count` elements of the instance's datatype, with
+ * its user-defined operation or its built-in one (validated by the
+ * driver). */
+static inline void coll_combine(const coll_args_t *a, void *dst,
+                                const void *src, size_t count)
+{
+    if (a->user_op != NULL)
+        dtype_reduce_user(dst, src, count, a->dtype, a->user_op);
+    else
+        dtype_reduce(dst, src, count, a->dtype, a->redop);
 }
 
 /* The rank holding virtual rank `v` of a tree rooted at `root`. */

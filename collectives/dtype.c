@@ -154,11 +154,29 @@ ucft_status_t dtype_reduce(void *dst, const void *src, size_t count, int dtype,
     return UCFT_OK;
 }
 
+/* Bytes of each aligned copy handed to a user-defined operation. */
+#define USER_BLOCK 1024
+
 ucft_status_t dtype_reduce_user(void *dst, const void *src, size_t count,
                                 int dtype, const coll_user_op_t *op)
 {
-    if (op == NULL || op->cb == NULL || dtype_size(dtype) == 0)
+    size_t es = dtype_size(dtype);
+    if (op == NULL || op->cb == NULL || es == 0)
         return UCFT_ERR_INVALID_PARAM;
-    op->cb(dst, src, count, dtype, op->arg);
+    if ((uintptr_t)dst % es == 0 && (uintptr_t)src % es == 0) {
+        op->cb(dst, src, count, dtype, op->arg);
+        return UCFT_OK;
+    }
+    /* A value inside a message, after a 4-byte header: the function gets
+     * aligned copies, a block of whole elements at a time. */
+    _Alignas(16) unsigned char d[USER_BLOCK], s[USER_BLOCK];
+    size_t per = USER_BLOCK / es;
+    for (size_t i = 0; i < count; i += per) {
+        size_t k = count - i < per ? count - i : per;
+        memcpy(d, (unsigned char *)dst + i * es, k * es);
+        memcpy(s, (const unsigned char *)src + i * es, k * es);
+        op->cb(d, s, k, dtype, op->arg);
+        memcpy((unsigned char *)dst + i * es, d, k * es);
+    }
     return UCFT_OK;
 }

@@ -184,8 +184,7 @@ static void step(recdbl_t *s)
         if (s->rbusy || s->sbusy)
             return;
         if (g.post == POST_COMBINE && s->count > 0)
-            dtype_reduce(s->buf, s->rbuf, s->count, s->args->dtype,
-                         s->args->redop);
+            coll_combine(s->args, s->buf, s->rbuf, s->count);
         else if (g.post == POST_COPY && s->len > 0)
             memcpy(s->buf, s->rbuf, s->len);
         s->stage++;

@@ -89,7 +89,7 @@ static void took(reduce_binomial_t *s)
         fail(s, "a child's value has the wrong length", c);
         return;
     }
-    dtype_reduce(s->buf, s->rbuf, s->count, s->args->dtype, s->args->redop);
+    coll_combine(s->args, s->buf, s->rbuf, s->count);
     s->next++;
 }
 

@@ -287,7 +287,7 @@ ucft_status_t rc_init(void *state, tp_t *tp, const coll_args_t *args, void *buf,
     else if (count == 0 && len % es == 0)
         count = len / es; /* a driver that gives bytes only */
     if (count * es != len || (len > 0 && buf == NULL) ||
-        dtype_validate(args->dtype, args->redop) != UCFT_OK)
+        !coll_redop_valid(args))
         return UCFT_ERR_INVALID_PARAM;
     memset(s, 0, offsetof(rc_state_t, inline_mem));
     s->tp = tp;

@@ -108,7 +108,7 @@ static inline void combine(const rc_state_t *s, uint32_t *df,
         *df |= RC_F_DECIDED;
         return;
     }
-    dtype_reduce(dst, src, s->count, s->args->dtype, s->args->redop);
+    coll_combine(s->args, dst, src, s->count);
 }
 
 /* A listed rank is a tree entry of my subtree (a rank of it, which makes

@@ -258,7 +258,37 @@ typedef enum ucft_op {
     UCFT_BAND, /* bitwise ops: integer types only */
     UCFT_BOR,
     UCFT_BXOR,
+    /* Handles of user-defined operations (ucft_op_create) lie in
+     * [UCFT_OP_USER_FIRST, UCFT_OP_USER_LAST]. */
+    UCFT_OP_USER_FIRST = 64,
+    UCFT_OP_USER_LAST = 64 + 63,
 } ucft_op_t;
+
+/* A user-defined reduction: inout[i] = in[i] op inout[i] for the `count`
+ * elements of `dtype` (the datatype the collective was called with). It
+ * must be commutative and associative: the corrected algorithms combine
+ * values in an order that depends on the tree and on failures (an
+ * allreduce still gives every survivor the same bits when the operation
+ * is exactly commutative). It must work element by element: one
+ * combination may call it several times, on consecutive parts of the
+ * vectors (whole elements, aligned for dtype). It runs inside ucft calls
+ * on the thread that drives the context, never twice at once for one
+ * context, and must not call ucft. */
+typedef void (*ucft_user_op_fn)(const void *in, void *inout, size_t count,
+                                ucft_datatype_t dtype, void *arg);
+
+/* Registers `fn` (with `arg`) and returns its handle in *op, for ucft_reduce
+ * and ucft_allreduce of this context. The handle is local: each rank
+ * creates its own and passes it to the same calls as the other ranks pass
+ * theirs. UCFT_ERR_NO_RESOURCE when 64 operations are registered. */
+ucft_status_t ucft_op_create(ucft_context_h ctx, ucft_user_op_fn fn, void *arg,
+                             ucft_op_t *op);
+/* Unregisters a user-defined operation; later calls with it fail with
+ * UCFT_ERR_INVALID_PARAM. Free it only once no collective that uses it is
+ * running at this rank (a corrected allreduce may still combine values
+ * for a failed root's successor after its request completed: free it
+ * after the next collective of the communicator, or at finalize). */
+ucft_status_t ucft_op_free(ucft_context_h ctx, ucft_op_t op);
 
 /* ---- Placement ------------------------------------------------------------
  * Which rank holds which position in the trees and rings of a

@@ -343,26 +343,36 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
     struct ucft_context *ctx;
     ucft_status_t st;
 
-    if (comm == NULL || req == NULL)
+    if (comm == NULL)
         return UCFT_ERR_INVALID_PARAM;
     ctx = comm->ctx;
     size_t esize = dtype_size(dtype);
-    if (ctx->finalizing || esize == 0 ||
-        (count > 0 && (in == NULL && op != 0)) ||
-        (root < 0 || root >= comm->size) ||
-        (op != 0 && op != RT_COLL_BARRIER &&
-         dtype_validate(dtype, redop) != UCFT_OK) ||
-        (count > 0 && esize > SIZE_MAX / count)) {
+    int reduces =
+        op != RT_COLL_BCAST && op != RT_COLL_BARRIER && op != RT_COLL_SYNC;
+    const coll_user_op_t *uop = reduces ? rt_user_op(ctx, redop) : NULL;
+    const coll_op_ops_t *ops =
+        op == RT_COLL_SYNC ? ctx->coll_sync : ctx->coll_alg[op];
+    const char *bad =
+        req == NULL                      ? "NULL request pointer"
+        : ctx->finalizing                ? "called after ucft_finalize"
+        : esize == 0                     ? "unknown datatype"
+        : root < 0 || root >= comm->size ? "root out of range"
+        : count > 0 && in == NULL && op != RT_COLL_BCAST ? "NULL send buffer"
+        : reduces && uop == NULL && dtype_validate(dtype, redop) != UCFT_OK
+            ? "unknown operation, or one the datatype does not "
+              "support"
+        : count > 0 && esize * ops->buf_mult > SIZE_MAX / count
+            ? "count too large"
+            : NULL;
+    if (bad != NULL) {
         ucft_error(&ctx->log,
-                   "%s: invalid arguments (count %zu, datatype %d, op %d, "
-                   "root %d of %d, buffers %p/%p)",
-                   op_names[op], count, dtype, redop, root, comm->size, in,
+                   "%s: %s (count %zu, datatype %d, op %d, root %d of %d, "
+                   "buffers %p/%p)",
+                   op_names[op], bad, count, dtype, redop, root, comm->size, in,
                    out);
         return UCFT_ERR_INVALID_PARAM;
     }
     rt_coll_flow(comm, op); /* may post and wait for a barrier first */
-    const coll_op_ops_t *ops =
-        op == RT_COLL_SYNC ? ctx->coll_sync : ctx->coll_alg[op];
     size_t len = count * esize;
     /* A rank whose operations complete at once (a broadcast root) never
      * waits, so nothing else progresses it: without this, the late messages
@@ -411,6 +421,7 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
                             .count = count,
                             .dtype = dtype,
                             .redop = redop,
+                            .user_op = uop,
                             .map = comm->map.n > 0 ? &comm->map : NULL,
                             .rndv_min = ctx->cfg.coll_rndv_min,
                             .done_cb = coll_done,
@@ -608,8 +619,13 @@ void rt_coll_free_all(struct ucft_context *ctx)
 
 ucft_status_t ucft_comm_set_f(ucft_comm_h comm, int f)
 {
-    if (comm == NULL || f < 1 || f > 64)
+    if (comm == NULL)
         return UCFT_ERR_INVALID_PARAM;
+    if (f < 1 || f > 64) {
+        ucft_error(&comm->ctx->log, "ucft_comm_set_f: f = %d, expected 1 to 64",
+                   f);
+        return UCFT_ERR_INVALID_PARAM;
+    }
     comm->f = f;
     return UCFT_OK;
 }
@@ -619,12 +635,21 @@ int ucft_comm_get_f(ucft_comm_h comm)
     return comm ? comm->f : -1;
 }
 
+/* A NULL output buffer where one is needed: logged. */
+static ucft_status_t null_output(ucft_comm_h comm, const char *call)
+{
+    if (comm != NULL)
+        ucft_error(&comm->ctx->log, "%s: NULL %sbuffer with a count above 0",
+                   call, strcmp(call, "ucft_ibcast") == 0 ? "" : "receive ");
+    return UCFT_ERR_INVALID_PARAM;
+}
+
 ucft_status_t ucft_ibcast(ucft_comm_h comm, void *buf, size_t count,
                           ucft_datatype_t dtype, int root, ucft_request_h *req)
 {
     int me = ucft_comm_rank(comm);
     if (count > 0 && buf == NULL)
-        return UCFT_ERR_INVALID_PARAM;
+        return null_output(comm, "ucft_ibcast");
     return rt_coll_post(comm, RT_COLL_BCAST, root, me == root ? buf : NULL,
                         me == root ? NULL : buf, count, (int)dtype, 0, req);
 }
@@ -635,7 +660,7 @@ ucft_status_t ucft_ireduce(ucft_comm_h comm, const void *sendbuf, void *recvbuf,
 {
     int me = ucft_comm_rank(comm);
     if (count > 0 && me == root && recvbuf == NULL)
-        return UCFT_ERR_INVALID_PARAM;
+        return null_output(comm, "ucft_ireduce");
     return rt_coll_post(comm, RT_COLL_REDUCE, root, sendbuf,
                         me == root ? recvbuf : NULL, count, (int)dtype, (int)op,
                         req);
@@ -647,7 +672,7 @@ ucft_status_t ucft_iallreduce(ucft_comm_h comm, const void *sendbuf,
                               ucft_request_h *req)
 {
     if (count > 0 && recvbuf == NULL)
-        return UCFT_ERR_INVALID_PARAM;
+        return null_output(comm, "ucft_iallreduce");
     return rt_coll_post(comm, RT_COLL_ALLREDUCE, 0, sendbuf, recvbuf, count,
                         (int)dtype, (int)op, req);
 }

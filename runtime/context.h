@@ -89,6 +89,16 @@ typedef struct rt_drain {
     unsigned char buf[64];
 } rt_drain_t;
 
+/* A user-defined reduction (runtime/user_op.c): the application's function
+ * behind the collectives' callback. */
+#define RT_USER_OPS (UCFT_OP_USER_LAST - UCFT_OP_USER_FIRST + 1)
+typedef struct rt_user_op {
+    ucft_user_op_fn fn;
+    void *arg;
+    coll_user_op_t op; /* cb: calls fn; arg: this entry */
+    int used;
+} rt_user_op_t;
+
 struct ucft_context {
     ucft_log_t log;
     rt_config_t cfg;
@@ -118,7 +128,8 @@ struct ucft_context {
 
     /* Collectives (runtime/coll.c). */
     const coll_op_ops_t *coll_alg[RT_COLL_NOPS];
-    const coll_op_ops_t *coll_sync; /* corrected barrier (finalize) */
+    rt_user_op_t user_ops[RT_USER_OPS]; /* ucft_op_create */
+    const coll_op_ops_t *coll_sync;     /* corrected barrier (finalize) */
     /* Sentinels: running; finishing (cleaned up, a cancelled request still
      * to complete: recycled once ops->idle says so); lingering (no idle:
      * freed after RT_COLL_LINGER_NS). */
@@ -170,5 +181,8 @@ void rt_requests_cancel_all(struct ucft_context *ctx);
  * UCFT_OK or UCFT_ERR_TIMED_OUT. */
 ucft_status_t rt_wait_until(struct ucft_context *ctx, int (*cond)(void *),
                             void *arg, uint64_t timeout_ns);
+
+/* The registered user-defined operation `op`, or NULL (runtime/user_op.c). */
+const coll_user_op_t *rt_user_op(struct ucft_context *ctx, int op);
 
 #endif

@@ -1,7 +1,8 @@
 /*
- * Collectives on a real job: ITERS rounds of allreduce (sum, max, bxor on
- * several datatypes), broadcast and reduce from a rotating root, and a
- * barrier; every rank checks every result. Usage: it_coll [ITERS [COUNT]]
+ * Collectives on a real job: ITERS rounds of allreduce and reduce with a
+ * user-defined operation, allreduce (sum, max, bxor on several datatypes),
+ * broadcast and reduce from a rotating root, and a barrier; every rank
+ * checks every result. Usage: it_coll [ITERS [COUNT]]
  * With COUNT, the rounds are of vectors of COUNT int64 instead (allreduce
  * sum, broadcast of the same bytes, reduce sum): large messages, which
  * UCX would send by rendezvous.
@@ -14,6 +15,29 @@
 #include "it_check.h"
 
 int g_rank = -1;
+
+/* A user-defined operation: the greatest common divisor of int64
+ * elements (commutative and associative, not built in). Counts its calls. */
+static int64_t gcd64(int64_t a, int64_t b)
+{
+    while (b != 0) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a < 0 ? -a : a;
+}
+
+static void gcd_op(const void *in, void *inout, size_t count,
+                   ucft_datatype_t dtype, void *arg)
+{
+    const int64_t *a = in;
+    int64_t *b = inout;
+    CHECK(dtype == UCFT_INT64, "user op: dtype %d", (int)dtype);
+    for (size_t i = 0; i < count; i++)
+        b[i] = gcd64(a[i], b[i]);
+    ++*(long *)arg;
+}
 
 /* Element i of rank r's input in round it. */
 static int64_t vec_in(int r, size_t i, int it)
@@ -80,8 +104,24 @@ int main(int argc, char **argv)
         large_rounds(w, iters, strtoul(argv[2], NULL, 10));
         iters = 0;
     }
+    long user_calls = 0;
+    ucft_op_t gcd;
+    st = ucft_op_create(ctx, gcd_op, &user_calls, &gcd);
+    CHECK(st == UCFT_OK, "ucft_op_create: %s", ucft_status_name(st));
     for (int it = 0; it < iters; it++) {
         int root = it % n;
+        /* a user-defined operation (gcd): allreduce and reduce */
+        int64_t p[2] = {6 * (it + 1) * (rank + 1), 10 * (rank + 2)};
+        int64_t q[2] = {-1, -1}, want[2] = {6 * (it + 1), n > 1 ? 10 : 20};
+        st = ucft_allreduce(w, p, q, 2, UCFT_INT64, gcd);
+        CHECK(st == UCFT_OK && q[0] == want[0] && q[1] == want[1],
+              "it %d gcd allreduce: %s, %lld %lld", it, ucft_status_name(st),
+              (long long)q[0], (long long)q[1]);
+        q[0] = q[1] = -1;
+        st = ucft_reduce(w, p, q, 2, UCFT_INT64, gcd, root);
+        CHECK(st == UCFT_OK &&
+                  (rank != root || (q[0] == want[0] && q[1] == want[1])),
+              "it %d gcd reduce: %s", it, ucft_status_name(st));
         /* allreduce: int64 sum over a vector, double max, uint32 bxor */
         int64_t v[5], s[5];
         for (int i = 0; i < 5; i++)
@@ -126,6 +166,13 @@ int main(int argc, char **argv)
     CHECK(ucft_bcast(w, &z, 1, UCFT_INT64, n) == UCFT_ERR_INVALID_PARAM,
           "root out of range accepted");
     CHECK(ucft_comm_set_f(w, 0) == UCFT_ERR_INVALID_PARAM, "f=0 accepted");
+    CHECK(n == 1 || iters == 0 || user_calls > 0, "the user op never ran");
+    CHECK(ucft_op_free(ctx, gcd) == UCFT_OK, "ucft_op_free");
+    CHECK(ucft_allreduce(w, &z, &z, 1, UCFT_INT64, gcd) ==
+              UCFT_ERR_INVALID_PARAM,
+          "a freed user op accepted");
+    CHECK(ucft_op_free(ctx, gcd) == UCFT_ERR_INVALID_PARAM,
+          "a double ucft_op_free accepted");
     if (rank == 0 && iters > 0)
         printf("it_coll: %d rounds of allreduce x3, bcast, reduce, barrier "
                "correct on %d ranks\n",

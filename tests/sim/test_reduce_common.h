@@ -36,6 +36,8 @@ static unsigned long long runs_total;
 static int rd_release;
 /* Failure notification delay (ns; 0: the sim's default, 1 ms). */
 static uint64_t rd_detect_ns;
+/* A user-defined operation in place of redop (NULL: redop). */
+static const coll_user_op_t *rd_user_op;
 
 /* One run with the counting encoding (uint8 sum, 2n elements: rank r adds
  * 1 at r and n + r), asserting the outcome every case shares: no live rank
@@ -52,6 +54,7 @@ static void run_case(const coll_op_ops_t *op, int n, int f, int root,
     p.args.dtype = COLL_DTYPE_UINT8;
     p.args.redop = COLL_REDOP_SUM;
     p.args.count = 2 * (size_t)n;
+    p.args.user_op = rd_user_op;
     p.len = 2 * (size_t)n;
     p.fails = fails;
     p.nfails = nfails;
