@@ -155,11 +155,12 @@ static void h_assert_correct(harness_t *h, int except)
 static void h_destroy(harness_t *h)
 {
     for (int r = 0; r < h->n; r++)
-        if (!h->dead[r])
-            h->op->cleanup(h->st[r]);
+        h->op->cleanup(h->st[r]);
     sim_world_run(h->w, sim_world_now(h->w) + 10 * MS, UINT64_MAX);
     sim_world_destroy(h->w);
     for (int r = 0; r < h->n; r++) {
+        if (h->op->destroy != NULL) /* what a dead rank's cleanup kept */
+            h->op->destroy(h->st[r]);
         free(h->st[r]);
         free(h->buf[r]);
     }
