@@ -195,9 +195,11 @@ ucft_status_t ucft_wait(ucft_request_h *req, ucft_info_t *info);
 ucft_status_t ucft_waitall(size_t count, ucft_request_h reqs[],
                            ucft_info_t infos[]);
 
-/* Asks for cancellation. The request still completes (with
- * UCFT_ERR_CANCELED, or normally if it already matched) and must be
- * waited for or freed. A NULL request is complete: UCFT_OK, no effect. */
+/* Asks for cancellation of a receive or a collective. The request still
+ * completes (with UCFT_ERR_CANCELED, or normally if it already matched)
+ * and must be waited for or freed. A pending send cannot be cancelled
+ * (UCFT_ERR_NOT_SUPPORTED, logged): it completes once received, or fails
+ * with its peer. A NULL request is complete: UCFT_OK, no effect. */
 ucft_status_t ucft_cancel(ucft_request_h req);
 
 /* Releases a request the caller will not wait for; *req becomes NULL. */

@@ -346,6 +346,15 @@ ucft_status_t ucft_cancel(ucft_request_h r)
 {
     if (r == NULL)
         return UCFT_OK; /* a NULL request is complete: nothing to cancel */
+    if (r->kind == RT_REQ_SEND && !r->done) {
+        /* UCX cancels receives only: a send completes when its receiver
+         * takes it (a large one waits for that), or fails with its peer. */
+        ucft_error(&r->ctx->log,
+                   "ucft_cancel: a send cannot be cancelled; it completes "
+                   "once received (or fails with its peer): wait for it or "
+                   "free it with ucft_request_free");
+        return UCFT_ERR_NOT_SUPPORTED;
+    }
     if (!r->done && r->cancel_status == UCFT_OK) {
         r->cancel_status = UCFT_ERR_CANCELED;
         tp_cancel(r->ctx->tp, &r->tp);
