@@ -305,6 +305,14 @@ ucft_status_t rt_detect_init(struct ucft_context *ctx)
         d->mode = RT_DETECT_OFF;
         return UCFT_OK;
     }
+    if (cfg->hb_period_ns < DET_MIN_ETA_NS) {
+        ucft_error(&ctx->log,
+                   "UCFT_HB_PERIOD=%lluns: the heartbeat period must be at "
+                   "least %lluns",
+                   (unsigned long long)cfg->hb_period_ns,
+                   (unsigned long long)DET_MIN_ETA_NS);
+        return UCFT_ERR_INVALID_PARAM;
+    }
     if (cfg->hb_timeout_ns <= cfg->hb_period_ns) {
         ucft_error(&ctx->log,
                    "UCFT_HB_TIMEOUT (%llu ms) must exceed "

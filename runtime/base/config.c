@@ -88,7 +88,9 @@ int ucft_config_parse_time(const ucft_config_field_t *f, const char *t, void *d)
         return -1;
     for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
         if (strcmp(end, units[i].unit) == 0) {
-            if (v > UINT64_MAX / units[i].ns)
+            /* Longer makes no sense, and "now + duration" must not wrap
+             * (nor UCX's keepalive in its own time units). */
+            if (v > UCFT_CONFIG_TIME_MAX_NS / units[i].ns)
                 return -1;
             *(uint64_t *)d = v * units[i].ns;
             return 0;
@@ -150,7 +152,8 @@ static const char *expects(const ucft_config_field_t *f)
     if (f->parse == ucft_config_parse_bool)
         return "y|n, yes|no, 1|0, on|off or true|false";
     if (f->parse == ucft_config_parse_time)
-        return "a duration: a number with unit ns|us|ms|s (ms if none)";
+        return "a duration up to 1000000s: a number with unit "
+               "ns|us|ms|s (ms if none)";
     if (f->parse == ucft_config_parse_size)
         return "a size: a number with optional k|m|g";
     return "a valid value (see ucft-info -c)";

@@ -43,6 +43,8 @@ int ucft_config_parse_uint(const ucft_config_field_t *f, const char *t,
                            void *d);
 int ucft_config_parse_bool(const ucft_config_field_t *f, const char *t,
                            void *d);
+/* The longest duration parse_time accepts: 10^6 s (11.6 days). */
+#define UCFT_CONFIG_TIME_MAX_NS (1000000ull * 1000000000ull)
 int ucft_config_parse_time(const ucft_config_field_t *f, const char *t,
                            void *d);
 int ucft_config_parse_size(const ucft_config_field_t *f, const char *t,

@@ -99,8 +99,8 @@ ucft_status_t det_create(tp_t *tp, const det_params_t *params,
 {
     ucft_status_t st;
 
-    if (params->hb.eta_ns < 10 || params->hb.delta_ns <= params->hb.eta_ns ||
-        ops->self_cb == NULL)
+    if (params->hb.eta_ns < DET_MIN_ETA_NS ||
+        params->hb.delta_ns <= params->hb.eta_ns || ops->self_cb == NULL)
         return UCFT_ERR_INVALID_PARAM;
     det_t *det = calloc(1, sizeof(*det));
     if (det == NULL)

@@ -50,6 +50,7 @@
 /* Recommended defaults for the real runtime, see docs/detector.md. */
 #define DET_DEFAULT_ETA_NS   20000000ull  /* 20 ms */
 #define DET_DEFAULT_DELTA_NS 100000000ull /* 100 ms */
+#define DET_MIN_ETA_NS       10ull        /* the shortest period accepted */
 
 typedef enum det_why {
     DET_WHY_HEARTBEAT = 1, /* our heartbeat observation timed out */

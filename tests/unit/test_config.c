@@ -105,8 +105,12 @@ static void test_config_bad_values_are_errors_naming_the_variable(void **s)
     expect_bad("UCFT_S=1t", "UCFT_S='1t'");
     expect_bad("UCFT_E=purple", "expected one of red|green|blue");
     /* What is expected, and the default, instead of the (long) doc. */
-    expect_bad("UCFT_T=10h", "expected a duration: a number with unit "
-                             "ns|us|ms|s (ms if none) (default ");
+    expect_bad("UCFT_T=10h", "expected a duration up to 1000000s: a number "
+                             "with unit ns|us|ms|s (ms if none) (default ");
+    /* Longer than 10^6 s: "now + duration" would wrap for the largest. */
+    expect_bad("UCFT_T=1000001s", "UCFT_T='1000001s'");
+    expect_bad("UCFT_T=18446744073s", "UCFT_T='18446744073s'");
+    expect_bad("UCFT_T=1000000001ms", "UCFT_T='1000000001ms'");
     expect_bad("UCFT_S=1t", "expected a size");
     expect_bad("UCFT_B=maybe", "expected y|n, yes|no");
     expect_bad("UCFT_I=12x", "expected a decimal integer");
