@@ -465,6 +465,8 @@ static void test_sim_transport_bad_params(void **state)
     assert_int_equal(g.g_ns, 400);
     assert_int_equal(g.G_ps, 80);
     assert_int_equal(sim_loggp_parse("1,2,3", &g), -1);
+    assert_int_equal(sim_loggp_parse("nan,0,0,0", &g), -1);
+    assert_int_equal(sim_loggp_parse("1,inf,0,0", &g), -1);
     assert_int_equal(sim_loggp_parse("1,2,3,4,5", &g), -1);
     assert_int_equal(sim_loggp_parse("1,-2,3,4", &g), -1);
     assert_int_equal(sim_loggp_parse("a,2,3,4", &g), -1);

@@ -37,6 +37,11 @@ expect_field() { # name, want, args...
 }
 
 expect_exit 2 --op bcast --ranks 16 --nodes 0
+# Not-a-number times (every range check used to let NaN through).
+expect_exit 2 --op bcast --ranks 4 --loggp nan,0,0,0
+expect_exit 2 --op bcast --ranks 4 --detect-delay nan
+expect_exit 2 --op bcast --ranks 4 --kill-at 1@nan
+expect_exit 2 --op bcast --ranks 4 --nodes 2 --kill-node 0@nan
 expect_exit 2 --op bcast --ranks 16 --nodes 17
 expect_exit 2 --op bcast --ranks 16 --nodes 4 --map-by diagonal
 expect_exit 2 --op bcast --ranks 16 --nodes 4 --placement scattered

@@ -135,7 +135,10 @@ static int parse_fails(opts_t *o, const char *text, simrun_fail_kind_t kind)
         } else if (kind == SIMRUN_FAIL_AT_TIME) {
             char *end;
             double us = strtod(at + 1, &end);
-            rc = (end == at + 1 || *end || us < 0 || us > 1e12) ? -1 : 0;
+            rc = (end == at + 1 || *end ||
+                  !(us >= 0 && us <= 1e12) /* NaN too */)
+                     ? -1
+                     : 0;
             f.time = (uint64_t)(us * 1000.0 + 0.5);
         }
         if (rc == 0)
@@ -162,7 +165,7 @@ static int parse_kill_node(opts_t *o, const char *text)
     if (at != NULL) {
         char *end;
         double us = strtod(at + 1, &end);
-        if (end == at + 1 || *end || us < 0 || us > 1e12)
+        if (end == at + 1 || *end || !(us >= 0 && us <= 1e12) /* NaN too */)
             return -1;
         k.has_time = 1;
         k.time = (uint64_t)(us * 1000.0 + 0.5);
@@ -347,7 +350,7 @@ int ucft_sim_parse(opts_t *o, int argc, char **argv)
             break;
         case OPT_DETECT:
             us = strtod(optarg, &end);
-            if (end == optarg || *end || us < 0 || us > 1e12)
+            if (end == optarg || *end || !(us >= 0 && us <= 1e12) /* NaN too */)
                 return ucft_sim_bad("--detect-delay '%s': want microseconds",
                                     optarg);
             o->detect_delay_ns = (uint64_t)(us * 1000.0 + 0.5);

@@ -106,7 +106,7 @@ int sim_loggp_parse(const char *text, sim_loggp_t *loggp)
         return -1;
     for (int i = 0; i < 4; i++) {
         v[i] = strtod(p, &end);
-        if (end == p || v[i] < 0 || v[i] > 1e9)
+        if (end == p || !(v[i] >= 0 && v[i] <= 1e9)) /* NaN too */
             return -1;
         if (i < 3 && *end != ',')
             return -1;
