@@ -110,13 +110,40 @@ int ucftrun_env_set(char ***env, const char *name, const char *value)
     return 0;
 }
 
+static void put_str(const char *t)
+{
+    size_t n = 0;
+    while (t[n] != '\0')
+        n++;
+    (void)!write(2, t, n);
+}
+
+/* Why execve failed, with async-signal-safe calls only (no strerror). */
+static void exec_failed(const char *path, int err)
+{
+    char num[16];
+    int i = (int)sizeof(num) - 1;
+    num[i] = '\0';
+    for (unsigned v = (unsigned)err; i > 0 && (v > 0 || i == 15); v /= 10)
+        num[--i] = (char)('0' + v % 10);
+    put_str("ucftrun: cannot execute ");
+    put_str(path);
+    put_str(": ");
+    put_str(err == ENOEXEC  ? "not an executable format"
+            : err == ENOENT ? "not found (or its #! interpreter is missing)"
+            : err == EACCES ? "permission denied"
+            : err == ENOMEM ? "out of memory"
+                            : "errno ");
+    if (err != ENOEXEC && err != ENOENT && err != EACCES && err != ENOMEM)
+        put_str(num + i);
+    put_str("\n");
+}
+
 /* In the child, between fork and exec: async-signal-safe calls only. */
 static void child_exec(int devnull, int out_w, int err_w, const cpu_set_t *cs,
                        const sigset_t *mask, const char *path,
                        char *const argv[], char *const env[])
 {
-    static const char msg[] = "ucftrun: cannot execute the program\n";
-
     (void)setpgid(0, 0);
     if (dup2(devnull, 0) < 0 || dup2(out_w, 1) < 0 || dup2(err_w, 2) < 0)
         _exit(127);
@@ -130,7 +157,7 @@ static void child_exec(int devnull, int out_w, int err_w, const cpu_set_t *cs,
         (void)sched_setaffinity(0, sizeof(*cs), cs);
     (void)sigprocmask(SIG_SETMASK, mask, NULL);
     execve(path, argv, env);
-    (void)!write(2, msg, sizeof(msg) - 1);
+    exec_failed(path, errno);
     _exit(127);
 }
 

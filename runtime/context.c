@@ -356,7 +356,13 @@ ucft_status_t ucft_finalize(ucft_context_h ctx)
     }
     ctx->finalizing = 1;
     rt_requests_cancel_all(ctx);
-    rt_wait_until(ctx, no_pending, ctx, ctx->cfg.finalize_timeout_ns);
+    if (rt_wait_until(ctx, no_pending, ctx, ctx->cfg.finalize_timeout_ns) !=
+        UCFT_OK)
+        ucft_warn(&ctx->log,
+                  "finalize: requests still pending after "
+                  "UCFT_FINALIZE_TIMEOUT (%llu ms; sends nobody received?): "
+                  "abandoned",
+                  (unsigned long long)(ctx->cfg.finalize_timeout_ns / 1000000));
     st = tp_ucp_flush(ctx->tp, ctx->cfg.finalize_timeout_ns);
     if (st != UCFT_OK)
         ucft_debug(&ctx->log, "flush at finalize: %s", ucft_status_string(st));

@@ -310,6 +310,18 @@ case_exit_status() {
     expect_line err "^ucftrun: rank 2 exited with status 3$"
     expect_line err "^ucftrun: rank" 1
     expect_tmp_clean
+    # A program the kernel cannot run: its path and why, status 127.
+    local bad="$WORK/bad-interp"
+    printf '#!/nonexistent/interpreter\n' >"$bad"
+    chmod +x "$bad"
+    run -n 2 "$bad"
+    expect_rc 127
+    expect_line err "^ucftrun: cannot execute $bad: not found \(or its #! interpreter is missing\)$" 2
+    head -c 64 /dev/zero >"$bad"
+    run -n 1 "$bad"
+    expect_rc 127
+    expect_line err "^ucftrun: cannot execute $bad: not an executable format$" 1
+    rm -f "$bad"
 }
 
 case_abort_on_failure() {
