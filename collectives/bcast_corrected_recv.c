@@ -128,10 +128,7 @@ static int bc_take(bcast_corrected_t *s, const tp_req_t *req)
         return 0;
     if (!s->has_data &&
         (req->status != UCFT_OK || req->length != s->args->len)) {
-        coll_log_bad(s->tp, s->args, req,
-                     "its size is not this rank's: the ranks called the "
-                     "broadcast with different sizes; this rank's part ends "
-                     "with an error");
+        coll_log_mismatch(s->tp, s->args, req);
         s->mismatch = 1;
         return 0;
     }

@@ -59,6 +59,14 @@ void coll_log_bad(tp_t *tp, const coll_args_t *a, const tp_req_t *req,
               why);
 }
 
+void coll_log_mismatch(tp_t *tp, const coll_args_t *a, const tp_req_t *req)
+{
+    coll_log_bad(tp, a, req,
+                 "its size does not fit this rank's: the ranks called the "
+                 "operation with different counts or datatypes; this rank's "
+                 "part ends with an error");
+}
+
 const coll_op_ops_t *coll_op_find(const char *op, const char *alg)
 {
     if (op == NULL)

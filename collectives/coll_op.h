@@ -190,6 +190,10 @@ static inline int coll_vrank_of(const coll_args_t *a, int rank, int root, int n)
 void coll_log_bad(tp_t *tp, const coll_args_t *a, const tp_req_t *req,
                   const char *why);
 
+/* Logs (warning) a received message whose size no peer calling with this
+ * rank's arguments sends: the caller's part ends with UCFT_ERR_TRUNCATED. */
+void coll_log_mismatch(tp_t *tp, const coll_args_t *a, const tp_req_t *req);
+
 /* The virtual rank of the sender of a received message (its tag's
  * source), or -1 when the source is no rank of the job: a malformed
  * message, logged here, that the caller drops. */
@@ -214,9 +218,7 @@ static inline ucft_status_t coll_recv_status(tp_t *tp, const coll_args_t *a,
     if (req->status == UCFT_OK && req->length == len)
         return UCFT_OK;
     if (req->status == UCFT_OK || req->status == UCFT_ERR_TRUNCATED) {
-        coll_log_bad(tp, a, req,
-                     "its size is not this rank's: the ranks called the "
-                     "operation with different sizes");
+        coll_log_mismatch(tp, a, req);
         return UCFT_ERR_TRUNCATED;
     }
     return req->status;

@@ -16,10 +16,7 @@ static int src_vr(rc_state_t *s, const tp_req_t *req)
 
 void rc__mismatch(rc_state_t *s, const tp_req_t *req)
 {
-    coll_log_bad(s->tp, s->args, req,
-                 "its size does not fit this rank's: the ranks called the "
-                 "operation with different counts or datatypes; this "
-                 "rank's part ends with an error");
+    coll_log_mismatch(s->tp, s->args, req);
     s->mismatch = 1;
 }
 

@@ -636,11 +636,12 @@ int ucft_comm_get_f(ucft_comm_h comm)
 }
 
 /* A NULL output buffer where one is needed: logged. */
-static ucft_status_t null_output(ucft_comm_h comm, const char *call)
+static ucft_status_t null_output(ucft_comm_h comm, const char *call,
+                                 const char *what)
 {
     if (comm != NULL)
-        ucft_error(&comm->ctx->log, "%s: NULL %sbuffer with a count above 0",
-                   call, strcmp(call, "ucft_ibcast") == 0 ? "" : "receive ");
+        ucft_error(&comm->ctx->log, "%s: NULL %s with a count above 0", call,
+                   what);
     return UCFT_ERR_INVALID_PARAM;
 }
 
@@ -649,7 +650,7 @@ ucft_status_t ucft_ibcast(ucft_comm_h comm, void *buf, size_t count,
 {
     int me = ucft_comm_rank(comm);
     if (count > 0 && buf == NULL)
-        return null_output(comm, "ucft_ibcast");
+        return null_output(comm, "ucft_ibcast", "buffer");
     return rt_coll_post(comm, RT_COLL_BCAST, root, me == root ? buf : NULL,
                         me == root ? NULL : buf, count, (int)dtype, 0, req);
 }
@@ -660,7 +661,7 @@ ucft_status_t ucft_ireduce(ucft_comm_h comm, const void *sendbuf, void *recvbuf,
 {
     int me = ucft_comm_rank(comm);
     if (count > 0 && me == root && recvbuf == NULL)
-        return null_output(comm, "ucft_ireduce");
+        return null_output(comm, "ucft_ireduce", "receive buffer");
     return rt_coll_post(comm, RT_COLL_REDUCE, root, sendbuf,
                         me == root ? recvbuf : NULL, count, (int)dtype, (int)op,
                         req);
@@ -672,7 +673,7 @@ ucft_status_t ucft_iallreduce(ucft_comm_h comm, const void *sendbuf,
                               ucft_request_h *req)
 {
     if (count > 0 && recvbuf == NULL)
-        return null_output(comm, "ucft_iallreduce");
+        return null_output(comm, "ucft_iallreduce", "receive buffer");
     return rt_coll_post(comm, RT_COLL_ALLREDUCE, 0, sendbuf, recvbuf, count,
                         (int)dtype, (int)op, req);
 }
