@@ -22,6 +22,8 @@ extern const coll_op_ops_t coll_barrier_corrected_ops;
 extern const coll_op_ops_t coll_reduce_binomial_ops;
 extern const coll_op_ops_t coll_allreduce_recdbl_ops;
 extern const coll_op_ops_t coll_barrier_recdbl_ops;
+extern const coll_op_ops_t coll_allreduce_recexch_ops;
+extern const coll_op_ops_t coll_barrier_recexch_ops;
 
 const coll_op_ops_t *const coll_op_table[] = {
     &coll_bcast_binomial_ops,
@@ -45,6 +47,8 @@ const coll_op_ops_t *const coll_op_table[] = {
     &coll_reduce_binomial_ops,
     &coll_allreduce_recdbl_ops,
     &coll_barrier_recdbl_ops,
+    &coll_allreduce_recexch_ops,
+    &coll_barrier_recexch_ops,
     NULL,
 };
 

@@ -145,11 +145,12 @@ static const ucft_config_field_t rt_fields[] = {
     {"ALLREDUCE_ALG", "corrected",
      "allreduce algorithm: corrected (= corrected-list), "
      "corrected-countbit, corrected-bit, recdbl (baseline recursive "
-     "doubling: any failure ends it with ERR_PROC_FAILED)",
+     "doubling: any failure ends it with ERR_PROC_FAILED), recexch "
+     "(baseline recursive exchange, radix up to 8: fewer rounds)",
      ucft_config_parse_string, F(alg[2]), NULL},
     {"BARRIER_ALG", "corrected",
-     "barrier algorithm: corrected, recdbl (baseline; finalize always uses "
-     "the corrected one)",
+     "barrier algorithm: corrected, recdbl, recexch (baselines; finalize "
+     "always uses the corrected one)",
      ucft_config_parse_string, F(alg[3]), NULL},
     {"INJECT", "",
      "failure injection for tests: 'rank=R,op=OP[,call=C][,msg=K]' (specs "

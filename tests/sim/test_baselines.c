@@ -1,5 +1,6 @@
 /* The fault-aware baselines on the sim (docs/baselines.md): binomial
- * reduce to every root and recursive-doubling allreduce / barrier give
+ * reduce to every root and recursive-doubling and recursive-exchange
+ * (radix up to 8) allreduce / barrier give
  * the right result for n = 1..64 over several datatypes, operations and
  * counts (0 included), with exactly the messages of their formulas; with
  * one failure before the operation or before any send of any rank, every
@@ -38,6 +39,16 @@ static const coll_op_ops_t *reduce_op(void)
     return find_op("reduce", "binomial");
 }
 
+/* The recursive allreduces: the algorithm and the most bits of the rank
+ * one round covers (radix 2^bits). */
+typedef struct rd_alg {
+    const char *alg;
+    unsigned bits;
+} rd_alg_t;
+
+static const rd_alg_t rd_algs[] = {{"recdbl", 1}, {"recexch", 3}};
+#define NRD (sizeof(rd_algs) / sizeof(rd_algs[0]))
+
 static const coll_op_ops_t *allreduce_op(void)
 {
     return find_op("allreduce", "recdbl");
@@ -55,24 +66,42 @@ static int pow2_floor(int n, int *lg)
     return p;
 }
 
-/* Recursive doubling, failure-free: p = 2^L <= n < 2p ranks exchange in L
- * rounds (p L messages); each of the n - p extra ranks sends its value to
- * a partner and gets the result back (2 (n - p)). n = 2^L: n log2 n. */
-static uint64_t recdbl_msgs(int n)
+/* Sends of one of the p = 2^L ranks in the rounds: L bits split evenly
+ * over ceil(L / bits) rounds, a round of w bits sends 2^w - 1 messages. */
+static unsigned round_sends(int lg, unsigned bits)
+{
+    unsigned nr = ((unsigned)lg + bits - 1) / bits, sends = 0;
+    for (unsigned j = 0; j < nr; j++) {
+        unsigned w = (unsigned)lg / nr + (j < (unsigned)lg % nr);
+        sends += (1u << w) - 1;
+    }
+    return sends;
+}
+
+/* Recursive doubling / exchange, failure-free: p = 2^L <= n < 2p ranks
+ * exchange in rounds (p round_sends messages; recdbl: p L); each of the
+ * n - p extra ranks sends its value to a partner and gets the result back
+ * (2 (n - p)). recdbl, n = 2^L: n log2 n. */
+static uint64_t rd_msgs(int n, unsigned bits)
 {
     int lg, p = pow2_floor(n, &lg);
-    return (uint64_t)p * (uint64_t)lg + 2 * (uint64_t)(n - p);
+    return (uint64_t)p * round_sends(lg, bits) + 2 * (uint64_t)(n - p);
+}
+
+static uint64_t recdbl_msgs(int n)
+{
+    return rd_msgs(n, 1);
 }
 
 /* Failure-free sends of (virtual = job, identity placement, root 0) rank
  * v: an upper bound for the "k-th send" sweep (a failing rank sends at
  * most as many messages: error messages replace data ones). */
-static unsigned recdbl_sends(int v, int n)
+static unsigned rd_sends(int v, int n, unsigned bits)
 {
     int lg, p = pow2_floor(n, &lg);
     if (v >= p)
         return 1;
-    return (unsigned)lg + (v < n - p);
+    return round_sends(lg, bits) + (v < n - p);
 }
 
 typedef struct dcase {
@@ -153,12 +182,14 @@ static void test_baselines_allreduce_failure_free(void **state)
 {
     static uint8_t ok[64];
     simrun_result_t r;
-    for (int n = 1; n <= 64; n++)
-        for (size_t d = 0; d < NDCASES; d++) {
-            run(allreduce_op(), n, 0, &dcases[d], NULL, 0, NULL, &r, ok);
-            assert_int_equal(r.completed, n);
-            assert_int_equal(r.stats.messages, recdbl_msgs(n));
-        }
+    for (size_t a = 0; a < NRD; a++)
+        for (int n = 1; n <= 64; n++)
+            for (size_t d = 0; d < NDCASES; d++) {
+                run(find_op("allreduce", rd_algs[a].alg), n, 0, &dcases[d],
+                    NULL, 0, NULL, &r, ok);
+                assert_int_equal(r.completed, n);
+                assert_int_equal(r.stats.messages, rd_msgs(n, rd_algs[a].bits));
+            }
     /* Spot values of the formula: 2^k ranks, n log2 n. */
     assert_int_equal(recdbl_msgs(1), 0);
     assert_int_equal(recdbl_msgs(2), 2);
@@ -166,17 +197,26 @@ static void test_baselines_allreduce_failure_free(void **state)
     assert_int_equal(recdbl_msgs(8), 24);
     assert_int_equal(recdbl_msgs(13), 34);
     assert_int_equal(recdbl_msgs(64), 384);
+    /* recexch: one round of 2^L - 1 sends up to 8 ranks, then 4 x 4 (16),
+     * 8 x 4 (32), 8 x 8 (64); extras as in recdbl. */
+    assert_int_equal(rd_msgs(4, 3), 12);
+    assert_int_equal(rd_msgs(8, 3), 56);
+    assert_int_equal(rd_msgs(13, 3), 66);
+    assert_int_equal(rd_msgs(16, 3), 96);
+    assert_int_equal(rd_msgs(32, 3), 320);
+    assert_int_equal(rd_msgs(64, 3), 896);
 }
 
 static void test_baselines_barrier_failure_free(void **state)
 {
     simrun_result_t r;
-    for (int n = 1; n <= 64; n++) {
-        run(find_op("barrier", "recdbl"), n, 0, &no_data, NULL, 0, NULL, &r,
-            NULL);
-        assert_int_equal(r.completed, n);
-        assert_int_equal(r.stats.messages, recdbl_msgs(n));
-    }
+    for (size_t a = 0; a < NRD; a++)
+        for (int n = 1; n <= 64; n++) {
+            run(find_op("barrier", rd_algs[a].alg), n, 0, &no_data, NULL, 0,
+                NULL, &r, NULL);
+            assert_int_equal(r.completed, n);
+            assert_int_equal(r.stats.messages, rd_msgs(n, rd_algs[a].bits));
+        }
 }
 
 /* A placement map (reversed order): same counts, same results. */
@@ -196,25 +236,29 @@ static void test_baselines_placement(void **state)
             assert_int_equal(ok[root], 1);
             assert_int_equal(r.stats.messages, (uint64_t)(n - 1));
         }
-        run(allreduce_op(), n, 0, &dcases[1], NULL, 0, &map, &r, ok);
-        assert_int_equal(r.completed, n);
-        assert_int_equal(r.stats.messages, recdbl_msgs(n));
+        for (size_t a = 0; a < NRD; a++) {
+            run(find_op("allreduce", rd_algs[a].alg), n, 0, &dcases[1], NULL, 0,
+                &map, &r, ok);
+            assert_int_equal(r.completed, n);
+            assert_int_equal(r.stats.messages, rd_msgs(n, rd_algs[a].bits));
+        }
     }
 }
 
 /* One failure before the operation or before the k-th send of one rank,
  * every rank and every k up to its failure-free sends (+ 1: "never"). */
-static void sweep_one_failure(const coll_op_ops_t *op, int allreduce, int n0,
+static void sweep_one_failure(const coll_op_ops_t *op, unsigned bits, int n0,
                               int n1)
 {
     static uint8_t ok[64];
     simrun_result_t r;
+    int allreduce = bits > 0; /* 0: the binomial reduce */
     n1 = n0 + (n1 - n0) / RD_SCALE;
     for (int n = n0; n <= n1; n++)
         for (int root = 0; root < (allreduce ? 1 : n); root++)
             for (int a = 0; a < n; a++) {
                 int v = (a - root + n) % n;
-                unsigned ka = allreduce ? recdbl_sends(a, n) : v > 0;
+                unsigned ka = allreduce ? rd_sends(a, n, bits) : v > 0;
                 for (unsigned k = 0; k <= ka + 1; k++) {
                     const dcase_t *dc = &dcases[k % 2 ? 0 : 3];
                     if (strcmp(op->op, "barrier") == 0)
@@ -246,8 +290,12 @@ static void test_baselines_reduce_one_failure(void **state)
 
 static void test_baselines_allreduce_one_failure(void **state)
 {
-    sweep_one_failure(allreduce_op(), 1, 2, 64);
-    sweep_one_failure(find_op("barrier", "recdbl"), 1, 2, 33);
+    for (size_t a = 0; a < NRD; a++) {
+        sweep_one_failure(find_op("allreduce", rd_algs[a].alg), rd_algs[a].bits,
+                          2, 64);
+        sweep_one_failure(find_op("barrier", rd_algs[a].alg), rd_algs[a].bits,
+                          2, 33);
+    }
 }
 
 /* Two deaths at once, seeded: still no hang and no wrong value. */
@@ -270,7 +318,67 @@ static void test_baselines_two_failures_campaign(void **state)
         }
         int root = (int)((x >> 8) % (uint64_t)n);
         run(reduce_op(), n, root, &dcases[0], fl, 2, NULL, &r, ok);
-        run(allreduce_op(), n, 0, &dcases[i % NDCASES], fl, 2, NULL, &r, ok);
+        for (size_t a = 0; a < NRD; a++)
+            run(find_op("allreduce", rd_algs[a].alg), n, 0,
+                &dcases[i % NDCASES], fl, 2, NULL, &r, ok);
+    }
+}
+
+/* Floating point values whose sum depends on the order of the additions
+ * (1 / (rank + 3) scaled per element): every rank of a recursive
+ * allreduce must still end with the same bits (the driver compares the
+ * outputs: `consistent`), close to the exact sum. */
+static double fp_value(int rank, size_t i)
+{
+    return (1.0 + (double)i * 1e3) / (double)(rank + 3);
+}
+
+static void fp_fill(void *buf, const coll_args_t *a, int rank, int size)
+{
+    (void)size;
+    for (size_t i = 0; i < a->count; i++) {
+        if (a->dtype == COLL_DTYPE_FLOAT)
+            ((float *)buf)[i] = (float)fp_value(rank, i);
+        else
+            ((double *)buf)[i] = fp_value(rank, i);
+    }
+}
+
+static int fp_check(const void *buf, const coll_args_t *a, int rank, int size,
+                    const uint8_t *dead)
+{
+    (void)rank;
+    (void)dead;
+    for (size_t i = 0; i < a->count; i++) {
+        double want = 0, got;
+        for (int q = 0; q < size; q++)
+            want += fp_value(q, i);
+        if (a->dtype == COLL_DTYPE_FLOAT)
+            got = ((const float *)buf)[i];
+        else
+            got = ((const double *)buf)[i];
+        double tol = (a->dtype == COLL_DTYPE_FLOAT ? 1e-5 : 1e-12) * want;
+        if (got < want - tol || got > want + tol)
+            return 0;
+    }
+    return 1;
+}
+
+static void test_baselines_allreduce_fp_consistent(void **state)
+{
+    static uint8_t ok[64];
+    static const dcase_t fp[] = {{COLL_DTYPE_FLOAT, COLL_REDOP_SUM, 5},
+                                 {COLL_DTYPE_DOUBLE, COLL_REDOP_SUM, 3}};
+    simrun_result_t r;
+    for (size_t a = 0; a < NRD; a++) {
+        coll_op_ops_t o = *find_op("allreduce", rd_algs[a].alg);
+        o.fill = fp_fill;
+        o.check = fp_check;
+        for (int n = 2; n <= 64; n++)
+            for (size_t d = 0; d < 2; d++) {
+                run(&o, n, 0, &fp[d], NULL, 0, NULL, &r, ok);
+                assert_int_equal(r.completed, n);
+            }
     }
 }
 
@@ -280,8 +388,9 @@ static void test_baselines_bad_args(void **state)
     static const dcase_t bad = {COLL_DTYPE_DOUBLE, COLL_REDOP_BAND, 1};
     simrun_params_t p;
     simrun_result_t r;
-    const coll_op_ops_t *ops[2] = {reduce_op(), allreduce_op()};
-    for (int i = 0; i < 2; i++) {
+    const coll_op_ops_t *ops[3] = {reduce_op(), allreduce_op(),
+                                   find_op("allreduce", "recexch")};
+    for (int i = 0; i < 3; i++) {
         simrun_params_default(&p, ops[i], 4);
         p.args.dtype = bad.dtype;
         p.args.redop = bad.redop;
@@ -304,6 +413,7 @@ int main(void)
         cmocka_unit_test(test_baselines_reduce_one_failure),
         cmocka_unit_test(test_baselines_allreduce_one_failure),
         cmocka_unit_test(test_baselines_two_failures_campaign),
+        cmocka_unit_test(test_baselines_allreduce_fp_consistent),
         cmocka_unit_test(test_baselines_bad_args),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
