@@ -344,7 +344,7 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
     ucft_status_t st;
 
     if (comm == NULL)
-        return UCFT_ERR_INVALID_PARAM;
+        return rt_bad_arg(NULL, op_names[op], "NULL communicator");
     ctx = comm->ctx;
     size_t esize = dtype_size(dtype);
     int reduces =
@@ -620,7 +620,7 @@ void rt_coll_free_all(struct ucft_context *ctx)
 ucft_status_t ucft_comm_set_f(ucft_comm_h comm, int f)
 {
     if (comm == NULL)
-        return UCFT_ERR_INVALID_PARAM;
+        return rt_bad_arg(NULL, "ucft_comm_set_f", "NULL communicator");
     if (f < 1 || f > 64) {
         ucft_error(&comm->ctx->log, "ucft_comm_set_f: f = %d, expected 1 to 64",
                    f);
@@ -639,9 +639,9 @@ int ucft_comm_get_f(ucft_comm_h comm)
 static ucft_status_t null_output(ucft_comm_h comm, const char *call,
                                  const char *what)
 {
-    if (comm != NULL)
-        ucft_error(&comm->ctx->log, "%s: NULL %s with a count above 0", call,
-                   what);
+    if (comm == NULL)
+        return rt_bad_arg(NULL, call, "NULL communicator");
+    ucft_error(&comm->ctx->log, "%s: NULL %s with a count above 0", call, what);
     return UCFT_ERR_INVALID_PARAM;
 }
 

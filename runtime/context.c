@@ -190,7 +190,7 @@ ucft_status_t ucft_init(const ucft_params_t *params, ucft_context_h *ctx_p)
     ucft_status_t st;
 
     if (ctx_p == NULL)
-        return UCFT_ERR_INVALID_PARAM;
+        return rt_bad_arg(NULL, "ucft_init", "NULL context pointer");
     ctx = calloc(1, sizeof(*ctx));
     if (ctx == NULL)
         return UCFT_ERR_NO_MEMORY;
@@ -422,10 +422,25 @@ ucft_status_t ucft_finalize(ucft_context_h ctx)
 /* ---- queries, progress, fd -------------------------------------------------
  */
 
+ucft_status_t rt_bad_arg_at(const struct ucft_context *ctx, const char *call,
+                            const char *what, const char *file, int line)
+{
+    const char *base = strrchr(file, '/');
+
+    if (ctx == NULL)
+        fprintf(stderr, "[ucft] error: %s: %s (%s:%d)\n", call, what,
+                base ? base + 1 : file, line);
+    else if (ucft_log_enabled(&ctx->log, UCFT_LOG_ERROR))
+        ucft_log_emit(&ctx->log, UCFT_LOG_ERROR, file, line, "%s: %s", call,
+                      what);
+    return UCFT_ERR_INVALID_PARAM;
+}
+
 ucft_status_t ucft_context_query(ucft_context_h ctx, ucft_context_attr_t *attr)
 {
     if (ctx == NULL || attr == NULL)
-        return UCFT_ERR_INVALID_PARAM;
+        return rt_bad_arg(ctx, "ucft_context_query",
+                          ctx ? "NULL attribute pointer" : "NULL context");
     attr->rank = ctx->boot.rank;
     attr->size = ctx->boot.size;
     attr->local_rank = ctx->boot.local_rank;
@@ -467,7 +482,8 @@ int ucft_progress(ucft_context_h ctx)
 ucft_status_t ucft_context_fd(ucft_context_h ctx, int *fd)
 {
     if (ctx == NULL || fd == NULL)
-        return UCFT_ERR_INVALID_PARAM;
+        return rt_bad_arg(ctx, "ucft_context_fd",
+                          ctx ? "NULL fd pointer" : "NULL context");
     *fd = ctx->epfd;
     return UCFT_OK;
 }
@@ -475,7 +491,7 @@ ucft_status_t ucft_context_fd(ucft_context_h ctx, int *fd)
 ucft_status_t ucft_context_arm(ucft_context_h ctx, int *timeout_ms)
 {
     if (ctx == NULL)
-        return UCFT_ERR_INVALID_PARAM;
+        return rt_bad_arg(ctx, "ucft_context_arm", "NULL context");
     if (atomic_load(&ctx->inbox.pending) ||
         ctx->nfailed_reported < ctx->nfailed)
         return UCFT_INPROGRESS;
@@ -505,7 +521,10 @@ ucft_status_t ucft_failed_ranks(ucft_context_h ctx, int *ranks, size_t max,
                                 size_t *count)
 {
     if (ctx == NULL || count == NULL || (max > 0 && ranks == NULL))
-        return UCFT_ERR_INVALID_PARAM;
+        return rt_bad_arg(ctx, "ucft_failed_ranks",
+                          ctx == NULL     ? "NULL context"
+                          : count == NULL ? "NULL count pointer"
+                                          : "NULL ranks array with max > 0");
     for (size_t i = 0; i < max && i < ctx->nfailed; i++)
         ranks[i] = ctx->failed_list[i];
     *count = ctx->nfailed;
@@ -516,7 +535,7 @@ ucft_status_t ucft_set_failure_cb(ucft_context_h ctx, ucft_failure_cb_t cb,
                                   void *arg)
 {
     if (ctx == NULL)
-        return UCFT_ERR_INVALID_PARAM;
+        return rt_bad_arg(ctx, "ucft_set_failure_cb", "NULL context");
     ctx->failure_cb = cb;
     ctx->failure_arg = arg;
     return UCFT_OK;

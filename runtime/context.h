@@ -31,6 +31,7 @@ struct ucft_request {
     uint8_t kind;
     uint8_t done;
     uint8_t released;            /* the user let go; recycle on completion */
+    uint8_t in_pool;             /* on the free list: a stale handle */
     ucft_status_t cancel_status; /* reported instead of CANCELED */
     struct rt_coll *coll;        /* RT_REQ_COLL: the running collective */
 };
@@ -172,6 +173,14 @@ void rt_inbox_drain_fd(rt_inbox_t *in);
 void rt_inbox_push(rt_inbox_t *in, int rank, ucft_status_t why, int external);
 
 /* p2p.c */
+/* API misuse: logs "call: what" as an error with the caller's file and
+ * line (to stderr when ctx is NULL, where no context log exists) and
+ * returns UCFT_ERR_INVALID_PARAM. */
+ucft_status_t rt_bad_arg_at(const struct ucft_context *ctx, const char *call,
+                            const char *what, const char *file, int line);
+#define rt_bad_arg(ctx, call, what)                                            \
+    rt_bad_arg_at((ctx), (call), (what), __FILE__, __LINE__)
+
 struct ucft_request *rt_req_get(struct ucft_context *ctx);
 void rt_req_put(struct ucft_request *r);
 void rt_requests_cleanup(struct ucft_context *ctx);

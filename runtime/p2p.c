@@ -29,6 +29,7 @@ struct ucft_request *rt_req_get(struct ucft_context *ctx)
         r = ctx->free_reqs;
     }
     ctx->free_reqs = r->next;
+    r->in_pool = 0;
     r->ctx = ctx;
     r->done = 0;
     r->released = 0;
@@ -45,6 +46,7 @@ struct ucft_request *rt_req_get(struct ucft_context *ctx)
 void rt_req_put(struct ucft_request *r)
 {
     struct ucft_context *ctx = r->ctx;
+    r->in_pool = 1;
     r->next = ctx->free_reqs;
     ctx->free_reqs = r;
 }
@@ -129,14 +131,31 @@ static void req_tp_done(tp_req_t *t)
 
 /* ---- argument checks --------------------------------------------------- */
 
-static ucft_status_t check_common(ucft_comm_h comm, const void *buf,
-                                  size_t length, ucft_request_h *req)
+/* A handle whose request was already released: completed by ucft_test /
+ * ucft_wait, or given to ucft_request_free (a copy of a handle outlives
+ * it). Its memory stays the context's, so the flags can be read; once the
+ * request is handed out again the stale handle names the new one, which
+ * no check can see. */
+static int req_stale(const struct ucft_request *r, const char *call)
 {
-    if (comm == NULL || req == NULL) {
-        return UCFT_ERR_INVALID_PARAM;
-    }
+    if (!r->in_pool && !r->released)
+        return 0;
+    rt_bad_arg(r->ctx, call,
+               "the request was already released (completed by ucft_test "
+               "or ucft_wait, or freed): a handle is used once");
+    return 1;
+}
+
+static ucft_status_t check_common(ucft_comm_h comm, const void *buf,
+                                  size_t length, ucft_request_h *req,
+                                  const char *call)
+{
+    if (comm == NULL || req == NULL)
+        return rt_bad_arg(comm ? comm->ctx : NULL, call,
+                          comm ? "NULL request pointer" : "NULL communicator");
     if (buf == NULL && length > 0) {
-        ucft_error(&comm->ctx->log, "NULL buffer with length %zu", length);
+        ucft_error(&comm->ctx->log, "%s: NULL buffer with length %zu", call,
+                   length);
         return UCFT_ERR_INVALID_PARAM;
     }
     if (comm->ctx->finalizing) {
@@ -183,7 +202,7 @@ static void p2p_match(ucft_comm_h comm, int source, int tag, uint64_t *t,
 ucft_status_t ucft_isend(ucft_comm_h comm, const void *buf, size_t length,
                          int dest, int tag, ucft_request_h *req)
 {
-    ucft_status_t st = check_common(comm, buf, length, req);
+    ucft_status_t st = check_common(comm, buf, length, req, "ucft_isend");
     if (st == UCFT_OK)
         st = check_peer_tag(comm, dest, tag, 0, "ucft_isend");
     if (st != UCFT_OK)
@@ -221,7 +240,7 @@ ucft_status_t ucft_isend(ucft_comm_h comm, const void *buf, size_t length,
 ucft_status_t ucft_irecv(ucft_comm_h comm, void *buf, size_t length, int source,
                          int tag, ucft_request_h *req)
 {
-    ucft_status_t st = check_common(comm, buf, length, req);
+    ucft_status_t st = check_common(comm, buf, length, req, "ucft_irecv");
     if (st == UCFT_OK)
         st = check_peer_tag(comm, source, tag, 1, "ucft_irecv");
     if (st != UCFT_OK)
@@ -269,8 +288,11 @@ static int failed_pending(const struct ucft_request *r)
 ucft_status_t ucft_test(ucft_request_h *req, int *done, ucft_info_t *info)
 {
     if (req == NULL || done == NULL)
-        return UCFT_ERR_INVALID_PARAM;
+        return rt_bad_arg(req && *req ? (*req)->ctx : NULL, "ucft_test",
+                          req ? "NULL done pointer" : "NULL request pointer");
     struct ucft_request *r = *req;
+    if (r != NULL && req_stale(r, "ucft_test"))
+        return UCFT_ERR_INVALID_PARAM;
     if (r == NULL) {
         *done = 1;
         if (info != NULL)
@@ -311,8 +333,10 @@ ucft_status_t ucft_wait(ucft_request_h *req, ucft_info_t *info)
 {
     int done;
     if (req == NULL)
-        return UCFT_ERR_INVALID_PARAM;
+        return rt_bad_arg(NULL, "ucft_wait", "NULL request pointer");
     struct ucft_request *r = *req;
+    if (r != NULL && req_stale(r, "ucft_wait"))
+        return UCFT_ERR_INVALID_PARAM;
     if (r != NULL && !r->done) {
         struct ucft_context *ctx = r->ctx;
         unsigned n = ctx->cfg.wait_mode == RT_WAIT_SLEEP ||
@@ -333,7 +357,8 @@ ucft_status_t ucft_waitall(size_t count, ucft_request_h reqs[],
 {
     ucft_status_t first = UCFT_OK;
     if (count > 0 && reqs == NULL)
-        return UCFT_ERR_INVALID_PARAM;
+        return rt_bad_arg(NULL, "ucft_waitall",
+                          "NULL request array with count > 0");
     for (size_t i = 0; i < count; i++) {
         ucft_status_t st = ucft_wait(&reqs[i], infos ? &infos[i] : NULL);
         if (st != UCFT_OK && first == UCFT_OK)
@@ -346,6 +371,8 @@ ucft_status_t ucft_cancel(ucft_request_h r)
 {
     if (r == NULL)
         return UCFT_OK; /* a NULL request is complete: nothing to cancel */
+    if (req_stale(r, "ucft_cancel"))
+        return UCFT_ERR_INVALID_PARAM;
     if (r->kind == RT_REQ_SEND && !r->done) {
         /* UCX cancels receives only: a send completes when its receiver
          * takes it (a large one waits for that), or fails with its peer. */
@@ -365,10 +392,12 @@ ucft_status_t ucft_cancel(ucft_request_h r)
 ucft_status_t ucft_request_free(ucft_request_h *req)
 {
     if (req == NULL)
-        return UCFT_ERR_INVALID_PARAM;
+        return rt_bad_arg(NULL, "ucft_request_free", "NULL request pointer");
     struct ucft_request *r = *req;
     if (r == NULL)
         return UCFT_OK;
+    if (req_stale(r, "ucft_request_free"))
+        return UCFT_ERR_INVALID_PARAM;
     if (r->done) {
         if (r->kind == RT_REQ_COLL)
             rt_coll_release(r);
@@ -384,7 +413,8 @@ ucft_status_t ucft_iprobe(ucft_comm_h comm, int source, int tag, int *flag,
                           ucft_info_t *info)
 {
     if (comm == NULL || flag == NULL)
-        return UCFT_ERR_INVALID_PARAM;
+        return rt_bad_arg(comm ? comm->ctx : NULL, "ucft_iprobe",
+                          comm ? "NULL flag pointer" : "NULL communicator");
     ucft_status_t st = check_peer_tag(comm, source, tag, 1, "ucft_iprobe");
     if (st != UCFT_OK)
         return st;
@@ -434,7 +464,7 @@ ucft_status_t ucft_probe(ucft_comm_h comm, int source, int tag,
 {
     probe_wait_t w = {comm, source, tag, 0, UCFT_OK, info};
     if (comm == NULL)
-        return UCFT_ERR_INVALID_PARAM;
+        return rt_bad_arg(NULL, "ucft_probe", "NULL communicator");
     if (!probe_ready(&w))
         rt_wait_until(comm->ctx, probe_ready, &w, UINT64_MAX);
     return w.st;
@@ -459,7 +489,7 @@ ucft_status_t ucft_recv(ucft_comm_h comm, void *buf, size_t length, int source,
 ucft_status_t ucft_comm_failure_ack(ucft_comm_h comm)
 {
     if (comm == NULL)
-        return UCFT_ERR_INVALID_PARAM;
+        return rt_bad_arg(NULL, "ucft_comm_failure_ack", "NULL communicator");
     ucft_progress(comm->ctx); /* take in what is known right now */
     comm->acked = comm->ctx->nfailed;
     return UCFT_OK;
@@ -469,7 +499,11 @@ ucft_status_t ucft_comm_failure_get_acked(ucft_comm_h comm, int *ranks,
                                           size_t max, size_t *count)
 {
     if (comm == NULL || count == NULL || (max > 0 && ranks == NULL))
-        return UCFT_ERR_INVALID_PARAM;
+        return rt_bad_arg(comm ? comm->ctx : NULL,
+                          "ucft_comm_failure_get_acked",
+                          comm == NULL    ? "NULL communicator"
+                          : count == NULL ? "NULL count pointer"
+                                          : "NULL ranks array with max > 0");
     for (size_t i = 0; i < max && i < comm->acked; i++)
         ranks[i] = comm->ctx->failed_list[i]; /* world comm: identity */
     *count = comm->acked;

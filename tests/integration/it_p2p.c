@@ -191,6 +191,63 @@ static void mode_cancel(ucft_comm_h w, int rank)
     free(c);
 }
 
+/* NULL where the call writes its answer: INVALID_PARAM (and a log line). */
+static void misuse_pointers(ucft_context_h ctx, ucft_comm_h w)
+{
+    ucft_request_h r = NULL;
+    int done = 0, flag = 0;
+    size_t n = 0;
+    CHECK_ST(ucft_test(NULL, &done, NULL), UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_test(&r, NULL, NULL), UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_waitall(2, NULL, NULL), UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_waitall(0, NULL, NULL), UCFT_OK);
+    CHECK_ST(ucft_request_free(NULL), UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_context_fd(ctx, NULL), UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_context_arm(NULL, NULL), UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_failed_ranks(ctx, NULL, 0, NULL), UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_failed_ranks(ctx, NULL, 4, &n), UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_iprobe(w, 0, 0, NULL, NULL), UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_iprobe(NULL, 0, 0, &flag, NULL), UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_comm_failure_ack(NULL), UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_barrier(NULL), UCFT_ERR_INVALID_PARAM);
+}
+
+/* A copy of a handle used after the request was released: refused, and
+ * the request pool stays sound (later requests work). */
+static void misuse_stale(ucft_comm_h w)
+{
+    int me = ucft_comm_rank(w), done = 0;
+    long v = 5, got = 0;
+    ucft_request_h r = NULL, copy;
+
+    /* Completed and released by ucft_wait (a receive posted first: a send
+     * that completes at once gives no request at all). */
+    CHECK_ST(ucft_irecv(w, &got, sizeof(got), me, 8, &r), UCFT_OK);
+    CHECK(r != NULL, "a receive with no message yet completed at once");
+    copy = r;
+    CHECK_ST(ucft_send(w, &v, sizeof(v), me, 8), UCFT_OK);
+    CHECK_ST(ucft_wait(&r, NULL), UCFT_OK);
+    CHECK_ST(ucft_wait(&copy, NULL), UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_test(&copy, &done, NULL), UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_cancel(copy), UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_request_free(&copy), UCFT_ERR_INVALID_PARAM);
+    /* Freed while pending: waiting on the copy would never end. */
+    CHECK_ST(ucft_irecv(w, &got, sizeof(got), me, 9, &r), UCFT_OK);
+    copy = r;
+    CHECK_ST(ucft_request_free(&r), UCFT_OK);
+    CHECK(r == NULL, "ucft_request_free left the handle set");
+    CHECK_ST(ucft_wait(&copy, NULL), UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_send(w, &v, sizeof(v), me, 9), UCFT_OK);
+    /* The pool still hands out working requests. */
+    for (int i = 0; i < 100; i++) {
+        got = 0;
+        CHECK_ST(ucft_isend(w, &v, sizeof(v), me, 10, &r), UCFT_OK);
+        CHECK_ST(ucft_recv(w, &got, sizeof(got), me, 10, NULL), UCFT_OK);
+        CHECK_ST(ucft_wait(&r, NULL), UCFT_OK);
+        CHECK(got == v, "value %ld after stale handles", got);
+    }
+}
+
 static void mode_misuse(ucft_context_h ctx, ucft_comm_h w, int size)
 {
     long v = 0;
@@ -221,6 +278,8 @@ static void mode_misuse(ucft_context_h ctx, ucft_comm_h w, int size)
     CHECK_ST(ucft_isend(w, NULL, 0, ucft_comm_rank(w), 3, &r), UCFT_OK);
     CHECK_ST(ucft_recv(w, NULL, 0, ucft_comm_rank(w), 3, NULL), UCFT_OK);
     CHECK_ST(ucft_wait(&r, NULL), UCFT_OK);
+    misuse_pointers(ctx, w);
+    misuse_stale(w);
 }
 
 static void mode_killwait(ucft_comm_h w, int rank, int size, double bound)
