@@ -18,7 +18,8 @@
  * *req == NULL. ucft_test() and ucft_wait() return its final status and release
  *      it, setting the caller's handle to NULL; ucft_request_free() releases
  *      a request the caller no longer wants to observe (the operation still
- *      runs to completion).
+ *      runs to completion). A copy of a released handle is refused
+ *      (UCFT_ERR_INVALID_PARAM) until the library reuses the request.
  *   3. If a call that starts an operation fails, no request is created and
  *      nothing completes later.
  *   4. Callbacks (failure callback) run only from inside ucft_progress() or a
