@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -16,8 +17,8 @@ const char *ucft_config_getenv(const char *name, void *arg)
 
 static int parse_u64(const char *t, uint64_t *v, char **end)
 {
-    if (t == NULL || *t == '\0' || *t == '-' || *t == ' ')
-        return -1;
+    if (t == NULL || !isdigit((unsigned char)*t))
+        return -1; /* strtoull would take white space and a sign */
     errno = 0;
     unsigned long long x = strtoull(t, end, 10);
     if (errno != 0 || *end == t)
@@ -30,7 +31,7 @@ int ucft_config_parse_int(const ucft_config_field_t *f, const char *t, void *d)
 {
     (void)f;
     char *end;
-    if (t == NULL || *t == '\0')
+    if (t == NULL || *t == '\0' || isspace((unsigned char)*t))
         return -1;
     errno = 0;
     long v = strtol(t, &end, 10);

@@ -42,6 +42,13 @@ expect_exit 2 --op bcast --ranks 4 --loggp nan,0,0,0
 expect_exit 2 --op bcast --ranks 4 --detect-delay nan
 expect_exit 2 --op bcast --ranks 4 --kill-at 1@nan
 expect_exit 2 --op bcast --ranks 4 --nodes 2 --kill-node 0@nan
+# Empty list elements and white space before a number.
+expect_exit 2 --op bcast --ranks 4 --fail-start ""
+expect_exit 2 --op bcast --ranks 4 --fail-start 1,,2
+expect_exit 2 --op bcast --ranks 4 --kill-at 1@0,
+expect_exit 2 --op bcast --ranks 8 --sweep-ranks 4,,8
+expect_exit 2 --op bcast --ranks 8 --sweep-ranks " 4"
+expect_exit 0 --op bcast --ranks 8 --sweep-ranks 4,8
 expect_exit 2 --op bcast --ranks 16 --nodes 17
 expect_exit 2 --op bcast --ranks 16 --nodes 4 --map-by diagonal
 expect_exit 2 --op bcast --ranks 16 --nodes 4 --placement scattered

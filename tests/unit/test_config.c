@@ -115,6 +115,12 @@ static void test_config_bad_values_are_errors_naming_the_variable(void **s)
     expect_bad("UCFT_B=maybe", "expected y|n, yes|no");
     expect_bad("UCFT_I=12x", "expected a decimal integer");
     expect_bad("UCFT_U=-1", "expected an unsigned decimal integer");
+    /* strtoul / strtol skip white space and take a sign: refused first. */
+    expect_bad("UCFT_S=\t-1", "expected a size");
+    expect_bad("UCFT_S= 4k", "expected a size");
+    expect_bad("UCFT_S=+4", "expected a size");
+    expect_bad("UCFT_U= 7", "expected an unsigned decimal integer");
+    expect_bad("UCFT_I= 7", "expected a decimal integer");
 }
 
 /* Every setting of the runtime's table gets a whole error line: the

@@ -3,6 +3,7 @@
  * then the usage, and exit code 2.
  */
 #include "tools/bench/coll.h"
+#include "collectives/coll_op.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -166,8 +167,8 @@ int coll_opts_parse(int argc, char **argv, coll_opts_t *o, int quiet)
                             optarg);
             break;
         case O_F:
-            if (bench_parse_int(optarg, 0, 1024, &o->f) != 0)
-                return fail(quiet, "--f '%s': expected 0 .. 1024", optarg);
+            if (bench_parse_int(optarg, 1, 64, &o->f) != 0)
+                return fail(quiet, "--f '%s': expected 1 .. 64", optarg);
             break;
         case O_SYNC:
             o->sync = 1;
@@ -211,6 +212,11 @@ int coll_opts_parse(int argc, char **argv, coll_opts_t *o, int quiet)
     }
     if (!have_op)
         return fail(quiet, "%s", "--op is required");
+    if (o->alg != NULL && coll_op_find(coll_op_name(o->op), o->alg) == NULL)
+        return fail(quiet,
+                    "--alg '%s': no such algorithm of this operation "
+                    "(ucft-sim --list shows them)",
+                    o->alg);
     if ((o->op == COLL_REDUCE || o->op == COLL_ALLREDUCE) && o->size % 8)
         return fail(quiet, "--size: %s",
                     "reductions use int64 elements, expected a multiple "

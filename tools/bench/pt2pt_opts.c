@@ -61,9 +61,11 @@ static int parse_sizes(const char *arg, pt2pt_opts_t *o)
         return -1;
     snprintf(buf, sizeof(buf), "%s", arg);
     o->nsizes = 0;
-    char *save = NULL;
-    for (char *t = strtok_r(buf, ",", &save); t != NULL;
-         t = strtok_r(NULL, ",", &save)) {
+    /* Split by hand: strtok would skip empty elements ("8,,64"). */
+    for (char *t = buf, *next; t != NULL; t = next) {
+        next = strchr(t, ',');
+        if (next != NULL)
+            *next++ = '\0';
         size_t v;
         if (o->nsizes == PT2PT_MAX_SIZES || bench_parse_size(t, &v) != 0 ||
             v > MAX_SIZE)

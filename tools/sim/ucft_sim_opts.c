@@ -3,6 +3,7 @@
  */
 #include "ucft_sim.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -68,10 +69,12 @@ static int parse_u64(const char *t, uint64_t max, uint64_t *out)
     char *end;
     unsigned long long v;
 
-    if (t == NULL || *t == '\0' || *t == '-')
-        return -1;
+    if (t == NULL || !isdigit((unsigned char)*t))
+        return -1; /* strtoull would take white space and a sign */
     errno = 0;
     if (t[0] == '2' && t[1] == '^') {
+        if (!isdigit((unsigned char)t[2]))
+            return -1;
         v = strtoull(t + 2, &end, 10);
         if (errno || *end || end == t + 2 || v > 62)
             return -1;
@@ -106,16 +109,27 @@ static int add_fail(opts_t *o, const simrun_fail_t *f)
     return 0;
 }
 
+/* Ends the list element at tok at its comma and returns the next one
+ * (NULL after the last). Unlike strtok, keeps empty elements ("1,,2"),
+ * which the element parsers then refuse. */
+static char *next_element(char *tok)
+{
+    char *comma = strchr(tok, ',');
+    if (comma != NULL)
+        *comma++ = '\0';
+    return comma;
+}
+
 /* "r@x,r@x,..." or (kind BEFORE_OP) "r,r,...". */
 static int parse_fails(opts_t *o, const char *text, simrun_fail_kind_t kind)
 {
-    char *copy = strdup(text), *save = NULL;
+    char *copy = strdup(text);
     int rc = 0;
 
     if (copy == NULL)
         return -1;
-    for (char *tok = strtok_r(copy, ",", &save); tok && rc == 0;
-         tok = strtok_r(NULL, ",", &save)) {
+    for (char *tok = copy, *next; tok && rc == 0; tok = next) {
+        next = next_element(tok);
         simrun_fail_t f = {.kind = kind};
         char *at = strchr(tok, '@');
         if ((kind == SIMRUN_FAIL_BEFORE_OP) != (at == NULL)) {
@@ -207,12 +221,12 @@ static int parse_sweep(opts_t *o, const char *text)
         }
         return o->nsweep ? 0 : -1;
     }
-    char *copy = strdup(text), *save = NULL;
+    char *copy = strdup(text);
     int rc = 0;
     if (copy == NULL)
         return -1;
-    for (char *tok = strtok_r(copy, ",", &save); tok && rc == 0;
-         tok = strtok_r(NULL, ",", &save)) {
+    for (char *tok = copy, *next; tok && rc == 0; tok = next) {
+        next = next_element(tok);
         int n;
         int *s = realloc(o->sweep, (o->nsweep + 1) * sizeof(*s));
         if (s == NULL || parse_int(tok, 1, (int)UCFT_TAG_MAX_RANKS, &n)) {
