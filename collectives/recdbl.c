@@ -189,7 +189,7 @@ static void post_stage(recdbl_t *s, rd_stage_t g)
         int peer = rank_of(s, peer_of(g, i));
         ucft_status_t st =
             tp_recv(s->tp, tag_from(s, peer, 0), COLL_BASELINE_RECV_MASK,
-                    s->rbuf + i * s->len, s->len, &s->rreq[i]);
+                    s->len ? s->rbuf + i * s->len : NULL, s->len, &s->rreq[i]);
         if (st == UCFT_INPROGRESS)
             s->rbusy |= (uint8_t)(1u << i);
         else if (st == UCFT_OK)
