@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 /* Sanitizer builds run the same sweeps over fewer rank counts. */
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define RD_SCALE 3
 #else
 #define RD_SCALE 1
