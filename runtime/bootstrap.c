@@ -19,6 +19,7 @@
 
 #define ADDR_KEY    "ucft.ucp.addr"
 #define HB_ADDR_KEY "ucft.ucp.hbaddr"
+#define LIVE_KEY    "ucft.live" /* 1 byte: 1 while a context of ours runs */
 
 static void load_proc(const rt_boot_t *b, pmix_proc_t *p, pmix_rank_t rank)
 {
@@ -160,9 +161,38 @@ ucft_status_t rt_boot_put(rt_boot_t *b, const char *key, const void *addr,
     return UCFT_OK;
 }
 
+static ucft_status_t get_bytes_q(rt_boot_t *b, const char *key, int rank,
+                                 void **addr, size_t *len, int quiet);
+
 ucft_status_t rt_boot_publish(rt_boot_t *b, const void *addr, size_t len)
 {
-    return rt_boot_put(b, ADDR_KEY, addr, len);
+    unsigned char *live = NULL;
+    size_t llen = 0;
+
+    if (b->singleton)
+        return UCFT_OK;
+    /* A context of this process that has not finalized: a second one
+     * under a PMIx launcher, whose start-up fence no other rank would join
+     * (it would wait for UCFT_INIT_TIMEOUT, then fail with a wire-up
+     * error). One that finalized cleared the mark: init after finalize
+     * works. */
+    if (get_bytes_q(b, LIVE_KEY, b->rank, (void **)&live, &llen, 1) ==
+        UCFT_OK) {
+        int busy = live[0] != 0;
+        free(live);
+        if (busy) {
+            ucft_error(b->log,
+                       "this process (rank %d) already has a ucft context in "
+                       "this PMIx job: one context per process until it "
+                       "finalizes (docs/api.md, Limits)",
+                       b->rank);
+            return UCFT_ERR_INVALID_PARAM;
+        }
+    }
+    ucft_status_t st = rt_boot_put(b, ADDR_KEY, addr, len);
+    if (st == UCFT_OK && (st = rt_boot_put(b, LIVE_KEY, "\1", 1)) == UCFT_OK)
+        b->live_set = 1;
+    return st;
 }
 
 ucft_status_t rt_boot_publish_hb(rt_boot_t *b, const void *addr, size_t len)
@@ -471,6 +501,9 @@ void rt_boot_finalize(rt_boot_t *b)
     if (b->ev_registered)
         PMIx_Deregister_event_handler(b->ev_id, NULL, NULL);
     b->ev_registered = 0;
+    if (b->live_set)
+        rt_boot_put(b, LIVE_KEY, "\0", 1);
+    b->live_set = 0;
     PMIx_Finalize(NULL, 0);
     b->pmix_up = 0;
 }

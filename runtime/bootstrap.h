@@ -31,6 +31,7 @@ typedef struct rt_boot {
     int pmix_up;
     size_t ev_id;
     int ev_registered;
+    int live_set; /* this context marked the process as having one */
     rt_boot_death_cb_t death_cb;
     void *death_arg;
     rt_boot_done_cb_t fence_cb;

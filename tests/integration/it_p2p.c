@@ -14,6 +14,7 @@
  *             nothing written past the buffer
  *   cancel    a receive that never matches, cancelled: UCFT_ERR_CANCELED
  *   misuse    invalid arguments: UCFT_ERR_INVALID_PARAM, no crash
+ *   reinit    finalize and init again twice, an allreduce each time
  *   killwait  every survivor waits for a message from the last rank, which
  *             the launcher kills (--kill): UCFT_ERR_PROC_FAILED within the
  *             bound given as argument (seconds); rank 0 also has a pending
@@ -280,6 +281,34 @@ static void mode_misuse(ucft_context_h ctx, ucft_comm_h w, int size)
     CHECK_ST(ucft_wait(&r, NULL), UCFT_OK);
     misuse_pointers(ctx, w);
     misuse_stale(w);
+    /* A second context while this one runs: refused at once (a PMIx job's
+     * start-up fence would wait for peers that never join it). */
+    ucft_context_h second = NULL;
+    double t0 = now_s();
+    CHECK_ST(ucft_init(NULL, &second), UCFT_ERR_INVALID_PARAM);
+    CHECK(second == NULL, "a refused ucft_init wrote a context");
+    CHECK(now_s() - t0 < 5.0, "second ucft_init refused after %.1f s",
+          now_s() - t0);
+}
+
+/* Finalize, then init again in the same process: a new context that
+ * works (the refusal above is for two live contexts only). */
+static ucft_context_h mode_reinit(ucft_context_h ctx)
+{
+    for (int i = 0; i < 2; i++) {
+        CHECK_ST(ucft_barrier(ucft_comm_world(ctx)), UCFT_OK);
+        CHECK_ST(ucft_finalize(ctx), UCFT_OK);
+        ctx = NULL;
+        CHECK_ST(ucft_init(NULL, &ctx), UCFT_OK);
+        if (ctx == NULL)
+            exit(1);
+        ucft_comm_h w = ucft_comm_world(ctx);
+        long v = ucft_comm_rank(w) + 1, sum = 0;
+        CHECK_ST(ucft_allreduce(w, &v, &sum, 1, UCFT_INT64, UCFT_SUM), UCFT_OK);
+        long n = ucft_comm_size(w);
+        CHECK(sum == n * (n + 1) / 2, "sum %ld after re-init %d", sum, i);
+    }
+    return ctx;
 }
 
 static void mode_killwait(ucft_comm_h w, int rank, int size, double bound)
@@ -527,6 +556,8 @@ int main(int argc, char **argv)
         mode_cancel(w, attr.rank);
     } else if (strcmp(mode, "misuse") == 0) {
         mode_misuse(ctx, w, attr.size);
+    } else if (strcmp(mode, "reinit") == 0) {
+        ctx = mode_reinit(ctx);
     } else if (strcmp(mode, "killwait") == 0) {
         mode_killwait(w, attr.rank, attr.size, argc > 2 ? atof(argv[2]) : 5.0);
         size_t n = 0;
