@@ -199,8 +199,11 @@ static void post_stage(recdbl_t *s, rd_stage_t g)
     }
     if (s->failed || !g.send)
         return;
+    /* Every send of the stage is posted, also after one to a known-dead
+     * peer failed at once: no error message replaces the others (this
+     * stage counts as sent), so a peer skipped here would wait for ever. */
     s->unsent = s->stage + 1;
-    for (unsigned i = 0; i < np && !s->failed; i++) {
+    for (unsigned i = 0; i < np; i++) {
         ucft_status_t st =
             tp_send(s->tp, rank_of(s, peer_of(g, i)),
                     tag_from(s, s->tp->rank, 0), s->buf, s->len, &s->sreq[i]);
