@@ -66,7 +66,7 @@ typedef struct recdbl {
     ucft_status_t status;   /* INPROGRESS until done */
     uint8_t rbusy, sbusy;   /* bit i: rreq[i] / sreq[i] pending */
     uint8_t posted;         /* the current stage's requests are posted */
-    uint8_t failed, done, cleaned, in_start, nodata;
+    uint8_t failed, done, cleaned, in_start;
 } recdbl_t;
 
 /* One stage: peers base | d << shift for every digit d of w bits but own
@@ -124,6 +124,14 @@ static void finish(recdbl_t *s, ucft_status_t st)
         s->args->done_cb(s->args->done_arg, s->tp->rank, st);
 }
 
+/* Cancels the receives still pending (their callbacks follow). */
+static void cancel_receives(recdbl_t *s)
+{
+    for (unsigned i = 0; i < RD_KMAX - 1; i++)
+        if (s->rbusy & (1u << i))
+            tp_cancel(s->tp, &s->rreq[i]);
+}
+
 static void fail(recdbl_t *s, const char *why, int vpeer)
 {
     if (s->failed)
@@ -133,9 +141,7 @@ static void fail(recdbl_t *s, const char *why, int vpeer)
     s->failed = 1;
     s->err_next = s->unsent;
     s->err_peer = 0;
-    for (unsigned i = 0; i < RD_KMAX - 1; i++)
-        if (s->rbusy & (1u << i))
-            tp_cancel(s->tp, &s->rreq[i]);
+    cancel_receives(s);
 }
 
 /* Receive i of the current stage completed (status in rreq[i]). */
@@ -298,7 +304,6 @@ static ucft_status_t rd_init_common(void *state, tp_t *tp,
     s->rbuf = len ? s->buf + len : NULL;
     s->len = len;
     s->count = count;
-    s->nodata = (uint8_t)nodata;
     s->n = tp->size;
     s->v = coll_vrank_of(args, tp->rank, args->root, tp->size);
     while (s->lg < 30 && (2 << s->lg) <= s->n)
@@ -369,9 +374,7 @@ static void rd_cleanup(void *state)
     recdbl_t *s = state;
 
     s->cleaned = 1;
-    for (unsigned i = 0; i < RD_KMAX - 1; i++)
-        if (s->rbusy & (1u << i))
-            tp_cancel(s->tp, &s->rreq[i]);
+    cancel_receives(s);
 }
 
 static int rd_idle(const void *state)

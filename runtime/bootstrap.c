@@ -161,40 +161,6 @@ ucft_status_t rt_boot_put(rt_boot_t *b, const char *key, const void *addr,
     return UCFT_OK;
 }
 
-static ucft_status_t get_bytes_q(rt_boot_t *b, const char *key, int rank,
-                                 void **addr, size_t *len, int quiet);
-
-ucft_status_t rt_boot_publish(rt_boot_t *b, const void *addr, size_t len)
-{
-    unsigned char *live = NULL;
-    size_t llen = 0;
-
-    if (b->singleton)
-        return UCFT_OK;
-    /* A context of this process that has not finalized: a second one
-     * under a PMIx launcher, whose start-up fence no other rank would join
-     * (it would wait for UCFT_INIT_TIMEOUT, then fail with a wire-up
-     * error). One that finalized cleared the mark: init after finalize
-     * works. */
-    if (get_bytes_q(b, LIVE_KEY, b->rank, (void **)&live, &llen, 1) ==
-        UCFT_OK) {
-        int busy = live[0] != 0;
-        free(live);
-        if (busy) {
-            ucft_error(b->log,
-                       "this process (rank %d) already has a ucft context in "
-                       "this PMIx job: one context per process until it "
-                       "finalizes (docs/api.md, Limits)",
-                       b->rank);
-            return UCFT_ERR_INVALID_PARAM;
-        }
-    }
-    ucft_status_t st = rt_boot_put(b, ADDR_KEY, addr, len);
-    if (st == UCFT_OK && (st = rt_boot_put(b, LIVE_KEY, "\1", 1)) == UCFT_OK)
-        b->live_set = 1;
-    return st;
-}
-
 ucft_status_t rt_boot_publish_hb(rt_boot_t *b, const void *addr, size_t len)
 {
     return rt_boot_put(b, HB_ADDR_KEY, addr, len);
@@ -254,6 +220,37 @@ static ucft_status_t get_bytes_q(rt_boot_t *b, const char *key, int rank,
     *len = v->data.bo.size;
     PMIX_VALUE_RELEASE(v);
     return UCFT_OK;
+}
+
+ucft_status_t rt_boot_publish(rt_boot_t *b, const void *addr, size_t len)
+{
+    unsigned char *live = NULL;
+    size_t llen = 0;
+
+    if (b->singleton)
+        return UCFT_OK;
+    /* A context of this process that has not finalized: a second one
+     * under a PMIx launcher, whose start-up fence no other rank would join
+     * (it would wait for UCFT_INIT_TIMEOUT, then fail with a wire-up
+     * error). One that finalized cleared the mark: init after finalize
+     * works. */
+    if (get_bytes_q(b, LIVE_KEY, b->rank, (void **)&live, &llen, 1) ==
+        UCFT_OK) {
+        int busy = live[0] != 0;
+        free(live);
+        if (busy) {
+            ucft_error(b->log,
+                       "this process (rank %d) already has a ucft context in "
+                       "this PMIx job: one context per process until it "
+                       "finalizes (docs/api.md, Limits)",
+                       b->rank);
+            return UCFT_ERR_INVALID_PARAM;
+        }
+    }
+    ucft_status_t st = rt_boot_put(b, ADDR_KEY, addr, len);
+    if (st == UCFT_OK && (st = rt_boot_put(b, LIVE_KEY, "\1", 1)) == UCFT_OK)
+        b->live_set = 1;
+    return st;
 }
 
 ucft_status_t rt_boot_get(rt_boot_t *b, const char *key, int rank, void **addr,
