@@ -193,3 +193,11 @@ ucft_status_t ucft_config_read(const ucft_config_table_t *table, void *dst,
     }
     return UCFT_OK;
 }
+
+char *ucft_config_list_next(char *elem)
+{
+    char *comma = strchr(elem, ',');
+    if (comma != NULL)
+        *comma++ = '\0';
+    return comma;
+}

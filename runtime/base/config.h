@@ -54,6 +54,12 @@ int ucft_config_parse_enum(const ucft_config_field_t *f, const char *t,
 int ucft_config_parse_string(const ucft_config_field_t *f, const char *t,
                              void *d);
 
+/* Comma-separated lists: ends the element at `elem` at its comma (writes
+ * a NUL there) and returns the next element, NULL after the last. Unlike
+ * strtok it keeps empty elements ("1,,2": "1", "", "2"), so that the
+ * element's parser refuses them. */
+char *ucft_config_list_next(char *elem);
+
 /* Looks up a variable for a table: `getenv_fn(name_with_prefix, arg)`
  * returns the value or NULL. Used so that tests can supply values without
  * touching the process environment. */

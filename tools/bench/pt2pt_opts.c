@@ -3,6 +3,7 @@
  * A bad option gives one line naming it, then the usage, and exit code 2.
  */
 #include "tools/bench/pt2pt.h"
+#include "runtime/base/config.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -61,11 +62,8 @@ static int parse_sizes(const char *arg, pt2pt_opts_t *o)
         return -1;
     snprintf(buf, sizeof(buf), "%s", arg);
     o->nsizes = 0;
-    /* Split by hand: strtok would skip empty elements ("8,,64"). */
     for (char *t = buf, *next; t != NULL; t = next) {
-        next = strchr(t, ',');
-        if (next != NULL)
-            *next++ = '\0';
+        next = ucft_config_list_next(t);
         size_t v;
         if (o->nsizes == PT2PT_MAX_SIZES || bench_parse_size(t, &v) != 0 ||
             v > MAX_SIZE)

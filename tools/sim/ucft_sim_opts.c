@@ -2,6 +2,7 @@
  * ucft-sim's command line (see ucft_sim.h and docs/sim.md).
  */
 #include "ucft_sim.h"
+#include "runtime/base/config.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -109,17 +110,6 @@ static int add_fail(opts_t *o, const simrun_fail_t *f)
     return 0;
 }
 
-/* Ends the list element at tok at its comma and returns the next one
- * (NULL after the last). Unlike strtok, keeps empty elements ("1,,2"),
- * which the element parsers then refuse. */
-static char *next_element(char *tok)
-{
-    char *comma = strchr(tok, ',');
-    if (comma != NULL)
-        *comma++ = '\0';
-    return comma;
-}
-
 /* "r@x,r@x,..." or (kind BEFORE_OP) "r,r,...". */
 static int parse_fails(opts_t *o, const char *text, simrun_fail_kind_t kind)
 {
@@ -129,7 +119,7 @@ static int parse_fails(opts_t *o, const char *text, simrun_fail_kind_t kind)
     if (copy == NULL)
         return -1;
     for (char *tok = copy, *next; tok && rc == 0; tok = next) {
-        next = next_element(tok);
+        next = ucft_config_list_next(tok);
         simrun_fail_t f = {.kind = kind};
         char *at = strchr(tok, '@');
         if ((kind == SIMRUN_FAIL_BEFORE_OP) != (at == NULL)) {
@@ -226,7 +216,7 @@ static int parse_sweep(opts_t *o, const char *text)
     if (copy == NULL)
         return -1;
     for (char *tok = copy, *next; tok && rc == 0; tok = next) {
-        next = next_element(tok);
+        next = ucft_config_list_next(tok);
         int n;
         int *s = realloc(o->sweep, (o->nsweep + 1) * sizeof(*s));
         if (s == NULL || parse_int(tok, 1, (int)UCFT_TAG_MAX_RANKS, &n)) {

@@ -10,6 +10,7 @@
 #include "collectives/topo_hwloc.h"
 #include "topo_online.h"
 #include "topo_report.h"
+#include "runtime/base/config.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -115,9 +116,7 @@ static int parse_node_list(const char *t, topo_opts_t *o)
     if (ids == NULL || copy == NULL || *t == '\0')
         goto err;
     for (char *s = copy, *next; s != NULL; s = next) {
-        next = strchr(s, ',');
-        if (next != NULL)
-            *next++ = '\0';
+        next = ucft_config_list_next(s);
         if (n == TOPO_MAX_RANKS)
             goto err;
         if (n == cap) {
