@@ -124,15 +124,23 @@ static const dcase_t dcases[] = {
 /* Barrier: no payload (its buffer is not filled, nothing to compare). */
 static const dcase_t no_data = {COLL_DTYPE_UINT8, COLL_REDOP_SUM, 0};
 
-/* One bounded run; asserts what every outcome must satisfy. */
-static void run(const coll_op_ops_t *op, int n, int root, const dcase_t *dc,
-                const simrun_fail_t *fails, size_t nfails,
-                const coll_map_t *map, simrun_result_t *r, uint8_t *ok)
+/* One bounded run; asserts what every outcome must satisfy. spread > 0:
+ * staggered starts over [0, spread] ns, failures detected spread / 4
+ * after they happen, so that many ranks start knowing of them. */
+static void run_spread(const coll_op_ops_t *op, int n, int root,
+                       const dcase_t *dc, const simrun_fail_t *fails,
+                       size_t nfails, const coll_map_t *map, uint64_t spread,
+                       simrun_result_t *r, uint8_t *ok)
 {
     simrun_params_t p;
     size_t count = dc->count == (size_t)-1 ? 2 * (size_t)n : dc->count;
 
     simrun_params_default(&p, op, n);
+    if (spread > 0) {
+        p.start_spread_ns = spread;
+        p.sim.detect_delay_ns = spread / 4;
+        p.sim.seed = runs_total + 1;
+    }
     p.root = root;
     p.seq = (uint32_t)(runs_total & 0xffff);
     p.args.dtype = dc->dtype;
@@ -148,17 +156,26 @@ static void run(const coll_op_ops_t *op, int n, int root, const dcase_t *dc,
     if (r->bounded || r->unfinished || r->data_errors || r->inconsistent)
         fprintf(stderr,
                 "%s/%s n=%d root=%d %s/%s count %zu: bounded %d unfinished "
-                "%d data_errors %d inconsistent %d (failure %d@%u kind %d)\n",
+                "%d data_errors %d inconsistent %d (failure %d@%u kind %d, "
+                "spread %llu ns, seed %llu)\n",
                 op->op, op->alg, n, root, dtype_name(dc->dtype),
                 dtype_op_name(dc->redop), count, r->bounded, r->unfinished,
                 r->data_errors, r->inconsistent, nfails ? fails[0].rank : -1,
-                nfails ? fails[0].k : 0, nfails ? (int)fails[0].kind : -1);
+                nfails ? fails[0].k : 0, nfails ? (int)fails[0].kind : -1,
+                (unsigned long long)spread, (unsigned long long)p.sim.seed);
     assert_int_equal(r->bounded, 0);
     assert_int_equal(r->unfinished, 0);
     assert_int_equal(r->data_errors, 0);
     assert_int_equal(r->inconsistent, 0);
     /* Every live rank ended: with the result or with an error. */
     assert_int_equal(r->completed + r->failed_ops, r->live);
+}
+
+static void run(const coll_op_ops_t *op, int n, int root, const dcase_t *dc,
+                const simrun_fail_t *fails, size_t nfails,
+                const coll_map_t *map, simrun_result_t *r, uint8_t *ok)
+{
+    run_spread(op, n, root, dc, fails, nfails, map, 0, r, ok);
 }
 
 static void test_baselines_reduce_failure_free(void **state)
@@ -324,6 +341,46 @@ static void test_baselines_two_failures_campaign(void **state)
     }
 }
 
+/* Staggered starts (simrun: start_spread_ns): ranks enter the operation
+ * up to 2 or 20 us apart and hear of a death a quarter of that after it,
+ * so that some start with a transport that already refuses sends to the
+ * dead rank and are told of it only after their start, as in a real run.
+ * One or two failures before the operation or before a send. A rank that
+ * stopped sending a round when one send failed at once left a live peer
+ * waiting for ever: only this campaign reaches that path on the sim. */
+static void test_baselines_staggered_campaign(void **state)
+{
+    static uint8_t ok[64];
+    simrun_result_t r;
+    uint64_t x = 777;
+    int knowing = 0;
+    for (int i = 0; i < 1200 / RD_SCALE; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        int n = 2 + (int)((x >> 33) % 31);
+        uint64_t spread = (x >> 40) % 2 ? 20000 : 2000;
+        size_t nf = 1 + (size_t)((x >> 45) % 4 == 0);
+        simrun_fail_t fl[2];
+        for (size_t j = 0; j < nf; j++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            unsigned k = (unsigned)((x >> 50) % 4);
+            fl[j] = (simrun_fail_t){.kind = k ? SIMRUN_FAIL_BEFORE_SEND
+                                              : SIMRUN_FAIL_BEFORE_OP,
+                                    .rank = (int)((x >> 20) % (uint64_t)n),
+                                    .k = k};
+        }
+        const rd_alg_t *ra = &rd_algs[i % NRD];
+        run_spread(find_op(i % 3 ? "allreduce" : "barrier", ra->alg), n, 0,
+                   i % 3 ? &dcases[i % NDCASES] : &no_data, fl, nf, NULL,
+                   spread, &r, ok);
+        knowing += r.started_knowing > 0;
+        run_spread(reduce_op(), n, (int)((x >> 8) % (uint64_t)n), &dcases[0],
+                   fl, nf, NULL, spread, &r, ok);
+    }
+    print_message("%d runs with a rank that started knowing of a death\n",
+                  knowing);
+    assert_true(knowing > 1200 / RD_SCALE / 10);
+}
+
 /* Floating point values whose sum depends on the order of the additions
  * (1 / (rank + 3) scaled per element): every rank of a recursive
  * allreduce must still end with the same bits (the driver compares the
@@ -413,6 +470,7 @@ int main(void)
         cmocka_unit_test(test_baselines_reduce_one_failure),
         cmocka_unit_test(test_baselines_allreduce_one_failure),
         cmocka_unit_test(test_baselines_two_failures_campaign),
+        cmocka_unit_test(test_baselines_staggered_campaign),
         cmocka_unit_test(test_baselines_allreduce_fp_consistent),
         cmocka_unit_test(test_baselines_bad_args),
     };

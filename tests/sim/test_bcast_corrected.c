@@ -214,6 +214,36 @@ static void test_bcast_corrected_random_campaign(void **state)
     print_message("%u random runs\n", runs);
 }
 
+/* Staggered starts: ranks enter up to 2 or 20 us apart and hear of a
+ * death a quarter of that after it, so some start knowing of it (their
+ * sends to the dead rank fail at once, their state is told right after
+ * its start). Up to f failures of non-roots, eager and lazy copies:
+ * everyone live gets the data. */
+static void test_bcast_corrected_staggered(void **state)
+{
+    uint64_t seed = 0x57a6ull;
+    unsigned runs = 0, knowing = 0;
+    for (size_t i = 0; i < BCT_NVARIANTS; i++)
+        for (int it = 0; it < 120; it++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            int n = 2 + (int)((seed >> 35) % 63);
+            int root = (int)((seed >> 17) % (uint64_t)n);
+            int f = 1 + it % 3;
+            simrun_fail_t fl[3];
+            size_t m = draw_plan(&seed, n, root, 1 + it % f, 0, fl);
+            simrun_result_t r;
+            bct_run_mode(&bct_variants[i], n, root, f, fl, m, &r, NULL,
+                         it % 4 == 3, it % 2 ? 20000 : 2000);
+            bct_assert_delivered(&r);
+            knowing += r.started_knowing > 0;
+            runs++;
+        }
+    print_message("%u staggered runs, %u with a rank that started knowing "
+                  "of a death\n",
+                  runs, knowing);
+    assert_true(knowing > runs / 10);
+}
+
 /* More than f failures, the root included or not: every run ends (no
  * unfinished rank, no wrong data), errors allowed. */
 static void test_bcast_corrected_beyond_f_ends(void **state)
@@ -246,6 +276,7 @@ int main(void)
         cmocka_unit_test(test_bcast_corrected_root_failure),
         cmocka_unit_test(test_bcast_corrected_random_campaign),
         cmocka_unit_test(test_bcast_corrected_beyond_f_ends),
+        cmocka_unit_test(test_bcast_corrected_staggered),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

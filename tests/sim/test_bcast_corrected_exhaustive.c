@@ -64,7 +64,7 @@ static void check_one(const bct_variant_t *var, int n, int root, int f,
             root_first |= e[i].k <= 1;
         }
     }
-    bct_run_mode(var, n, root, f, fl, ne, &r, NULL, lazy);
+    bct_run_mode(var, n, root, f, fl, ne, &r, NULL, lazy, 0);
     t->runs++;
     if (!root_hit) {
         if (r.completed != r.live || r.unfinished || r.data_errors ||

@@ -123,11 +123,12 @@ static inline uint64_t bct_messages(const bct_variant_t *var, int n, int f,
 
 /* lazy: copies by rendezvous (args.rndv_min), on a sim that models it
  * (sim.rndv_min), with states released at completion and late messages
- * swept, as in the runtime. */
+ * swept, as in the runtime. spread > 0: staggered starts over [0, spread]
+ * ns, deaths detected spread / 4 after they happen. */
 static inline void bct_run_mode(const bct_variant_t *var, int n, int root,
                                 int f, const simrun_fail_t *fails,
                                 size_t nfails, simrun_result_t *r, uint8_t *ok,
-                                int lazy)
+                                int lazy, uint64_t spread)
 {
     simrun_params_t p;
     simrun_params_default(&p, bct_op(var), n);
@@ -138,6 +139,11 @@ static inline void bct_run_mode(const bct_variant_t *var, int n, int root,
     p.fails = fails;
     p.nfails = nfails;
     p.max_events = 50000000;
+    if (spread > 0) {
+        p.start_spread_ns = spread;
+        p.sim.detect_delay_ns = spread / 4;
+        p.sim.seed = (uint64_t)n * 7919u + (uint64_t)root + spread;
+    }
     if (lazy) {
         p.args.rndv_min = 1;
         p.sim.rndv_min = 1;
@@ -151,7 +157,7 @@ static inline void bct_run(const bct_variant_t *var, int n, int root, int f,
                            const simrun_fail_t *fails, size_t nfails,
                            simrun_result_t *r, uint8_t *ok)
 {
-    bct_run_mode(var, n, root, f, fails, nfails, r, ok, 0);
+    bct_run_mode(var, n, root, f, fails, nfails, r, ok, 0, 0);
 }
 
 /* The root is alive: every live rank completes with the root's data. */

@@ -37,6 +37,7 @@ static int rd_reset(void **state)
     (void)state;
     rd_release = 0;
     rd_detect_ns = 0;
+    rd_spread_ns = 0;
     rd_user_op = NULL;
     return 0;
 }
@@ -127,6 +128,48 @@ static void test_allreduce_random_campaign(void **state)
             campaign(find_op("allreduce", algs[a]), f, 25, 7000u * a + f);
 }
 
+/* Staggered starts: ranks enter up to 20 us apart and hear of a death
+ * 5 us after it, so some start knowing of it (their sends to the dead
+ * rank fail at once, their state is told right after its start); up to
+ * f failures before the operation or before a send, as the runtime runs
+ * it (released at completion) and with every state kept: every live rank
+ * still ends with the correct result. */
+static void test_allreduce_staggered(void **state)
+{
+    static uint8_t ok[64];
+    uint64_t x = 4242;
+    int knowing = 0;
+    rd_detect_ns = 5000;
+    rd_spread_ns = 20000;
+    for (int i = 0; i < 600 / RD_SCALE; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        int n = 2 + (int)((x >> 33) % 39);
+        int f = 1 + (int)((x >> 60) % 2);
+        int allreduce = i % 2;
+        int root = allreduce ? 0 : (int)((x >> 8) % (uint64_t)n);
+        simrun_fail_t fl[2];
+        size_t nf = 0;
+        int root_dead = 0;
+        for (int j = 0; j < 1 + (int)((x >> 40) % (uint64_t)f); j++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            unsigned k = (unsigned)((x >> 50) % 4);
+            fl[nf] = (simrun_fail_t){k ? SIMRUN_FAIL_BEFORE_SEND
+                                       : SIMRUN_FAIL_BEFORE_OP,
+                                     (int)((x >> 25) % (uint64_t)n), k, 0, 0};
+            root_dead |= fl[nf++].rank == root;
+        }
+        rd_release = (i >> 1) % 2;
+        simrun_result_t r;
+        run_case(find_op(allreduce ? "allreduce" : "reduce", algs[i % 3]), n, f,
+                 root, fl, nf, &r, ok);
+        expect_delivery(&r, ok, root, allreduce, root_dead);
+        knowing += r.started_knowing > 0;
+    }
+    print_message("%d runs with a rank that started knowing of a death\n",
+                  knowing);
+    assert_true(knowing > 600 / RD_SCALE / 10);
+}
+
 /* Barrier: everyone completes; a dead rank before the op is tolerated. */
 static void test_allreduce_barrier(void **state)
 {
@@ -159,6 +202,7 @@ int main(void)
         cmocka_unit_test(test_allreduce_more_than_f_ends),
         cmocka_unit_test(test_allreduce_random_campaign),
         cmocka_unit_test(test_allreduce_barrier),
+        cmocka_unit_test_teardown(test_allreduce_staggered, rd_reset),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     fprintf(stderr, "%llu simulated runs\n", runs_total);

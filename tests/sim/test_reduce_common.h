@@ -36,6 +36,9 @@ static unsigned long long runs_total;
 static int rd_release;
 /* Failure notification delay (ns; 0: the sim's default, 1 ms). */
 static uint64_t rd_detect_ns;
+/* Staggered starts over this many ns (simrun_params_t.start_spread_ns;
+ * 0: all at once). */
+static uint64_t rd_spread_ns;
 /* A user-defined operation in place of redop (NULL: redop). */
 static const coll_user_op_t *rd_user_op;
 
@@ -62,14 +65,18 @@ static void run_case(const coll_op_ops_t *op, int n, int f, int root,
     p.release_at_done = rd_release;
     if (rd_detect_ns != 0)
         p.sim.detect_delay_ns = rd_detect_ns;
+    p.start_spread_ns = rd_spread_ns;
+    p.sim.seed = runs_total + 1;
     runs_total++;
     assert_int_equal(simrun_run(&p, r, ok), UCFT_OK);
     if (r->unfinished || r->bounded || r->data_errors || r->inconsistent) {
         fprintf(stderr,
-                "%s/%s n=%d f=%d root=%d%s: unfinished %d bounded %d "
-                "data_errors %d inconsistent %d; failures:",
+                "%s/%s n=%d f=%d root=%d%s spread %llu seed %llu: unfinished "
+                "%d bounded %d data_errors %d inconsistent %d; failures:",
                 op->op, op->alg, n, f, root, rd_release ? " (released)" : "",
-                r->unfinished, r->bounded, r->data_errors, r->inconsistent);
+                (unsigned long long)rd_spread_ns,
+                (unsigned long long)p.sim.seed, r->unfinished, r->bounded,
+                r->data_errors, r->inconsistent);
         for (size_t i = 0; i < nfails; i++)
             fprintf(stderr, " %d@%u(%d)", fails[i].rank, fails[i].k,
                     (int)fails[i].kind);

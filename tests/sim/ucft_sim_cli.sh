@@ -40,6 +40,8 @@ expect_exit 2 --op bcast --ranks 16 --nodes 0
 # Not-a-number times (every range check used to let NaN through).
 expect_exit 2 --op bcast --ranks 4 --loggp nan,0,0,0
 expect_exit 2 --op bcast --ranks 4 --detect-delay nan
+expect_exit 2 --op bcast --ranks 4 --start-spread nan
+expect_exit 2 --op bcast --ranks 4 --start-spread -1
 expect_exit 2 --op bcast --ranks 4 --kill-at 1@nan
 expect_exit 2 --op bcast --ranks 4 --nodes 2 --kill-node 0@nan
 # Empty list elements and white space before a number.
@@ -60,6 +62,13 @@ expect_exit 2 --op bcast --ranks 16 --f -1
 expect_exit 2 --op bcast --alg corrected --ranks 16 --f 9
 expect_exit 2 --op bcast --ranks 8 --sweep-ranks 8,16 --nodes 12
 expect_exit 0 --op bcast --ranks 16 --nodes 4 --map-by node --placement identity
+
+# Staggered starts: with seed 1, 5 of the 15 survivors start after they
+# heard of rank 3's death; every one of them still delivers.
+expect_field delivered 15 --op allreduce --alg corrected --ranks 16 \
+    --fail-start 3 --start-spread 50 --detect-delay 1 --seed 1
+expect_field started_knowing 5 --op allreduce --alg corrected --ranks 16 \
+    --fail-start 3 --start-spread 50 --detect-delay 1 --seed 1
 
 # 1024 ranks on 16 nodes, binomial broadcast.
 expect_field cross_node 15 --op bcast --ranks 1024 --nodes 16 --placement interleave

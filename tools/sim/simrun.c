@@ -18,6 +18,13 @@ typedef struct simrun_rank_ref {
     ucft_timer_t release;
     tp_req_t drop;    /* the late-message sweeper's receive (drop_post) */
     uint64_t scratch; /* where dropped messages are truncated to */
+    /* Staggered start (simrun_params_t.start_spread_ns): the start timer,
+     * and the failures the rank heard of before it started, told to its
+     * state after its start as runtime/coll.c does. */
+    uint8_t started;
+    ucft_timer_t start_timer;
+    int *known;
+    size_t nknown, known_cap;
 } simrun_rank_ref_t;
 
 struct simrun_ctx {
@@ -34,7 +41,25 @@ struct simrun_ctx {
     int release_at_done;
     simrun_rank_ref_t *refs;
     uint64_t optag, opmask; /* any message of the operation */
+    int started_knowing;
 };
+
+/* A failure heard of before the rank started its operation. Without the
+ * memory the news is lost to the state: the transport still refuses sends
+ * to the dead rank, the state is not told (the run may then report an
+ * unfinished rank, never a wrong value). */
+static void remember_failure(simrun_rank_ref_t *ref, int failed)
+{
+    if (ref->nknown == ref->known_cap) {
+        size_t cap = ref->known_cap ? 2 * ref->known_cap : 4;
+        int *k = realloc(ref->known, cap * sizeof(*k));
+        if (k == NULL)
+            return;
+        ref->known = k;
+        ref->known_cap = cap;
+    }
+    ref->known[ref->nknown++] = failed;
+}
 
 /* A rank's notification that `failed` died, in the runtime's way
  * (runtime/failure.c): the rank declares the peer failed to its transport
@@ -46,6 +71,10 @@ static void peer_error(void *arg, int failed, ucft_status_t why)
     simrun_ctx_t *c = ref->ctx;
     (void)why;
     tp_peer_failed(sim_world_tp(c->world, ref->rank), failed);
+    if (!ref->started) {
+        remember_failure(ref, failed);
+        return;
+    }
     if (c->release_at_done && ref->done && !c->op->keep_after_done)
         return;
     if (c->op->on_failure != NULL)
@@ -79,6 +108,46 @@ static void release_cb(ucft_timer_t *t)
     ref->cleaned = 1;
     c->op->cleanup(c->states + (size_t)ref->rank * c->ssize);
     drop_post(ref);
+}
+
+/* Starts rank r's operation, as runtime/coll.c posts one: start, then the
+ * failures the rank already knows of, while the state still runs. */
+static void start_rank(simrun_ctx_t *c, int r)
+{
+    simrun_rank_ref_t *ref = &c->refs[r];
+    void *state = c->states + (size_t)r * c->ssize;
+
+    ref->started = 1;
+    if (sim_world_op_starting(c->world, r, c->optag))
+        return;
+    c->started_knowing += ref->nknown > 0;
+    ucft_status_t st = c->op->start(state);
+    if (st != UCFT_OK && st != UCFT_INPROGRESS)
+        ucft_debug(c->p->sim.log, "rank %d: start: %s", r,
+                   ucft_status_string(st));
+    for (size_t i = 0; st == UCFT_INPROGRESS && i < ref->nknown; i++) {
+        if (ref->cleaned ||
+            (c->release_at_done && ref->done && !c->op->keep_after_done))
+            break;
+        if (c->op->on_failure != NULL)
+            c->op->on_failure(state, ref->known[i]);
+    }
+}
+
+static void start_cb(ucft_timer_t *t)
+{
+    simrun_rank_ref_t *ref = t->arg;
+    start_rank(ref->ctx, ref->rank);
+}
+
+/* Rank r's start delay in [0, spread], a function of the seed and r. */
+static uint64_t start_delay(uint64_t seed, int r, uint64_t spread)
+{
+    uint64_t z = seed + 0x9e3779b97f4a7c15ull * (uint64_t)(r + 1);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return spread == UINT64_MAX ? z : z % (spread + 1);
 }
 
 /* Is `rank` named by a whole-node failure rule? */
@@ -276,12 +345,16 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
             goto out;
     }
     for (int r = 0; r < n; r++) {
-        if (sim_world_op_starting(ctx.world, r, optag))
+        if (p->start_spread_ns == 0) {
+            start_rank(&ctx, r);
             continue;
-        st = op->start(states + (size_t)r * ssize);
-        if (st != UCFT_OK && st != UCFT_INPROGRESS)
-            ucft_debug(p->sim.log, "rank %d: start: %s", r,
-                       ucft_status_string(st));
+        }
+        refs[r].start_timer = (ucft_timer_t){.cb = start_cb, .arg = &refs[r]};
+        st = tp_timer_start(
+            sim_world_tp(ctx.world, r), &refs[r].start_timer,
+            ctx.start + start_delay(p->sim.seed, r, p->start_spread_ns));
+        if (st != UCFT_OK)
+            goto out;
     }
     uint64_t bound = p->max_events ? p->max_events : UINT64_MAX;
     sim_world_run(ctx.world, UINT64_MAX, bound);
@@ -319,6 +392,7 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
             rank_ok[r] = (uint8_t)ok;
     }
     res->ranks = n;
+    res->started_knowing = ctx.started_knowing;
     res->sim_latency_ns = ctx.last - ctx.start;
     res->ready_ns = ctx.last_ready - ctx.start;
     sim_world_stats(ctx.world, &res->stats);
@@ -347,6 +421,8 @@ out:
     free(states);
     free(bufs);
     free(dead);
+    for (int r = 0; refs != NULL && r < n; r++)
+        free(refs[r].known);
     free(refs);
     free(ctx.node_down);
     res->wall_s = (double)(ucft_clock_now_ns() - t0) / 1e9;

@@ -47,6 +47,15 @@ typedef struct simrun_params {
      * says op->keep_after_done. 0: every state lives and is told of every
      * failure until the world is quiescent. */
     int release_at_done;
+    /* 0: every rank starts at the same instant. Otherwise rank r starts
+     * at a time drawn from [0, start_spread_ns] (sim.seed and r), as
+     * ranks that enter the call at different moments do: a rank that
+     * starts after it heard of a failure (sim.detect_delay_ns) has a
+     * transport that refuses sends to the dead rank at once (T5), and its
+     * state is told of the failure right after its start, as
+     * runtime/coll.c does. Latencies still count from the earliest
+     * possible start. */
+    uint64_t start_spread_ns;
     coll_args_t args; /* f, count, dtype, redop, map (the rest is set
                          from the fields above) */
 } simrun_params_t;
@@ -69,10 +78,12 @@ typedef struct simrun_result {
     uint64_t end_time_ns;    /* simulated time when quiescent */
     sim_stats_t stats;
     uint64_t trace_hash;
-    int bounded;  /* 1 if max_events stopped the run */
-    int not_idle; /* live ranks whose state still has a transport request
-                     pending after cleanup and a quiescent run (ops->idle;
-                     0 when the op has no idle, or the run was bounded) */
+    int started_knowing; /* ranks that started knowing of a failure
+                            (start_spread_ns) */
+    int bounded;         /* 1 if max_events stopped the run */
+    int not_idle;        /* live ranks whose state still has a transport request
+                            pending after cleanup and a quiescent run (ops->idle;
+                            0 when the op has no idle, or the run was bounded) */
     double wall_s;
 } simrun_result_t;
 

@@ -55,6 +55,7 @@ static ucft_status_t run_one(const opts_t *o, const coll_op_ops_t *op, int n,
     p.sim.seed = o->seed;
     p.sim.notify = o->notify ? SIM_NOTIFY_DELAY : SIM_NOTIFY_NONE;
     p.sim.detect_delay_ns = o->detect_delay_ns;
+    p.start_spread_ns = o->start_spread_ns;
     p.len = o->size;
     p.root = o->root;
     p.fail_random = o->fail;
@@ -141,6 +142,10 @@ static void print_text(const opts_t *o, const coll_op_ops_t *op,
     printf("  delivered     %d of %d live ranks (%d dead, %d failed)%s\n",
            r->completed, r->live, r->ranks - r->live, r->failed_ops,
            r->bounded ? " [stopped by --max-events]" : "");
+    if (o->start_spread_ns > 0)
+        printf("  starts        spread over %.3f us; %d ranks started "
+               "knowing of a death\n",
+               (double)o->start_spread_ns / 1e3, r->started_knowing);
     if (r->data_errors)
         printf("  DATA ERRORS   %d ranks\n", r->data_errors);
     printf("  wall          %.3f s\n", r->wall_s);
@@ -160,7 +165,8 @@ static void print_json(const opts_t *o, const coll_op_ops_t *op,
            "\"events_per_s\":%.0f,\"peak_rss_mb\":%.1f,"
            "\"trace_hash\":\"0x%016" PRIx64 "\",\"f\":%d,\"nodes\":%d,"
            "\"placement\":\"%s\",\"cross_node\":%" PRIu64
-           ",\"cross_node_frac\":%.6f,\"sim_ready_us\":%.3f}\n",
+           ",\"cross_node_frac\":%.6f,\"sim_ready_us\":%.3f,"
+           "\"start_spread_us\":%.3f,\"started_knowing\":%d}\n",
            op->op, op->alg, r->ranks, o->size, o->seed, r->ranks - r->live,
            (double)r->sim_latency_ns / 1e3, r->stats.messages, r->stats.bytes,
            r->stats.dropped, r->stats.events, r->completed, r->live,
@@ -168,7 +174,8 @@ static void print_json(const opts_t *o, const coll_op_ops_t *op,
            r->wall_s, r->wall_s > 0 ? (double)r->stats.events / r->wall_s : 0.0,
            simrun_peak_rss_mb(), r->trace_hash, o->f, o->nodes,
            o->placement_set ? placement_policy_name(o->placement) : "none",
-           r->stats.cross_domain, cross_frac(r), (double)r->ready_ns / 1e3);
+           r->stats.cross_domain, cross_frac(r), (double)r->ready_ns / 1e3,
+           (double)o->start_spread_ns / 1e3, r->started_knowing);
 }
 
 static int sweep(const opts_t *o, const coll_op_ops_t *op)

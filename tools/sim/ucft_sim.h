@@ -29,6 +29,7 @@ typedef struct opts {
     sim_loggp_t loggp;
     int notify;
     uint64_t detect_delay_ns;
+    uint64_t start_spread_ns; /* --start-spread */
     uint64_t max_events;
     int json;
     simrun_fail_t *fails;

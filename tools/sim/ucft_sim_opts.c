@@ -43,6 +43,8 @@ static void usage(FILE *f)
            "  --loggp L,o,g,G      L,o,g in us, G in ns/byte\n"
            "                       (default 1,0.3,0.4,0.08)\n"
            "  --detect-delay US    failure notification delay (default 1000)\n"
+           "  --start-spread US    ranks start at times drawn from [0, US]\n"
+           "                       (seeded; default 0: all at once)\n"
            "  --no-notify          no failure notification to survivors\n"
            "  --max-events N       stop after N events (default: none)\n"
            "  --json               one JSON object instead of text\n"
@@ -62,6 +64,17 @@ int ucft_sim_bad(const char *fmt, const char *arg)
     fprintf(stderr, fmt, arg);
     fprintf(stderr, "\nTry 'ucft-sim --help'.\n");
     return 2;
+}
+
+/* Microseconds (a decimal fraction, 0 .. 10^12) into nanoseconds. */
+static int parse_us(const char *t, uint64_t *ns)
+{
+    char *end;
+    double us = strtod(t, &end);
+    if (end == t || *end || !(us >= 0 && us <= 1e12) /* NaN too */)
+        return -1;
+    *ns = (uint64_t)(us * 1000.0 + 0.5);
+    return 0;
 }
 
 /* Unsigned decimal, or 2^k. */
@@ -137,13 +150,7 @@ static int parse_fails(opts_t *o, const char *text, simrun_fail_kind_t kind)
             rc = parse_u64(at + 1, UINT32_MAX, &k) || k == 0 ? -1 : 0;
             f.k = (unsigned)k;
         } else if (kind == SIMRUN_FAIL_AT_TIME) {
-            char *end;
-            double us = strtod(at + 1, &end);
-            rc = (end == at + 1 || *end ||
-                  !(us >= 0 && us <= 1e12) /* NaN too */)
-                     ? -1
-                     : 0;
-            f.time = (uint64_t)(us * 1000.0 + 0.5);
+            rc = parse_us(at + 1, &f.time);
         }
         if (rc == 0)
             rc = add_fail(o, &f);
@@ -167,12 +174,9 @@ static int parse_kill_node(opts_t *o, const char *text)
     if (parse_int(tmp, 0, (int)UCFT_TAG_MAX_RANKS - 1, &k.node))
         return -1;
     if (at != NULL) {
-        char *end;
-        double us = strtod(at + 1, &end);
-        if (end == at + 1 || *end || !(us >= 0 && us <= 1e12) /* NaN too */)
+        if (parse_us(at + 1, &k.time))
             return -1;
         k.has_time = 1;
-        k.time = (uint64_t)(us * 1000.0 + 0.5);
     }
     ucft_sim_kill_node_t *n =
         realloc(o->kill_nodes, (o->nkill_nodes + 1) * sizeof(*n));
@@ -245,6 +249,7 @@ enum {
     OPT_SEED,
     OPT_LOGGP,
     OPT_DETECT,
+    OPT_SPREAD,
     OPT_NO_NOTIFY,
     OPT_MAX_EVENTS,
     OPT_JSON,
@@ -271,6 +276,7 @@ static const struct option long_opts[] = {
     {"seed", required_argument, NULL, OPT_SEED},
     {"loggp", required_argument, NULL, OPT_LOGGP},
     {"detect-delay", required_argument, NULL, OPT_DETECT},
+    {"start-spread", required_argument, NULL, OPT_SPREAD},
     {"no-notify", no_argument, NULL, OPT_NO_NOTIFY},
     {"max-events", required_argument, NULL, OPT_MAX_EVENTS},
     {"json", no_argument, NULL, OPT_JSON},
@@ -298,8 +304,6 @@ int ucft_sim_parse(opts_t *o, int argc, char **argv)
 {
     int c;
     uint64_t v;
-    double us;
-    char *end;
 
     while ((c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
         switch (c) {
@@ -353,11 +357,14 @@ int ucft_sim_parse(opts_t *o, int argc, char **argv)
                     "--loggp '%s': want L,o,g,G (us,us,us,ns/byte)", optarg);
             break;
         case OPT_DETECT:
-            us = strtod(optarg, &end);
-            if (end == optarg || *end || !(us >= 0 && us <= 1e12) /* NaN too */)
+            if (parse_us(optarg, &o->detect_delay_ns))
                 return ucft_sim_bad("--detect-delay '%s': want microseconds",
                                     optarg);
-            o->detect_delay_ns = (uint64_t)(us * 1000.0 + 0.5);
+            break;
+        case OPT_SPREAD:
+            if (parse_us(optarg, &o->start_spread_ns))
+                return ucft_sim_bad("--start-spread '%s': want microseconds",
+                                    optarg);
             break;
         case OPT_NO_NOTIFY:
             o->notify = 0;
