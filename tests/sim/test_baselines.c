@@ -315,6 +315,20 @@ static void test_baselines_allreduce_one_failure(void **state)
     }
 }
 
+/* nf seeded deaths among n ranks: each before the operation or before
+ * one of the first three sends of its rank. */
+static void draw_fails(uint64_t *x, int n, size_t nf, simrun_fail_t *fl)
+{
+    for (size_t j = 0; j < nf; j++) {
+        *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+        unsigned k = (unsigned)((*x >> 50) % 4);
+        fl[j] = (simrun_fail_t){.kind = k ? SIMRUN_FAIL_BEFORE_SEND
+                                          : SIMRUN_FAIL_BEFORE_OP,
+                                .rank = (int)((*x >> 20) % (uint64_t)n),
+                                .k = k};
+    }
+}
+
 /* Two deaths at once, seeded: still no hang and no wrong value. */
 static void test_baselines_two_failures_campaign(void **state)
 {
@@ -325,14 +339,7 @@ static void test_baselines_two_failures_campaign(void **state)
         x = x * 6364136223846793005ull + 1442695040888963407ull;
         int n = 2 + (int)((x >> 33) % 40);
         simrun_fail_t fl[2];
-        for (int j = 0; j < 2; j++) {
-            x = x * 6364136223846793005ull + 1442695040888963407ull;
-            unsigned k = (unsigned)((x >> 50) % 4);
-            fl[j] = (simrun_fail_t){.kind = k ? SIMRUN_FAIL_BEFORE_SEND
-                                              : SIMRUN_FAIL_BEFORE_OP,
-                                    .rank = (int)((x >> 20) % (uint64_t)n),
-                                    .k = k};
-        }
+        draw_fails(&x, n, 2, fl);
         int root = (int)((x >> 8) % (uint64_t)n);
         run(reduce_op(), n, root, &dcases[0], fl, 2, NULL, &r, ok);
         for (size_t a = 0; a < NRD; a++)
@@ -360,14 +367,7 @@ static void test_baselines_staggered_campaign(void **state)
         uint64_t spread = (x >> 40) % 2 ? 20000 : 2000;
         size_t nf = 1 + (size_t)((x >> 45) % 4 == 0);
         simrun_fail_t fl[2];
-        for (size_t j = 0; j < nf; j++) {
-            x = x * 6364136223846793005ull + 1442695040888963407ull;
-            unsigned k = (unsigned)((x >> 50) % 4);
-            fl[j] = (simrun_fail_t){.kind = k ? SIMRUN_FAIL_BEFORE_SEND
-                                              : SIMRUN_FAIL_BEFORE_OP,
-                                    .rank = (int)((x >> 20) % (uint64_t)n),
-                                    .k = k};
-        }
+        draw_fails(&x, n, nf, fl);
         const rd_alg_t *ra = &rd_algs[i % NRD];
         run_spread(find_op(i % 3 ? "allreduce" : "barrier", ra->alg), n, 0,
                    i % 3 ? &dcases[i % NDCASES] : &no_data, fl, nf, NULL,
