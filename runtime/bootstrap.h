@@ -36,6 +36,8 @@ typedef struct rt_boot {
     void *death_arg;
     rt_boot_done_cb_t fence_cb;
     void *fence_arg;
+    int fence_collect; /* the pending fence collects data */
+    int fence_retried; /* it was posted again after a partial success */
 } rt_boot_t;
 
 ucft_status_t rt_boot_init(rt_boot_t *b, const ucft_log_t *log);

@@ -21,8 +21,12 @@ extern int g_rank;
         }                                                                      \
     } while (0)
 
+/* st is evaluated once (it is often the call under test). */
 #define CHECK_ST(st, want)                                                     \
-    CHECK((st) == (want), "got %s, expected %s", ucft_status_name(st),         \
-          ucft_status_name(want))
+    do {                                                                       \
+        ucft_status_t check_st_ = (st);                                        \
+        CHECK(check_st_ == (want), "got %s, expected %s",                      \
+              ucft_status_name(check_st_), ucft_status_name(want));            \
+    } while (0)
 
 #endif
