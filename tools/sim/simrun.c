@@ -61,6 +61,14 @@ static void remember_failure(simrun_rank_ref_t *ref, int failed)
     ref->known[ref->nknown++] = failed;
 }
 
+/* The rank's state is still told of failures: the runtime stops once the
+ * caller has released a completed operation (unless the op keeps it). */
+static int hears_failures(const simrun_ctx_t *c, const simrun_rank_ref_t *ref)
+{
+    return !ref->cleaned &&
+           !(c->release_at_done && ref->done && !c->op->keep_after_done);
+}
+
 /* A rank's notification that `failed` died, in the runtime's way
  * (runtime/failure.c): the rank declares the peer failed to its transport
  * (its sends to the peer end, T5), and the op state hears of it unless the
@@ -75,7 +83,7 @@ static void peer_error(void *arg, int failed, ucft_status_t why)
         remember_failure(ref, failed);
         return;
     }
-    if (c->release_at_done && ref->done && !c->op->keep_after_done)
+    if (!hears_failures(c, ref))
         return;
     if (c->op->on_failure != NULL)
         c->op->on_failure(c->states + (size_t)ref->rank * c->ssize, failed);
@@ -126,8 +134,7 @@ static void start_rank(simrun_ctx_t *c, int r)
         ucft_debug(c->p->sim.log, "rank %d: start: %s", r,
                    ucft_status_string(st));
     for (size_t i = 0; st == UCFT_INPROGRESS && i < ref->nknown; i++) {
-        if (ref->cleaned ||
-            (c->release_at_done && ref->done && !c->op->keep_after_done))
+        if (!hears_failures(c, ref))
             break;
         if (c->op->on_failure != NULL)
             c->op->on_failure(state, ref->known[i]);
@@ -143,10 +150,8 @@ static void start_cb(ucft_timer_t *t)
 /* Rank r's start delay in [0, spread], a function of the seed and r. */
 static uint64_t start_delay(uint64_t seed, int r, uint64_t spread)
 {
-    uint64_t z = seed + 0x9e3779b97f4a7c15ull * (uint64_t)(r + 1);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
+    uint64_t s = seed + 0x9e3779b97f4a7c15ull * (uint64_t)r;
+    uint64_t z = sim_splitmix64(&s);
     return spread == UINT64_MAX ? z : z % (spread + 1);
 }
 

@@ -188,6 +188,10 @@ void sim_world_stats(const sim_world_t *world, sim_stats_t *stats);
 /* Random plan: k distinct ranks of [0, n) other than `exclude`, drawn
  * from `seed` (splitmix64), in draw order. UCFT_ERR_INVALID_PARAM when
  * there are not enough ranks. */
+/* The next value of a splitmix64 sequence whose state is *s (the world's
+ * random plans use it; so does the driver's staggered start). */
+uint64_t sim_splitmix64(uint64_t *s);
+
 ucft_status_t sim_plan_random(int n, int k, int exclude, uint64_t seed,
                               int *out);
 

@@ -589,7 +589,7 @@ int sim_world_op_starting(sim_world_t *w, int rank, uint64_t optag)
     return sim_world_is_dead(w, rank);
 }
 
-static uint64_t splitmix64(uint64_t *s)
+uint64_t sim_splitmix64(uint64_t *s)
 {
     uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -612,7 +612,7 @@ ucft_status_t sim_plan_random(int n, int k, int exclude, uint64_t seed,
         taken[exclude / 8] |= (uint8_t)(1u << (exclude % 8));
     uint64_t s = seed;
     for (int i = 0; i < k;) {
-        int r = (int)(splitmix64(&s) % (uint64_t)n);
+        int r = (int)(sim_splitmix64(&s) % (uint64_t)n);
         if (taken[r / 8] & (1u << (r % 8)))
             continue;
         taken[r / 8] |= (uint8_t)(1u << (r % 8));
@@ -630,7 +630,7 @@ ucft_status_t sim_world_kill_random(sim_world_t *w, int k, int exclude,
 
     if (plan == NULL)
         return UCFT_ERR_NO_MEMORY;
-    st = sim_plan_random(w->params.nranks, k, exclude, splitmix64(&w->rng),
+    st = sim_plan_random(w->params.nranks, k, exclude, sim_splitmix64(&w->rng),
                          plan);
     if (st == UCFT_OK) {
         for (int i = 0; i < k; i++) {
