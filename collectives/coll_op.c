@@ -6,6 +6,7 @@
 extern const coll_op_ops_t coll_bcast_binomial_ops;
 extern const coll_op_ops_t coll_bcast_corrected_ops;
 extern const coll_op_ops_t coll_bcast_corrected_opportunistic_ops;
+extern const coll_op_ops_t coll_bcast_corrected_batched_ops;
 extern const coll_op_ops_t coll_bcast_corrected_failproof_ops;
 extern const coll_op_ops_t coll_bcast_corrected_kary_ops;
 extern const coll_op_ops_t coll_bcast_corrected_lame_ops;
@@ -29,6 +30,7 @@ const coll_op_ops_t *const coll_op_table[] = {
     &coll_bcast_binomial_ops,
     &coll_bcast_corrected_ops,
     &coll_bcast_corrected_opportunistic_ops,
+    &coll_bcast_corrected_batched_ops,
     &coll_bcast_corrected_failproof_ops,
     &coll_bcast_corrected_kary_ops,
     &coll_bcast_corrected_lame_ops,

@@ -57,6 +57,15 @@ enum coll_kind {
     COLL_KIND_RECDBL = 98,
     COLL_KIND_RECDBL_ERR = 99,
     COLL_KIND_BASELINE_LAST = 127,
+    /* 128..255: messages of communicator states (coll_comm_ops_t), which
+     * outlive instances: their tag's sequence field is theirs, not an
+     * instance's, so a driver that drops the late messages of finished
+     * instances must leave these kinds alone (kind bit 7 set). */
+    COLL_KIND_COMM_FIRST = 128,
+    /* 128..134: the copy channel of bcast corrected-batched, one kind per
+     * link (copy_chan.h). */
+    COLL_KIND_BCAST_BATCH = 128,
+    COLL_KIND_BCAST_BATCH_LAST = 134,
 };
 
 /* Placement (collectives/placement.h): which rank holds which tree
@@ -70,6 +79,45 @@ typedef struct coll_map {
     const int *rank; /* rank[pos], n entries */
     const int *pos;  /* pos[rank], n entries */
 } coll_map_t;
+
+/* How a driver sets up a communicator state (coll_comm_ops_t.init). */
+typedef struct coll_comm_params {
+    unsigned ctx;          /* communicator context id */
+    const coll_map_t *map; /* its placement (NULL: identity) */
+    /* 1: the driver calls flush whenever its rank is about to wait (the
+     * runtime); 0: never (then nothing may be held back). */
+    int flushes;
+    /* Messages the state may merge into one before it sends (the copy
+     * channel: copies per message), at least 1 (1: none merged). */
+    unsigned batch;
+} coll_comm_params_t;
+
+/* Optional per-communicator state of an algorithm: one per rank and
+ * communicator, made by the driver before the first instance of the
+ * algorithm and kept until the driver ends (finalize), handed to every
+ * instance in coll_args_t.comm_state. It may keep receives posted and
+ * hold messages back between instances (corrected-batched's copy channel,
+ * copy_chan.h). */
+typedef struct coll_comm_ops {
+    size_t size;
+    /* Sets the state up for rank tp->rank. UCFT_OK or an error (then only
+     * destroy may follow). */
+    ucft_status_t (*init)(void *cs, tp_t *tp, const coll_comm_params_t *p);
+    /* The rank is about to wait (yield, sleep): send what is held. */
+    void (*flush)(void *cs);
+    /* The driver learnt that `rank` failed (as ops->on_failure). */
+    void (*on_failure)(void *cs, int rank);
+    /* Sends what is held and cancels what is posted; no instance runs. */
+    void (*cleanup)(void *cs);
+    /* 1 when none of its transport requests is pending. */
+    int (*idle)(const void *cs);
+    /* Frees it; no callback can run any more. */
+    void (*destroy)(void *cs);
+    /* The message kinds it receives itself: a driver that drops late
+     * messages of finished instances leaves these alone while the state
+     * runs. */
+    unsigned kind_first, kind_last;
+} coll_comm_ops_t;
 
 /* Called from a transport callback when `rank` has finished its part. */
 typedef void (*coll_done_cb_t)(void *arg, int rank, ucft_status_t status);
@@ -100,6 +148,12 @@ typedef struct coll_args {
      * such copy must then be received: by the algorithm, or as a late
      * message by the runtime's sweeper. */
     size_t rndv_min;
+    /* The communicator's states of this algorithm (coll_op_ops_t.comm):
+     * rank r's is at comm_state + r * comm_stride (coll_comm_state). The
+     * runtime has one rank, stride 0; the simulator an array. NULL: none
+     * was made (an algorithm that has comm ops must then run without). */
+    void *comm_state;
+    size_t comm_stride;
     coll_done_cb_t done_cb; /* may be NULL */
     void *done_arg;
     /* May be NULL. Called (with done_arg, status UCFT_OK) at most once, by
@@ -167,6 +221,9 @@ typedef struct coll_op_ops {
      * receives and drops these (runtime/coll_drain.c). NULL: the state
      * receives every message sent to it while it runs. */
     unsigned (*stale_kinds)(const void *state, unsigned *kinds, unsigned max);
+    /* Optional: the per-communicator state the algorithm uses (NULL:
+     * none). */
+    const coll_comm_ops_t *comm;
 } coll_op_ops_t;
 
 /* Every registered algorithm, NULL-terminated. */
@@ -175,6 +232,14 @@ extern const coll_op_ops_t *const coll_op_table[];
 /* The algorithm `alg` of operation `op` (alg NULL: the first one listed for
  * op), or NULL. */
 const coll_op_ops_t *coll_op_find(const char *op, const char *alg);
+
+/* The communicator state (coll_comm_ops_t) of `rank`, or NULL. */
+static inline void *coll_comm_state(const coll_args_t *a, int rank)
+{
+    if (a->comm_state == NULL)
+        return NULL;
+    return (char *)a->comm_state + (size_t)rank * a->comm_stride;
+}
 
 /* Virtual rank of `rank` in a tree rooted at `root` (root -> 0). */
 static inline int coll_vrank_of(const coll_args_t *a, int rank, int root, int n)

@@ -84,8 +84,13 @@ ucft_status_t rt_coll_init(struct ucft_context *ctx)
         ucft_error(&ctx->log, "UCFT_F=%d: must be 1..64", ctx->cfg.f);
         return UCFT_ERR_INVALID_PARAM;
     }
+    if (ctx->cfg.coll_batch < 1 || ctx->cfg.coll_batch > 64) {
+        ucft_error(&ctx->log, "UCFT_COLL_BATCH=%u: must be 1..64",
+                   ctx->cfg.coll_batch);
+        return UCFT_ERR_INVALID_PARAM;
+    }
     ctx->world.f = ctx->cfg.f;
-    return UCFT_OK;
+    return rt_coll_cs_init(ctx, &ctx->world);
 }
 
 static void list_add(struct rt_coll *head, struct rt_coll *c)
@@ -424,6 +429,10 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
                             .user_op = uop,
                             .map = comm->map.n > 0 ? &comm->map : NULL,
                             .rndv_min = ctx->cfg.coll_rndv_min,
+                            .comm_state =
+                                op < RT_COLL_NOPS && ops == ctx->coll_alg[op]
+                                    ? comm->coll_cs[op]
+                                    : NULL,
                             .done_cb = coll_done,
                             .done_arg = c,
                             .ready_cb = coll_ready};
@@ -498,6 +507,7 @@ void rt_coll_quiesce(struct ucft_context *ctx, uint64_t timeout_ns)
 
 void rt_coll_failure(struct ucft_context *ctx, int rank)
 {
+    rt_coll_cs_failure(ctx, rank);
     for (struct rt_coll *c = ctx->colls.next, *n; c != &ctx->colls; c = n) {
         n = c->next; /* on_failure may complete (and unlink) c */
         if (c->ops->on_failure != NULL)
@@ -562,6 +572,7 @@ unsigned rt_coll_progress(struct ucft_context *ctx)
 
 void rt_coll_cleanup(struct ucft_context *ctx)
 {
+    rt_coll_cs_cleanup(ctx);
     while (ctx->colls.next != &ctx->colls) {
         struct rt_coll *c = ctx->colls.next;
         list_del(c);
@@ -586,13 +597,15 @@ void rt_coll_cleanup(struct ucft_context *ctx)
     /* Let the cancellations complete (their callbacks touch the states):
      * progress until the transport is quiet for a few rounds, bounded. */
     uint64_t end = ucft_clock_now_ns() + 200 * UCFT_NSEC_PER_MSEC;
-    for (int quiet = 0; quiet < 3 && ucft_clock_now_ns() < end;)
+    for (int quiet = 0;
+         (quiet < 3 || !rt_coll_cs_idle(ctx)) && ucft_clock_now_ns() < end;)
         quiet = tp_progress(ctx->tp) ? 0 : quiet + 1;
 }
 
 void rt_coll_free_all(struct ucft_context *ctx)
 {
     rt_coll_stats_t *cs = &ctx->coll_stats;
+    rt_coll_cs_free(ctx);
     if (cs->ops > 0)
         ucft_info(&ctx->log,
                   "collectives: %llu operations, %llu states allocated, at "

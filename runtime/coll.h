@@ -81,6 +81,24 @@ void rt_coll_flow(struct ucft_comm *comm, int op);
 void rt_coll_flow_end(struct ucft_comm *comm);
 /* `rank` failed: tell every running collective. */
 void rt_coll_failure(struct ucft_context *ctx, int rank);
+/* The rank is about to wait (yield the core or sleep): the communicator
+ * states send what they hold back (corrected-batched's copies). Cheap when
+ * nothing is held. */
+void rt_coll_flush(struct ucft_context *ctx);
+/* 1 when `kind` is received by a communicator state of `comm` that still
+ * runs (the sweeper of late messages leaves those alone); -1 when such a
+ * state owned it but is closed (finalize: the message is late); 0 when no
+ * state owns it. */
+int rt_coll_cs_kind(const struct ucft_comm *comm, unsigned kind);
+/* coll_comm.c: the communicator states (coll_op_ops_t.comm) of the
+ * world's algorithms: made by rt_coll_init, told of failures by
+ * rt_coll_failure; finalize cleans them up (rt_coll_cleanup) and frees them
+ * after the transport (also after an init that failed). */
+ucft_status_t rt_coll_cs_init(struct ucft_context *ctx, struct ucft_comm *comm);
+void rt_coll_cs_failure(struct ucft_context *ctx, int rank);
+void rt_coll_cs_cleanup(struct ucft_context *ctx);
+int rt_coll_cs_idle(const struct ucft_context *ctx);
+void rt_coll_cs_free(struct ucft_context *ctx);
 /* Recycles finished states whose requests have completed, frees lingering
  * ones, drops late messages; the work done. */
 unsigned rt_coll_progress(struct ucft_context *ctx);

@@ -65,6 +65,9 @@ static int is_late(struct ucft_context *ctx, uint64_t tag)
                   (unsigned)ucft_tag_src(tag), cid);
         return 1;
     }
+    int owned = rt_coll_cs_kind(comm, ucft_tag_coll_kind(tag));
+    if (owned != 0)
+        return owned < 0; /* a communicator state's own messages */
     if (comm->seq == 0)
         return 0;
     if (((comm->seq - 1 - s) & SEQ_MASK) >= (SEQ_MASK + 1) / 2)

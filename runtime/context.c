@@ -301,6 +301,7 @@ err_tp:
     if (ctx->epfd >= 0)
         close(ctx->epfd);
     tp_destroy(ctx->tp);
+    rt_coll_cs_free(ctx);
 err_failure:
     rt_failure_cleanup(ctx);
 err_boot:
@@ -336,6 +337,7 @@ ucft_status_t ucft_finalize(ucft_context_h ctx)
      * first finish their part (their last messages go to ranks that may
      * leave once the barrier is done). */
     rt_coll_flow_end(&ctx->world);
+    rt_coll_flush(ctx);
     rt_coll_quiesce(ctx, ctx->cfg.finalize_timeout_ns);
     if (ctx->boot.size > 1) {
         st = rt_coll_sync(&ctx->world);
@@ -492,6 +494,7 @@ ucft_status_t ucft_context_arm(ucft_context_h ctx, int *timeout_ms)
 {
     if (ctx == NULL)
         return rt_bad_arg(ctx, "ucft_context_arm", "NULL context");
+    rt_coll_flush(ctx); /* nothing is held back while the caller sleeps */
     if (atomic_load(&ctx->inbox.pending) ||
         ctx->nfailed_reported < ctx->nfailed)
         return UCFT_INPROGRESS;

@@ -56,6 +56,11 @@ struct ucft_comm {
     /* Flow control of reduce loops (runtime/coll_flow.c). */
     unsigned flow_run;             /* reduces since the last synchronising op */
     struct ucft_request *flow_req; /* the window's barrier, or NULL */
+    /* Per operation: the state of its algorithm on this communicator
+     * (coll_op_ops_t.comm, e.g. corrected-batched's copy channel), or NULL;
+     * closed once finalize has cleaned them up. */
+    void *coll_cs[RT_COLL_NOPS];
+    uint8_t coll_cs_closed;
 };
 
 typedef struct rt_req_chunk {

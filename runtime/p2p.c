@@ -302,6 +302,7 @@ ucft_status_t ucft_test(ucft_request_h *req, int *done, ucft_info_t *info)
     if (!r->done) {
         ucft_progress(r->ctx);
         if (!r->done) {
+            rt_coll_flush(r->ctx); /* the caller polls: hold nothing back */
             *done = 0;
             return failed_pending(r) ? UCFT_ERR_PROC_FAILED_PENDING
                                      : UCFT_INPROGRESS;

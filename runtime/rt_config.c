@@ -118,6 +118,12 @@ static const ucft_config_field_t rt_fields[] = {
      "after a kill with it, docs/bcast.md); 0: every copy buffered and "
      "moved whole",
      ucft_config_parse_size, F(coll_rndv_min), NULL},
+    {"COLL_BATCH", "32",
+     "broadcast corrected-batched: copies of consecutive broadcasts that a "
+     "rank sends its ring neighbour in one message, at most (1..64); they "
+     "also go when the rank is about to wait, and one by one once a "
+     "failure is known",
+     ucft_config_parse_uint, F(coll_batch), NULL},
     {"REDUCE_WINDOW", "64",
      "flow control of reduce loops: after every this many reduces in a row "
      "on a communicator a corrected barrier is posted without waiting, and "
@@ -134,8 +140,8 @@ static const ucft_config_field_t rt_fields[] = {
      ucft_config_parse_enum, F(placement), placements},
     {"BCAST_ALG", "corrected",
      "broadcast algorithm (ucft-sim --list): corrected, "
-     "corrected-opportunistic, corrected-failproof, corrected-kary, "
-     "corrected-lame, binomial",
+     "corrected-opportunistic, corrected-batched, corrected-failproof, "
+     "corrected-kary, corrected-lame, binomial",
      ucft_config_parse_string, F(alg[0]), NULL},
     {"REDUCE_ALG", "corrected",
      "reduce algorithm: corrected (= corrected-list), corrected-countbit, "

@@ -31,6 +31,7 @@ typedef struct rt_config {
     uint64_t hb_slice_ns;   /* its time slice (0: inherited, slice_ns) */
     int f;                  /* failures tolerated by collectives */
     size_t coll_rndv_min;   /* lazy copies from this payload size (0: off) */
+    unsigned coll_batch;    /* corrected-batched: copies per message */
     unsigned reduce_window; /* reduces between flow-control barriers (0: off) */
     int placement;          /* placement_policy_t (UCFT_PLACEMENT) */
     const char *alg[4];     /* bcast, reduce, allreduce, barrier */

@@ -193,6 +193,20 @@ static void test_bcast_corrected_exhaustive_opportunistic_f2(void **state)
     exhaust_range("corrected-opportunistic", 2, 16, 2, 8);
 }
 
+/* Batched copies: on the simulator's single instance every copy leaves
+ * as it is appended (nothing to batch it with), so these runs check the
+ * protocol's decisions; tests/sim/test_bcast_batched.c runs instances
+ * back to back with copies held. */
+static void test_bcast_corrected_exhaustive_batched_f1(void **state)
+{
+    exhaust_range("corrected-batched", 2, 32, 1, 16);
+}
+
+static void test_bcast_corrected_exhaustive_batched_f2(void **state)
+{
+    exhaust_range("corrected-batched", 2, 16, 2, 8);
+}
+
 static void test_bcast_corrected_exhaustive_failproof_f1(void **state)
 {
     exhaust_range("corrected-failproof", 2, 32, 1, 16);
@@ -220,6 +234,8 @@ int main(void)
         cmocka_unit_test(test_bcast_corrected_exhaustive_checked_f2),
         cmocka_unit_test(test_bcast_corrected_exhaustive_opportunistic_f1),
         cmocka_unit_test(test_bcast_corrected_exhaustive_opportunistic_f2),
+        cmocka_unit_test(test_bcast_corrected_exhaustive_batched_f1),
+        cmocka_unit_test(test_bcast_corrected_exhaustive_batched_f2),
         cmocka_unit_test(test_bcast_corrected_exhaustive_failproof_f1),
         cmocka_unit_test(test_bcast_corrected_exhaustive_failproof_f2),
         cmocka_unit_test(test_bcast_corrected_exhaustive_kary_f1),

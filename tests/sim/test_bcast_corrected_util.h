@@ -22,16 +22,18 @@ typedef struct bct_variant {
     const char *alg;
     int tree; /* 0 binomial, 1 k-ary, 2 Lamé */
     unsigned k;
-    int window; /* opportunistic */
-    int h_f1;   /* failure-proof: h = f + 1 */
+    int window;  /* opportunistic */
+    int h_f1;    /* failure-proof: h = f + 1 */
+    int batched; /* batched copies: the root never holds for one */
 } bct_variant_t;
 
 static const bct_variant_t bct_variants[] = {
-    {"corrected", 0, 0, 0, 0},
-    {"corrected-opportunistic", 0, 0, 1, 0},
-    {"corrected-failproof", 0, 0, 0, 1},
-    {"corrected-kary", 1, 4, 0, 0},
-    {"corrected-lame", 2, 2, 0, 0},
+    {"corrected", 0, 0, 0, 0, 0},
+    {"corrected-opportunistic", 0, 0, 1, 0, 0},
+    {"corrected-batched", 0, 0, 1, 0, 1},
+    {"corrected-failproof", 0, 0, 0, 1, 0},
+    {"corrected-kary", 1, 4, 0, 0, 0},
+    {"corrected-lame", 2, 2, 0, 0, 0},
 };
 #define BCT_NVARIANTS (sizeof(bct_variants) / sizeof(bct_variants[0]))
 
@@ -72,7 +74,8 @@ static inline int bct_parent(const bct_variant_t *var, int v)
  * the ring has. Checked and failure-proof: h per side. Opportunistic:
  * offsets 1..d - d/2 rightwards and 1..d/2 leftwards (d = 2^f - 1),
  * alternating, right first, none to a child of the root nor, but in one
- * instance of BC_HOLD_EVERY, to the root (for
+ * instance of BC_HOLD_EVERY (never for the batched variant), to the root
+ * (for
  * f > 1 at most that many: a heard correction may cover offsets). */
 static inline unsigned bct_corrections_of(const bct_variant_t *var, int v,
                                           int n, int f, int root)
@@ -98,7 +101,7 @@ static inline unsigned bct_corrections_of(const bct_variant_t *var, int v,
                     next[0] - 1 + next[1] - 1 >= (unsigned)n - 1)
                     break;
                 next[side]++;
-                if (t == 0 ? bc_hold(bct_seq(n, root))
+                if (t == 0 ? !var->batched && bc_hold(bct_seq(n, root))
                            : bct_parent(var, t) != 0) {
                     c++;
                     sent = 1;

@@ -38,6 +38,8 @@ struct simrun_ctx {
     const coll_op_ops_t *op;
     unsigned char *states;
     size_t ssize;
+    unsigned char *cstates; /* op->comm: every rank's communicator state */
+    size_t cssize;
     int release_at_done;
     simrun_rank_ref_t *refs;
     uint64_t optag, opmask; /* any message of the operation */
@@ -79,6 +81,9 @@ static void peer_error(void *arg, int failed, ucft_status_t why)
     simrun_ctx_t *c = ref->ctx;
     (void)why;
     tp_peer_failed(sim_world_tp(c->world, ref->rank), failed);
+    if (c->cstates != NULL)
+        c->op->comm->on_failure(c->cstates + (size_t)ref->rank * c->cssize,
+                                failed);
     if (!ref->started) {
         remember_failure(ref, failed);
         return;
@@ -99,8 +104,11 @@ static void drop_post(simrun_rank_ref_t *ref)
 {
     simrun_ctx_t *c = ref->ctx;
     ref->drop = (tp_req_t){.cb = drop_cb, .arg = ref};
-    (void)tp_recv(sim_world_tp(c->world, ref->rank), c->optag, c->opmask,
-                  &ref->scratch, sizeof(ref->scratch), &ref->drop);
+    /* Not the messages of communicator states (kind bit 7): those are
+     * theirs, whatever their sequence field says. */
+    (void)tp_recv(sim_world_tp(c->world, ref->rank), c->optag,
+                  c->opmask | COLL_KIND_COMM_FIRST, &ref->scratch,
+                  sizeof(ref->scratch), &ref->drop);
 }
 
 static void drop_cb(tp_req_t *req)
@@ -243,7 +251,13 @@ static ucft_status_t inject(const simrun_params_t *p, sim_world_t *w,
         const simrun_fail_t *f = &p->fails[i];
         switch (f->kind) {
         case SIMRUN_FAIL_BEFORE_SEND:
-            st = sim_world_kill_before_send(w, f->rank, f->k, optag, opmask);
+            /* Every collective message of the communicator counts: the
+             * world runs this one instance, and the messages of a
+             * communicator state (coll_comm_ops_t) carry no instance
+             * sequence. */
+            st = sim_world_kill_before_send(w, f->rank, f->k, optag,
+                                            ~UCFT_TAG_SRC_MASK &
+                                                ~UCFT_TAG_PAYLOAD_MASK);
             break;
         case SIMRUN_FAIL_AT_TIME:
             st = sim_world_kill_at(w, f->rank, f->time);
@@ -329,6 +343,24 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
     }
     ctx.states = states;
     ctx.refs = refs;
+    if (op->comm != NULL) {
+        /* The communicator states: nothing held back (no flush here), as
+         * the simulated instance is the only one on its world. */
+        coll_comm_params_t cp = {.map = args.map, .batch = 1};
+        ctx.cssize = (op->comm->size + 15) & ~(size_t)15;
+        ctx.cstates = calloc((size_t)n, ctx.cssize);
+        if (ctx.cstates == NULL) {
+            st = UCFT_ERR_NO_MEMORY;
+            goto out;
+        }
+        for (int r = 0; r < n && st == UCFT_OK; r++)
+            st = op->comm->init(ctx.cstates + (size_t)r * ctx.cssize,
+                                sim_world_tp(ctx.world, r), &cp);
+        if (st != UCFT_OK)
+            goto out;
+        args.comm_state = ctx.cstates;
+        args.comm_stride = ctx.cssize;
+    }
     for (int r = 0; r < n; r++) {
         tp_t *tp = sim_world_tp(ctx.world, r);
         refs[r] = (simrun_rank_ref_t){.ctx = &ctx, .rank = r};
@@ -410,11 +442,15 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
     for (int r = 0; r < n; r++)
         if (!refs[r].cleaned)
             op->cleanup(states + (size_t)r * ssize);
+    for (int r = 0; ctx.cstates != NULL && r < n; r++)
+        op->comm->cleanup(ctx.cstates + (size_t)r * ctx.cssize);
     if (!res->bounded) {
         sim_world_run(ctx.world, UINT64_MAX, UINT64_MAX);
         for (int r = 0; op->idle != NULL && r < n; r++)
             if (!dead[r] && !sim_world_is_dead(ctx.world, r) &&
-                !op->idle(states + (size_t)r * ssize))
+                (!op->idle(states + (size_t)r * ssize) ||
+                 (ctx.cstates != NULL &&
+                  !op->comm->idle(ctx.cstates + (size_t)r * ctx.cssize))))
                 res->not_idle++;
     }
     st = UCFT_OK;
@@ -423,6 +459,9 @@ out:
     sim_world_destroy(ctx.world);
     for (int r = 0; op->destroy != NULL && states != NULL && r < n; r++)
         op->destroy(states + (size_t)r * ssize);
+    for (int r = 0; ctx.cstates != NULL && r < n; r++)
+        op->comm->destroy(ctx.cstates + (size_t)r * ctx.cssize);
+    free(ctx.cstates);
     free(states);
     free(bufs);
     free(dead);
