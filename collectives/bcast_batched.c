@@ -107,10 +107,11 @@ static int bb_expected(const bb_t *s, int v)
     return 1;
 }
 
+/* The vrank at offset off (0 < off < n) on one side. */
 static int bb_ring(const bb_t *s, int side, int off)
 {
     int t = side == BB_R ? s->vrank + off : s->vrank - off;
-    return ((t % s->n) + s->n) % s->n;
+    return t >= s->n ? t - s->n : t < 0 ? t + s->n : t;
 }
 
 /* An expected sender whose window holds me. */
@@ -373,6 +374,7 @@ static ucft_status_t bb_start_rank(bb_t *s)
         return bb_step(s, 0);
     }
     int parent = coll_rank_of(a, coll_binomial_parent(s->vrank), a->root, s->n);
+    cc_need(s->ch, s->tol);
     cc_join(s->ch, &s->m);
     s->fl.joined = 1;
     ucft_status_t st = tp_recv(s->tp, coll_tag(a, parent, BC_KIND_TREE),

@@ -13,7 +13,7 @@ struct cc_outbuf {
     cc_chan_t *ch;
     tp_req_t req;
     size_t len;
-    unsigned char data[CC_MSG_MAX];
+    unsigned char data[]; /* ch->msg_max bytes */
 };
 
 /* A received message, kept while an entry of it may be needed. */
@@ -22,7 +22,7 @@ struct cc_inbuf {
     cc_inbuf_t *all_next; /* every buffer, for cc_destroy */
     uint32_t lo, hi;      /* smallest and largest sequence of its entries */
     size_t len;           /* bytes of checked entries */
-    unsigned char data[CC_MSG_MAX];
+    unsigned char data[]; /* ch->msg_max bytes */
 };
 
 static uint64_t cc_tag(const cc_chan_t *ch, int src, uint16_t bseq, int link)
@@ -78,8 +78,8 @@ static void cc_purge(cc_chan_t *ch)
     uint32_t floor;
     if (ch->nkept == 0 || !cc_floor(ch, &floor))
         return;
-    for (int i = 0; i < CC_NLINKS; i++) {
-        cc_link_in_t *l = &ch->in[i];
+    for (unsigned m = ch->in_mask; m != 0; m &= m - 1) {
+        cc_link_in_t *l = &ch->in[__builtin_ctz(m)];
         while (l->kept != NULL && cc_after(floor, l->kept->hi)) {
             cc_inbuf_t *b = l->kept;
             l->kept = b->next;
@@ -113,8 +113,8 @@ static const void *cc_find_in(const cc_inbuf_t *b, uint32_t seq, size_t *len)
  * message or two, however far ahead the sender is. */
 const void *cc_find(cc_chan_t *ch, uint32_t seq, size_t *len)
 {
-    for (int i = 0; i < CC_NLINKS; i++) {
-        const cc_link_in_t *l = &ch->in[i];
+    for (unsigned m = ch->in_mask; m != 0; m &= m - 1) {
+        const cc_link_in_t *l = &ch->in[__builtin_ctz(m)];
         for (const cc_inbuf_t *b = l->kept; b != NULL; b = b->next) {
             if (!l->unordered && cc_after(b->lo, seq))
                 break;
@@ -128,20 +128,27 @@ const void *cc_find(cc_chan_t *ch, uint32_t seq, size_t *len)
 
 /* Offers the members that lack the data (all of them, or the urgent ones)
  * a copy found in `b` (NULL: in any kept message). */
+/* A member that looked through every kept message without finding its
+ * copy looks again only once another message is kept (m->looked): a rank
+ * that waits flushes at every turn of its wait. */
 static void cc_offer(cc_chan_t *ch, const cc_inbuf_t *b, int urgent_only)
 {
     for (cc_member_t *m = ch->members, *nx; m != NULL && ch->lacking > 0;
          m = nx) {
         nx = m->next; /* the callback may end the instance (cc_leave) */
-        if (!m->lacks || (urgent_only && !m->urgent))
+        if (!m->lacks || (urgent_only && !m->urgent) ||
+            (b == NULL && m->looked == ch->kept_gen))
             continue;
         size_t len;
         const void *d =
             b != NULL ? cc_find_in(b, m->seq, &len) : cc_find(ch, m->seq, &len);
-        if (d != NULL) {
-            ch->stats.offered++;
-            m->cb(m, d, len);
+        if (d == NULL) {
+            if (b == NULL)
+                m->looked = ch->kept_gen;
+            continue;
         }
+        ch->stats.offered++;
+        m->cb(m, d, len);
     }
 }
 
@@ -201,6 +208,7 @@ static void cc_take_msg(cc_chan_t *ch, cc_link_in_t *l, const tp_req_t *req)
     l->cur = NULL;
     l->bseq++;
     ch->stats.received++;
+    cc_purge(ch); /* what is kept is bounded here, not at every leave */
     if (cc_check(ch, l, req, b) == 0 ||
         (cc_floor(ch, &floor) && cc_after(floor, b->hi))) {
         cc_inbuf_put(ch, b);
@@ -214,6 +222,7 @@ static void cc_take_msg(cc_chan_t *ch, cc_link_in_t *l, const tp_req_t *req)
     *l->kept_tail = b;
     l->kept_tail = &b->next;
     ch->nkept++;
+    ch->kept_gen++;
     if (ch->nkept > ch->stats.max_kept)
         ch->stats.max_kept = ch->nkept;
     if (ch->lacking > 0)
@@ -227,7 +236,7 @@ static cc_inbuf_t *cc_inbuf_get(cc_chan_t *ch)
         ch->in_spare = b->next;
         return b;
     }
-    b = malloc(sizeof(*b));
+    b = malloc(sizeof(*b) + ch->msg_max);
     if (b != NULL) {
         b->all_next = ch->in_all;
         ch->in_all = b;
@@ -251,7 +260,7 @@ static void cc_post(cc_chan_t *ch, cc_link_in_t *l)
         l->req = (tp_req_t){.cb = cc_in_cb, .arg = l};
         ucft_status_t st =
             tp_recv(ch->tp, cc_tag(ch, l->from, l->bseq, (int)(l - ch->in)),
-                    UCFT_TAG_FULL_MASK, l->cur->data, CC_MSG_MAX, &l->req);
+                    UCFT_TAG_FULL_MASK, l->cur->data, ch->msg_max, &l->req);
         if (st == UCFT_INPROGRESS) {
             l->posted = 1;
             return;
@@ -288,7 +297,7 @@ static cc_outbuf_t *cc_buf_get(cc_chan_t *ch)
     if (b != NULL) {
         ch->spare = b->next;
     } else {
-        b = malloc(sizeof(*b));
+        b = malloc(sizeof(*b) + ch->msg_max);
         if (b == NULL)
             return NULL;
         b->ch = ch;
@@ -378,6 +387,7 @@ void cc_join(cc_chan_t *ch, cc_member_t *m)
         ch->last_seq = m->seq;
     ch->any_started = 1;
     m->next = ch->members;
+    m->looked = ch->kept_gen - 1; /* not looked yet */
     ch->members = m;
     ch->lacking += m->lacks != 0;
 }
@@ -391,7 +401,6 @@ void cc_leave(cc_chan_t *ch, cc_member_t *m)
             m->next = NULL;
             break;
         }
-    cc_purge(ch);
 }
 
 /* ---- lifetime ------------------------------------------------------------ */
@@ -410,6 +419,9 @@ ucft_status_t cc_init(cc_chan_t *ch, tp_t *tp, const coll_comm_params_t *p)
     ch->batch = !ch->flushes || p->batch < 1 ? 1
                 : p->batch > CC_BATCH_MAX    ? CC_BATCH_MAX
                                              : (uint16_t)p->batch;
+    /* Receivers take what any sender of this driver may send: a driver
+     * that never flushes never holds, so its messages are single copies. */
+    ch->msg_max = (size_t)(ch->flushes ? CC_BATCH_MAX : 1) * CC_ENTRY_SIZE;
     for (int i = 0; i < CC_NLINKS; i++) {
         int right = i < CC_MAX_R;
         int off = right ? i + 1 : i - CC_MAX_R + 1;
@@ -427,10 +439,32 @@ ucft_status_t cc_init(cc_chan_t *ch, tp_t *tp, const coll_comm_params_t *p)
     }
     for (int i = 0; i < CC_NLINKS; i++)
         ch->in[i].kept_tail = &ch->in[i].kept;
-    for (int i = 0; i < CC_NLINKS; i++)
-        if (ch->in[i].from >= 0)
-            cc_post(ch, &ch->in[i]);
     return UCFT_OK;
+}
+
+/* Posts link i's standing receive (once). */
+static void cc_open(cc_chan_t *ch, int i)
+{
+    if (ch->in[i].from < 0 || (ch->in_mask >> i & 1))
+        return;
+    ch->in_mask |= 1u << i;
+    cc_post(ch, &ch->in[i]);
+}
+
+void cc_need(cc_chan_t *ch, int f)
+{
+    if (f > CC_MAX_F)
+        f = CC_MAX_F;
+    if (f <= ch->need_f || ch->closed)
+        return;
+    ch->need_f = f;
+    /* A copy sent rightwards to offset j comes from my left neighbour at
+     * offset j, on link right j; likewise leftwards. */
+    unsigned d = (1u << f) - 1;
+    for (unsigned j = 1; j <= d - d / 2; j++)
+        cc_open(ch, cc_link_right((int)j));
+    for (unsigned j = 1; j <= d / 2; j++)
+        cc_open(ch, cc_link_left((int)j));
 }
 
 void cc_on_failure(cc_chan_t *ch, int rank)

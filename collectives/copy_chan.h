@@ -9,10 +9,13 @@
  * the communicator's placement order (coll_map_t positions): links 0..3 to
  * the right (+1..+4), links 4..6 to the left (-1..-3). The ring of virtual
  * ranks of any instance is this order rotated to its root, so a link's
- * peer is the same rank for every root. Each link has a standing receive
- * from the rank that sends to this one on it (the mirror offset), posted
- * when the channel is made and re-posted after every message, so copies
- * never wait in the transport's unexpected queue and nothing is scanned.
+ * peer is the same rank for every root. Each link that a window of f
+ * uses has a standing receive from the rank that sends to this one on it
+ * (the mirror offset), posted when the first instance with that f starts
+ * here (cc_need: f = 1 needs one link) and re-posted after every message,
+ * so copies do not wait in the transport's unexpected queue and nothing
+ * is scanned. Buffers are sized for the largest batch the driver allows
+ * (a single copy when it never flushes).
  *
  * Entries. An entry is (instance sequence, payload). A sender appends one
  * per copy; the link holds them and sends them as one message when
@@ -86,8 +89,9 @@ typedef void (*cc_copy_cb_t)(cc_member_t *m, const void *data, size_t len);
 struct cc_member {
     cc_member_t *next;
     uint32_t seq;
-    uint8_t lacks;  /* set by the owner: no data yet (offers wanted) */
-    uint8_t urgent; /* set by the owner: offer a copy as soon as it comes */
+    uint8_t lacks;   /* set by the owner: no data yet (offers wanted) */
+    uint8_t urgent;  /* set by the owner: offer a copy as soon as it comes */
+    uint32_t looked; /* the channel's kept_gen at its last vain look */
     cc_copy_cb_t cb;
 };
 
@@ -128,15 +132,19 @@ struct cc_chan {
     tp_t *tp;
     unsigned ctx;
     int n;
-    uint8_t flushes; /* the driver calls cc_flush before its rank waits */
-    uint8_t closed;  /* cc_cleanup ran: nothing is sent or posted */
-    uint16_t batch;  /* entries a link holds before it sends (1: none) */
+    uint8_t flushes;  /* the driver calls cc_flush before its rank waits */
+    uint8_t closed;   /* cc_cleanup ran: nothing is sent or posted */
+    uint16_t batch;   /* entries a link holds before it sends (1: none) */
+    int need_f;       /* links posted for windows up to 2^need_f - 1 */
+    unsigned in_mask; /* bit i: link i's standing receive was posted */
+    size_t msg_max;   /* bytes of a message, at most */
     uint8_t any_started;
     uint32_t last_seq; /* the latest instance that joined */
     unsigned held;     /* entries held on all links */
     unsigned inflight; /* out buffers whose send is pending */
     unsigned lacking;  /* members that lack the data */
     unsigned nkept;    /* received messages kept (all links) */
+    uint32_t kept_gen; /* messages kept so far (cc_offer) */
     cc_link_out_t out[CC_NLINKS];
     cc_link_in_t in[CC_NLINKS];
     cc_outbuf_t *spare; /* out buffers free for reuse */
@@ -151,6 +159,10 @@ struct cc_chan {
  * CC_BATCH_MAX, larger is taken as the maximum) entries per message when
  * p->flushes, else 1. UCFT_OK or an error (then cc_destroy only). */
 ucft_status_t cc_init(cc_chan_t *ch, tp_t *tp, const coll_comm_params_t *p);
+/* Instances with f up to `f` run: the standing receives of the links
+ * their windows use are posted (once; f = 1 needs one link). Messages
+ * that came before wait in the transport's queue until then. */
+void cc_need(cc_chan_t *ch, int f);
 /* The instance of m->seq starts here (m->lacks, m->urgent, m->cb set). */
 void cc_join(cc_chan_t *ch, cc_member_t *m);
 /* The instance is over here: later entries for it are dropped. */

@@ -118,7 +118,7 @@ static const ucft_config_field_t rt_fields[] = {
      "after a kill with it, docs/bcast.md); 0: every copy buffered and "
      "moved whole",
      ucft_config_parse_size, F(coll_rndv_min), NULL},
-    {"COLL_BATCH", "32",
+    {"COLL_BATCH", "64",
      "broadcast corrected-batched: copies of consecutive broadcasts that a "
      "rank sends its ring neighbour in one message, at most (1..64); they "
      "also go when the rank is about to wait, and one by one once a "

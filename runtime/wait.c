@@ -30,6 +30,14 @@
 #define YIELD_ALONE_NS    (1 * UCFT_NSEC_PER_USEC)
 #define YIELD_ALONE_POLLS 15
 
+/* A wait that has lasted this long (and every further stretch as long)
+ * flushes what the collectives hold back (rt_coll_flush: the batched
+ * broadcast's copies), as sleeping does at once. A shorter wait, the
+ * common one in a loop of collectives on a shared core, does not: its
+ * flush would send a batch of a few copies, and its receiver may be a
+ * rank the message wakes for nothing. */
+#define FLUSH_WAIT_NS (20 * UCFT_NSEC_PER_USEC)
+
 #define EMPTY_WAKEUPS_BEFORE_BACKOFF 8
 #define BACKOFF_MIN_NS               (100 * UCFT_NSEC_PER_USEC)
 #define BACKOFF_MAX_NS               (5 * UCFT_NSEC_PER_MSEC)
@@ -69,16 +77,22 @@ ucft_status_t rt_wait_until(struct ucft_context *ctx, int (*cond)(void *),
             mode == RT_WAIT_SPIN ? UINT64_MAX : deadline_of(ctx->cfg.spin_ns);
         if (spin_end > deadline)
             spin_end = deadline;
+        uint64_t flush_at = UINT64_MAX;
         for (unsigned i = 1;; i++) {
             if (cond(arg))
                 return UCFT_OK;
             ucft_progress(ctx);
-            /* Reading the clock costs ~20 ns: do it once every 64 turns.
-             * The first time, the wait is no longer short: what the
-             * collectives hold back goes out (rt_coll_flush). */
-            if (i == 64)
+            /* Reading the clock costs ~20 ns: do it once every 64 turns. */
+            if ((i & 63) != 0)
+                continue;
+            uint64_t now = ucft_clock_now_ns();
+            if (flush_at == UINT64_MAX)
+                flush_at = now + FLUSH_WAIT_NS;
+            else if (now >= flush_at) {
                 rt_coll_flush(ctx);
-            if ((i & 63) == 0 && ucft_clock_now_ns() >= spin_end)
+                flush_at = now + FLUSH_WAIT_NS;
+            }
+            if (now >= spin_end)
                 break;
         }
     }
@@ -89,6 +103,7 @@ ucft_status_t rt_wait_until(struct ucft_context *ctx, int (*cond)(void *),
          * the end of their run. */
         uint64_t now = ucft_clock_now_ns();
         uint64_t yield_end = now + ctx->cfg.yield_ns;
+        uint64_t flush_at = now + FLUSH_WAIT_NS;
         if (yield_end > deadline || yield_end < now)
             yield_end = deadline;
         for (unsigned skip = 0, stale = 0;;) {
@@ -111,7 +126,10 @@ ucft_status_t rt_wait_until(struct ucft_context *ctx, int (*cond)(void *),
                     now = ucft_clock_now_ns();
                 continue;
             }
-            rt_coll_flush(ctx); /* before giving the core away */
+            if (now >= flush_at) {
+                rt_coll_flush(ctx);
+                flush_at = now + FLUSH_WAIT_NS;
+            }
             sched_yield(); /* another rank on this core may be the sender */
             /* Back at once: nobody else wanted this core, so the next
              * polls need not pay a system call each. */

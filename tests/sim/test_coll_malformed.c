@@ -9,6 +9,7 @@
  * rank ends with UCFT_ERR_TRUNCATED instead of using it, and that nobody
  * hangs: the time bound of every run is checked. */
 #include "collectives/coll_op.h"
+#include "collectives/copy_chan.h"
 #include "collectives/dtype.h"
 #include "collectives/itree.h"
 #include "transport/sim/sim.h"
@@ -36,6 +37,7 @@ typedef struct harness {
     coll_map_t map;
     int ident[MAXN];
     void *st[MAXN];
+    void *cs[MAXN]; /* communicator states (op->comm), or NULL */
     unsigned char *buf[MAXN];
     int done[MAXN];
     ucft_status_t status[MAXN];
@@ -73,6 +75,16 @@ static void h_setup(harness_t *h, const char *op, const char *alg, int n)
     for (int r = 0; r < n; r++)
         h->ident[r] = r;
     h->map = (coll_map_t){.n = n, .rank = h->ident, .pos = h->ident};
+    /* Communicator states (the copy channel of corrected-batched): one
+     * block, rank r's at r * stride, nothing held (batch 1). */
+    size_t css = h->op->comm ? (h->op->comm->size + 15) & ~(size_t)15 : 0;
+    unsigned char *csb = css ? calloc((size_t)n, css) : NULL;
+    coll_comm_params_t cp = {.map = &h->map, .batch = 1};
+    for (int r = 0; css && r < n; r++) {
+        h->cs[r] = csb + (size_t)r * css;
+        assert_int_equal(
+            h->op->comm->init(h->cs[r], sim_world_tp(h->w, r), &cp), UCFT_OK);
+    }
     int bc = strcmp(op, "bcast") == 0;
     h->a = (coll_args_t){.root = 0,
                          .len = bc ? BCAST : (size_t)n * 4,
@@ -82,6 +94,8 @@ static void h_setup(harness_t *h, const char *op, const char *alg, int n)
                          .dtype = bc ? COLL_DTYPE_UINT8 : COLL_DTYPE_INT32,
                          .redop = COLL_REDOP_SUM,
                          .map = &h->map,
+                         .comm_state = h->cs[0],
+                         .comm_stride = css,
                          .done_cb = done_cb,
                          .done_arg = h};
     for (int r = 0; r < n; r++) {
@@ -96,21 +110,29 @@ static void h_setup(harness_t *h, const char *op, const char *alg, int n)
     }
 }
 
-/* A crafted message of this instance: `from` sends it to `to` with
- * `src` in the tag's source field. */
-static void h_inject(harness_t *h, int from, int to, uint32_t src,
-                     unsigned kind, const void *body, size_t len)
+/* A crafted message with this tag's sequence field: `from` sends it to
+ * `to` with `src` in the tag's source field. */
+static void h_inject_seq(harness_t *h, int from, int to, uint32_t src,
+                         uint32_t seq, unsigned kind, const void *body,
+                         size_t len)
 {
     assert_true(h->ninj < 8 && len <= sizeof(h->body[0]));
     unsigned i = h->ninj++;
     memcpy(h->body[i], body, len);
     h->inj[i] = (tp_req_t){.cb = noop_cb, .buffered = 1};
     uint64_t tag = ucft_tag_make(UCFT_TAG_CLASS_COLL, 0, src,
-                                 ucft_tag_coll_payload(h->a.seq, kind));
+                                 ucft_tag_coll_payload(seq, kind));
     ucft_status_t st =
         tp_send(sim_world_tp(h->w, from), to, tag, h->body[i], len, &h->inj[i]);
     assert_true(st == UCFT_OK || st == UCFT_INPROGRESS);
     sim_world_run(h->w, sim_world_now(h->w) + 1 * MS, UINT64_MAX);
+}
+
+/* A crafted message of this instance. */
+static void h_inject(harness_t *h, int from, int to, uint32_t src,
+                     unsigned kind, const void *body, size_t len)
+{
+    h_inject_seq(h, from, to, src, h->a.seq, kind, body, len);
 }
 
 static void h_start(harness_t *h, int skip)
@@ -134,9 +156,12 @@ static void h_kill(harness_t *h, int r)
 {
     assert_int_equal(sim_world_kill(h->w, r), UCFT_OK);
     h->dead[r] = 1;
-    for (int q = 0; q < h->n; q++)
+    for (int q = 0; q < h->n; q++) {
+        if (!h->dead[q] && h->cs[q] != NULL)
+            h->op->comm->on_failure(h->cs[q], r);
         if (!h->dead[q] && h->op->on_failure != NULL)
             h->op->on_failure(h->st[q], r);
+    }
 }
 
 /* Every live rank except `except` finished OK with a value the
@@ -156,8 +181,15 @@ static void h_destroy(harness_t *h)
 {
     for (int r = 0; r < h->n; r++)
         h->op->cleanup(h->st[r]);
+    for (int r = 0; r < h->n; r++)
+        if (h->cs[r] != NULL)
+            h->op->comm->cleanup(h->cs[r]);
     sim_world_run(h->w, sim_world_now(h->w) + 10 * MS, UINT64_MAX);
     sim_world_destroy(h->w);
+    for (int r = 0; r < h->n; r++)
+        if (h->cs[r] != NULL)
+            h->op->comm->destroy(h->cs[r]);
+    free(h->cs[0]);
     for (int r = 0; r < h->n; r++) {
         if (h->op->destroy != NULL) /* what a dead rank's cleanup kept */
             h->op->destroy(h->st[r]);
@@ -241,6 +273,59 @@ static void test_bcast_corrected_bad_source_and_kind(void **state)
     h_run(&h);
     h_assert_correct(&h, -1);
     h_destroy(&h);
+}
+
+/* corrected-batched's copy channel (copy_chan.h): batch messages as
+ * message 0 of link right-1 (kind COLL_KIND_BCAST_BATCH, sequence field
+ * = batch number 0), each from the receiver's left neighbour, taken by the
+ * standing receive before the neighbour's real copy: a truncated entry
+ * header, an entry longer than 64 bytes, an entry whose length runs past
+ * the message, and a good entry for an instance that has not started.
+ * The first three are dropped with a warning and counted; every rank gets
+ * the data from its tree message. */
+static void test_bcast_batched_bad_batches(void **state)
+{
+    harness_t h;
+    unsigned char m[64];
+    const unsigned k = COLL_KIND_BCAST_BATCH;
+    (void)state;
+    h_setup(&h, "bcast", "corrected-batched", 8);
+    memset(m, 0, sizeof(m));
+    put32(m, h.a.seq);
+    h_inject_seq(&h, 2, 3, 2, 0, k, m, 4);
+    put32(m + 4, 200);
+    h_inject_seq(&h, 4, 5, 4, 0, k, m, 8 + 56);
+    put32(m + 4, 16);
+    h_inject_seq(&h, 5, 6, 5, 0, k, m, 8 + 8);
+    put32(m, h.a.seq + 40);
+    put32(m + 4, BCAST);
+    h_inject_seq(&h, 6, 7, 6, 0, k, m, 8 + BCAST);
+    h_start(&h, -1);
+    h_run(&h);
+    h_assert_correct(&h, -1);
+    for (int r = 3; r <= 7; r++) {
+        const cc_chan_t *ch = h.cs[r];
+        assert_int_equal(ch->stats.bad, r == 3 || r == 5 || r == 6);
+        assert_int_equal(ch->stats.offered, 0);
+    }
+    h_destroy(&h);
+}
+
+/* A well-formed copy of this instance of another size, at a rank that
+ * lacks the data (its tree message comes later): taken as the payload it
+ * is not; the rank ends with UCFT_ERR_TRUNCATED, the others with the
+ * data. */
+static void test_bcast_batched_copy_size(void **state)
+{
+    harness_t h;
+    unsigned char m[64];
+    (void)state;
+    h_setup(&h, "bcast", "corrected-batched", 8);
+    memset(m, 0, sizeof(m));
+    put32(m, h.a.seq);
+    put32(m + 4, BCAST / 2);
+    h_inject_seq(&h, 6, 7, 6, 0, COLL_KIND_BCAST_BATCH, m, 8 + BCAST / 2);
+    h_expect_mismatch(&h, (const int[]){7}, 1);
 }
 
 /* Binomial broadcast: a short message from the parent is not taken as
@@ -335,6 +420,8 @@ int main(void)
         cmocka_unit_test(test_bcast_corrected_long),
         cmocka_unit_test(test_bcast_corrected_bad_source_and_kind),
         cmocka_unit_test(test_bcast_binomial_short),
+        cmocka_unit_test(test_bcast_batched_bad_batches),
+        cmocka_unit_test(test_bcast_batched_copy_size),
         cmocka_unit_test(test_reduce_corrected_bad_messages),
         cmocka_unit_test(test_reduce_corrected_bad_list_inner),
         cmocka_unit_test(test_reduce_corrected_size_mismatch),

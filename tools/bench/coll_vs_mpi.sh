@@ -11,7 +11,7 @@
 # ROUNDS (3), ITERS (2000), WARMUP (200), WAITS ("hybrid spin"),
 # SPIN_MAX_N (number of cores),
 # ALLREDUCE_ALGS ("corrected corrected-countbit corrected-bit recdbl recexch"),
-# BCAST_ALGS ("corrected corrected-opportunistic binomial"),
+# BCAST_ALGS ("corrected corrected-opportunistic corrected-batched binomial"),
 # REDUCE_ALGS ("corrected binomial"), BARRIER_ALGS ("corrected recdbl recexch"),
 # MPI_PMLS ("ob1 ucx"), KILL_N (8), KILL_RUNS (5; 0 skips),
 # KILL_WAITS ("hybrid"), SYNC (0; 1: every operation timed alone and
@@ -42,7 +42,7 @@ ITERS=${ITERS:-2000}
 WARMUP=${WARMUP:-200}
 WAITS=${WAITS:-"hybrid spin"}
 ALLREDUCE_ALGS=${ALLREDUCE_ALGS:-"corrected corrected-countbit corrected-bit recdbl recexch"}
-BCAST_ALGS=${BCAST_ALGS:-"corrected corrected-opportunistic binomial"}
+BCAST_ALGS=${BCAST_ALGS:-"corrected corrected-opportunistic corrected-batched binomial"}
 REDUCE_ALGS=${REDUCE_ALGS:-"corrected binomial"}
 BARRIER_ALGS=${BARRIER_ALGS:-"corrected recdbl recexch"}
 MPI_PMLS=${MPI_PMLS:-"ob1 ucx"}
