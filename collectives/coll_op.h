@@ -84,8 +84,9 @@ typedef struct coll_map {
 typedef struct coll_comm_params {
     unsigned ctx;          /* communicator context id */
     const coll_map_t *map; /* its placement (NULL: identity) */
-    /* 1: the driver calls flush whenever its rank is about to wait (the
-     * runtime); 0: never (then nothing may be held back). */
+    /* 1: the driver calls flush whenever its rank waits (the runtime:
+     * runtime/coll.h, rt_coll_flush); 0: never (then nothing may be held
+     * back). */
     int flushes;
     /* Messages the state may merge into one before it sends (the copy
      * channel: copies per message), at least 1 (1: none merged). */
@@ -103,7 +104,7 @@ typedef struct coll_comm_ops {
     /* Sets the state up for rank tp->rank. UCFT_OK or an error (then only
      * destroy may follow). */
     ucft_status_t (*init)(void *cs, tp_t *tp, const coll_comm_params_t *p);
-    /* The rank is about to wait (yield, sleep): send what is held. */
+    /* The rank waits: send what is held. */
     void (*flush)(void *cs);
     /* The driver learnt that `rank` failed (as ops->on_failure). */
     void (*on_failure)(void *cs, int rank);

@@ -20,9 +20,10 @@
  * Entries. An entry is (instance sequence, payload). A sender appends one
  * per copy; the link holds them and sends them as one message when
  *  - batch entries are held (UCFT_COLL_BATCH, at most CC_BATCH_MAX),
- *  - the owner is about to wait (cc_flush: the runtime calls it before it
- *    yields or sleeps, from ucft_context_arm and from a ucft_test that
- *    finds its request pending),
+ *  - the owner waits (cc_flush: the runtime calls it once a wait has
+ *    lasted 20 us and every 20 us after, before it sleeps, from
+ *    ucft_context_arm and from a ucft_test that finds its request
+ *    pending),
  *  - or at once, when the channel does not hold (hold = 0: the simulator's
  *    single-instance runs) or a failure is known (cc_on_failure).
  * A copy so held is a copy whose sender is slow: the correction argument
@@ -44,7 +45,7 @@
  * joins the channel (cc_join) with its sequence and a callback, and looks
  * its copy up (cc_find) when it learns that its tree message will not
  * come. A joined instance that still lacks the data is offered its copy
- * (the callback) when its rank is about to wait (cc_flush): a copy is
+ * (the callback) when its rank waits (cc_flush): a copy is
  * taken when the rank would otherwise wait for its tree message, not
  * before (taking it earlier costs a rank that is about to get its tree
  * message anyway). With hold = 0 a copy is offered as soon as it arrives.
@@ -182,7 +183,7 @@ static inline void cc_has_data(cc_chan_t *ch, cc_member_t *m)
  * link `link`; sends the link's batch when it is due. */
 void cc_append(cc_chan_t *ch, int link, uint32_t seq, const void *data,
                size_t len);
-/* The rank is about to wait: sends every held entry, and offers each
+/* The rank waits: sends every held entry, and offers each
  * member that lacks the data a copy that has arrived for it. */
 void cc_flush(cc_chan_t *ch);
 /* `rank` failed: from now on entries go out at once (and the held ones

@@ -81,9 +81,10 @@ void rt_coll_flow(struct ucft_comm *comm, int op);
 void rt_coll_flow_end(struct ucft_comm *comm);
 /* `rank` failed: tell every running collective. */
 void rt_coll_failure(struct ucft_context *ctx, int rank);
-/* The rank is about to wait (yield the core or sleep): the communicator
- * states send what they hold back (corrected-batched's copies). Cheap when
- * nothing is held. */
+/* The rank waits (runtime/wait.c: a wait that has lasted 20 us, or that
+ * goes to sleep; ucft_context_arm; a ucft_test that finds its request
+ * pending): the communicator states send what they hold back
+ * (corrected-batched's copies). Cheap when nothing is held. */
 void rt_coll_flush(struct ucft_context *ctx);
 /* 1 when `kind` is received by a communicator state of `comm` that still
  * runs (the sweeper of late messages leaves those alone); -1 when such a

@@ -5,8 +5,9 @@
  * made when the communicator is (rt_coll_init, before wire-up: it posts
  * standing receives), handed to every instance of that algorithm
  * (coll_args_t.comm_state), told of every failure, flushed whenever the
- * rank is about to wait (runtime/wait.c, ucft_context_arm, a ucft_test
- * that finds its request pending) and at finalize, cleaned up by
+ * rank waits (runtime/wait.c: after 20 us, and before it sleeps;
+ * ucft_context_arm; a ucft_test that finds its request pending) and at
+ * finalize, cleaned up by
  * finalize and freed after the transport.
  */
 #include "runtime/coll.h"

@@ -121,7 +121,7 @@ static const ucft_config_field_t rt_fields[] = {
     {"COLL_BATCH", "64",
      "broadcast corrected-batched: copies of consecutive broadcasts that a "
      "rank sends its ring neighbour in one message, at most (1..64); they "
-     "also go when the rank is about to wait, and one by one once a "
+     "also go when the rank waits, and one by one once a "
      "failure is known",
      ucft_config_parse_uint, F(coll_batch), NULL},
     {"REDUCE_WINDOW", "64",
