@@ -429,18 +429,9 @@ static void bb_on_failure(void *state, int rank)
         return;
     }
     bb_t *s = &u->u.bb;
-    if (s->fl.cleaned || rank < 0 || rank >= s->n)
+    if (s->fl.cleaned ||
+        !bc_note_dead(s->tp, s->args, s->n, rank, &s->dead, &s->fl.overflow))
         return;
-    int v = coll_vrank_of(s->args, rank, s->args->root, s->n);
-    if (bb_dead(s, v))
-        return;
-    if (coll_rankset_add(&s->dead, v) != 0) {
-        ucft_error(s->tp->log,
-                   "bcast: no memory to record the failure of rank %d: "
-                   "expecting nothing of anybody",
-                   rank);
-        s->fl.overflow = 1;
-    }
     if (s->fl.started)
         bb_step(s, 1);
 }

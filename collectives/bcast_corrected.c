@@ -444,18 +444,9 @@ static void bc_cleanup(void *state)
 static void bc_on_failure(void *state, int rank)
 {
     bcast_corrected_t *s = state;
-    if (s->cleaned || rank < 0 || rank >= s->n)
+    if (s->cleaned ||
+        !bc_note_dead(s->tp, s->args, s->n, rank, &s->dead, &s->dead_overflow))
         return;
-    int v = coll_vrank_of(s->args, rank, s->args->root, s->n);
-    if (bc_is_dead(s, v))
-        return;
-    if (coll_rankset_add(&s->dead, v) != 0) {
-        ucft_error(s->tp->log,
-                   "bcast: no memory to record the failure of "
-                   "rank %d: expecting nothing of anybody",
-                   rank);
-        s->dead_overflow = 1;
-    }
     if (!s->started || s->status != UCFT_INPROGRESS)
         return;
     ucft_status_t st = bc__recv_any(s);

@@ -84,6 +84,28 @@ typedef struct bcast_corrected {
     ucft_status_t status;
 } bcast_corrected_t;
 
+/* Both broadcasts (bcast_corrected.c, bcast_batched.c) learn of the
+ * failure of `rank`: its vrank goes to `dead`; 0 when it was known (or is
+ * no rank), 1 when it is news. Without memory to remember it the rank
+ * says so and sets *overflow: it then expects nothing of anybody. */
+static inline int bc_note_dead(tp_t *tp, const coll_args_t *a, int n, int rank,
+                               coll_rankset_t *dead, uint8_t *overflow)
+{
+    if (rank < 0 || rank >= n)
+        return 0;
+    int v = coll_vrank_of(a, rank, a->root, n);
+    if (coll_rankset_has(dead, v))
+        return 0;
+    if (coll_rankset_add(dead, v) != 0) {
+        ucft_error(tp->log,
+                   "bcast: no memory to record the failure of rank %d: "
+                   "expecting nothing of anybody",
+                   rank);
+        *overflow = 1;
+    }
+    return 1;
+}
+
 /* The rank has the data: tell the driver (args->ready_cb) once. */
 static inline void bc__ready(bcast_corrected_t *s)
 {

@@ -216,30 +216,41 @@ static void random_params(simseq_params_t *p, uint64_t *seed, int nmax)
     p->root = lcg(seed) % 3 == 0 ? -1 : (int)(lcg(seed) % (uint64_t)n);
 }
 
-/* Up to f deaths (f = 1..3), fixed roots spared or rotating roots: no
- * error where the root lives, everything ends. */
-static void test_bcast_batched_random(void **state)
+/* A seeded campaign of random plans. Up to f deaths (beyond = 0; f =
+ * 1..3, a fixed root spared, or rotating roots): no error where the root
+ * lives, and with a fixed root every instance correct everywhere. 2..7
+ * deaths with f = 1 (beyond = 1): every run ends, never with wrong data.
+ * Adds the deaths to *deaths; returns the runs that had errors. */
+static unsigned campaign(uint64_t seed, int runs, int beyond, unsigned *deaths)
 {
-    uint64_t seed = 0xba7c4ull;
-    unsigned runs = 0, deaths = 0;
-    (void)state;
-    for (int it = 0; it < 600; it++) {
+    unsigned with_errors = 0;
+    for (int it = 0; it < runs; it++) {
         simseq_params_t p;
         simseq_result_t r;
-        simrun_fail_t fl[3];
-        random_params(&p, &seed, 64);
-        p.f = 1 + it % 3;
+        simrun_fail_t fl[8];
+        random_params(&p, &seed, beyond ? 40 : 64);
+        p.f = beyond ? 1 : 1 + it % 3;
         p.fails = fl;
-        p.nfails = draw(&seed, p.sim.nranks, 1 + it % p.f, p.root, fl);
+        p.nfails = draw(&seed, p.sim.nranks, beyond ? 2 + it % 6 : 1 + it % p.f,
+                        beyond ? -1 : p.root, fl);
         run(&p, &r);
-        assert_ended(&p, &r, 1, "random, up to f deaths");
-        if (p.root >= 0 && r.ok != (unsigned long)r.live * p.instances)
+        assert_ended(&p, &r, !beyond, beyond ? "beyond f" : "up to f deaths");
+        if (!beyond && p.root >= 0 &&
+            r.ok != (unsigned long)r.live * p.instances)
             fail_msg("random: fixed root %d alive, ok %lu of %d x %d", p.root,
                      r.ok, r.live, p.instances);
-        deaths += p.sim.nranks - r.live;
-        runs++;
+        *deaths += (unsigned)(p.sim.nranks - r.live);
+        with_errors += r.errors > 0;
     }
-    print_message("%u random runs, %u deaths\n", runs, deaths);
+    return with_errors;
+}
+
+static void test_bcast_batched_random(void **state)
+{
+    unsigned deaths = 0;
+    (void)state;
+    campaign(0xba7c4ull, 600, 0, &deaths);
+    print_message("600 random runs, %u deaths\n", deaths);
 }
 
 /* f = 2, two deaths at send boundaries, fixed root. */
@@ -278,26 +289,12 @@ static void test_bcast_batched_pairs_f2(void **state)
     print_message("%u runs with two deaths, f = 2\n", runs);
 }
 
-/* More deaths than f: every run ends, no wrong data. */
 static void test_bcast_batched_beyond_f(void **state)
 {
-    uint64_t seed = 0xbe40ull;
-    unsigned runs = 0, with_errors = 0;
+    unsigned deaths = 0;
     (void)state;
-    for (int it = 0; it < 300; it++) {
-        simseq_params_t p;
-        simseq_result_t r;
-        simrun_fail_t fl[8];
-        random_params(&p, &seed, 40);
-        p.f = 1;
-        p.fails = fl;
-        p.nfails = draw(&seed, p.sim.nranks, 2 + it % 6, -1, fl);
-        run(&p, &r);
-        assert_ended(&p, &r, 0, "beyond f");
-        with_errors += r.errors > 0;
-        runs++;
-    }
-    print_message("%u runs beyond f, %u with errors\n", runs, with_errors);
+    unsigned with_errors = campaign(0xbe40ull, 300, 1, &deaths);
+    print_message("300 runs beyond f, %u with errors\n", with_errors);
 }
 
 int main(void)
