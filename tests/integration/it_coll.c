@@ -1,7 +1,8 @@
 /*
  * Collectives on a real job: ITERS rounds of allreduce and reduce with a
  * user-defined operation, allreduce (sum, max, bxor on several datatypes),
- * broadcast and reduce from a rotating root, and a barrier; every rank
+ * broadcast (one of 1000 bytes, then eight small ones in flight at once)
+ * and reduce from a rotating root, and a barrier; every rank
  * checks every result. Usage: it_coll [ITERS [COUNT]]
  * With COUNT, the rounds are of vectors of COUNT int64 instead (allreduce
  * sum, broadcast of the same bytes, reduce sum): large messages, which
@@ -150,6 +151,28 @@ int main(int argc, char **argv)
         CHECK(st == UCFT_OK, "bcast: %s", ucft_status_name(st));
         for (int i = 0; i < 1000; i++)
             CHECK(b[i] == (unsigned char)(i * 7 + it), "bcast byte %d", i);
+        /* eight small broadcasts in flight at once (0 to 63 bytes, roots
+         * rotating from this round's), completed by one waitall: several
+         * instances of one algorithm running together (the batched
+         * broadcast's copies of all of them share its copy channel) */
+        enum { NB = 8 };
+        unsigned char sb[NB][64];
+        ucft_request_h br[NB];
+        for (int j = 0; j < NB; j++) {
+            size_t len = (size_t)(j * 9);
+            int rt = (root + j) % n;
+            for (size_t i = 0; i < len; i++)
+                sb[j][i] = rank == rt ? (unsigned char)(i + 3 * j + it) : 0;
+            st = ucft_ibcast(w, sb[j], len, UCFT_BYTE, rt, &br[j]);
+            CHECK(st == UCFT_OK, "ibcast %d: %s", j, ucft_status_name(st));
+        }
+        st = ucft_waitall(NB, br, NULL);
+        CHECK(st == UCFT_OK, "waitall of %d ibcasts: %s", (int)NB,
+              ucft_status_name(st));
+        for (int j = 0; j < NB; j++)
+            for (size_t i = 0; i < (size_t)(j * 9); i++)
+                CHECK(sb[j][i] == (unsigned char)(i + 3 * j + it),
+                      "it %d ibcast %d byte %zu", it, j, i);
         /* reduce to the same root: int32 min */
         int32_t m = 100 - rank, mr = 0;
         st = ucft_reduce(w, &m, &mr, 1, UCFT_INT32, UCFT_MIN, root);

@@ -13,7 +13,8 @@
  *    every survivor gets every instance's data, every state finishes;
  *  - f = 2, pairs of such deaths; random plans up to f deaths, at send
  *    boundaries or at times, roots fixed or rotating (errors only in
- *    instances whose root died);
+ *    instances whose root died), blocking loops or up to 5 broadcasts
+ *    called before waiting;
  *  - beyond f: every run ends, never with wrong data.
  */
 #include "tools/sim/simseq.h"
@@ -78,13 +79,16 @@ static void test_bcast_batched_failure_free(void **state)
     const unsigned batches[] = {1, 4, 32};
     (void)state;
     for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++)
-        for (int root = -1; root <= 0; root++) {
+        for (int root = -1; root <= 1; root++) {
             uint64_t per_copy = 0;
             for (size_t b = 0; b < 3; b++) {
                 simseq_params_t p;
                 simseq_result_t r;
                 simseq_params_default(&p, batched(), ns[i], 60);
-                p.root = root;
+                /* root -1: rotating; 0: rank 0; 1: rank 0, and every
+                 * rank calls four broadcasts before it waits */
+                p.root = root < 0 ? -1 : 0;
+                p.window = root == 1 ? 4 : 1;
                 p.batch = batches[b];
                 /* A rank flushes only after a long wait: copies stay
                  * held until their batch is full. */
@@ -166,6 +170,7 @@ static void test_bcast_batched_every_send_rotating(void **state)
             simseq_params_default(&p, batched(), n, 20);
             p.root = -1;
             p.batch = 4;
+            p.window = 1 + v % 3; /* some ranks' loops are non-blocking */
             p.wait_flush_ns = 30000;
             p.sim.seed = (uint64_t)(n * 1000 + v);
             p.sim.detect_delay_ns = 20000;
@@ -214,6 +219,8 @@ static void random_params(simseq_params_t *p, uint64_t *seed, int nmax)
     p->sim.detect_delay_ns = lcg(seed) % 2 ? 1000000 : 3000 + lcg(seed) % 50000;
     p->sim.seed = lcg(seed);
     p->root = lcg(seed) % 3 == 0 ? -1 : (int)(lcg(seed) % (uint64_t)n);
+    /* Half the runs call up to 2..5 broadcasts before waiting. */
+    p->window = lcg(seed) % 2 ? 1 : 2 + (int)(lcg(seed) % 4);
 }
 
 /* A seeded campaign of random plans. Up to f deaths (beyond = 0; f =

@@ -16,7 +16,7 @@ typedef struct seq_inst {
 typedef struct seq_slot {
     seq_ctx_t *c;
     int r, k;
-    uint8_t started, ready, done, cleaned;
+    uint8_t started, ready, done, cleaned, delivered;
     ucft_status_t status;
     ucft_timer_t release; /* cleanup, from a later event */
 } seq_slot_t;
@@ -24,10 +24,11 @@ typedef struct seq_slot {
 typedef struct seq_rank {
     seq_ctx_t *c;
     int r;
-    int cur;          /* the next instance to call */
-    uint8_t waiting;  /* instance cur - 1 has not delivered yet */
-    uint8_t finished; /* through every instance */
-    uint8_t flushing; /* the flush timer is armed */
+    int cur;            /* the next instance to call */
+    int outstanding;    /* called, output not delivered yet */
+    uint8_t next_armed; /* the next call is scheduled */
+    uint8_t finished;   /* through every instance */
+    uint8_t flushing;   /* the flush timer is armed */
     ucft_timer_t next;
     ucft_timer_t flush;
     uint64_t rng;
@@ -83,14 +84,14 @@ static int all_through(seq_ctx_t *c)
     return 1;
 }
 
-/* A waiting rank flushes its communicator state now and then; so does a
- * finished one while others are not (finalize's barrier waits too). */
+/* A rank with calls outstanding flushes its communicator state now and then; so
+ * does a finished one while others are not (finalize's barrier waits too). */
 static void flush_cb(ucft_timer_t *t)
 {
     seq_rank_t *rk = t->arg;
     seq_ctx_t *c = rk->c;
     rk->flushing = 0;
-    if (!rk->waiting && !(rk->finished && !all_through(c)))
+    if (rk->outstanding == 0 && !(rk->finished && !all_through(c)))
         return;
     c->op->comm->flush(cs_of(c, rk->r));
     rk->flushing = 1;
@@ -110,20 +111,26 @@ static void flush_arm(seq_ctx_t *c, seq_rank_t *rk)
 static void next_cb(ucft_timer_t *t)
 {
     seq_rank_t *rk = t->arg;
+    rk->next_armed = 0;
     call_next(rk->c, rk->r);
 }
 
-/* Instance k's output reached rank r's caller: it goes on to the next
- * call after its compute time. */
+/* Instance k's output reached rank r's caller: after its compute time it
+ * calls as many more as its window allows. */
 static void delivered(seq_ctx_t *c, int r, int k)
 {
     seq_rank_t *rk = &c->ranks[r];
-    if (!rk->waiting || k != rk->cur - 1)
+    seq_slot_t *s = slot_of(c, r, k);
+    if (s->delivered)
         return;
-    rk->waiting = 0;
+    s->delivered = 1;
+    rk->outstanding--;
+    if (rk->next_armed)
+        return;
     uint64_t d = c->p->compute_max_ns == 0
                      ? 0
                      : sim_splitmix64(&rk->rng) % (c->p->compute_max_ns + 1);
+    rk->next_armed = 1;
     tp_timer_start(tp_of(c, r), &rk->next, sim_world_now(c->w) + d);
 }
 
@@ -157,25 +164,17 @@ static void done_cb(void *arg, int rank, ucft_status_t status)
     tp_timer_start(tp_of(c, rank), &s->release, sim_world_now(c->w));
 }
 
-/* Rank r calls its next instance, as runtime/coll.c posts one. */
-static void call_next(seq_ctx_t *c, int r)
+/* Rank r calls instance rk->cur, as runtime/coll.c posts one. */
+static void call_one(seq_ctx_t *c, seq_rank_t *rk)
 {
-    seq_rank_t *rk = &c->ranks[r];
-    int k = rk->cur;
-    if (k == c->K) {
-        rk->finished = 1;
-        if (c->cstates != NULL)
-            c->op->comm->flush(cs_of(c, r));
-        flush_arm(c, rk);
-        return;
-    }
+    int r = rk->r, k = rk->cur;
     seq_slot_t *s = slot_of(c, r, k);
     void *state = state_of(c, r, k);
     unsigned char *buf = buf_of(c, r, k);
     const coll_args_t *a = &c->inst[k].args;
 
     rk->cur++;
-    rk->waiting = 1;
+    rk->outstanding++;
     s->started = 1;
     if (c->op->fill != NULL)
         c->op->fill(buf, a, r, c->n);
@@ -192,7 +191,22 @@ static void call_next(seq_ctx_t *c, int r)
         c->op->cleanup(state);
         delivered(c, r, k);
     }
-    if (rk->waiting)
+}
+
+/* Rank r calls its next instances, up to its window; through them all,
+ * it is finished (and flushes while others are not). */
+static void call_next(seq_ctx_t *c, int r)
+{
+    seq_rank_t *rk = &c->ranks[r];
+    int window = c->p->window > 0 ? c->p->window : 1;
+    while (rk->cur < c->K && rk->outstanding < window)
+        call_one(c, rk);
+    if (rk->cur == c->K && rk->outstanding == 0 && !rk->finished) {
+        rk->finished = 1;
+        if (c->cstates != NULL)
+            c->op->comm->flush(cs_of(c, r));
+    }
+    if (rk->outstanding > 0 || rk->finished)
         flush_arm(c, rk);
 }
 
@@ -285,6 +299,7 @@ static ucft_status_t seq_setup(seq_ctx_t *c)
         *rk = (seq_rank_t){.c = c, .r = r};
         rk->rng = p->sim.seed * 0x9e3779b97f4a7c15ull + (uint64_t)r;
         rk->next = (ucft_timer_t){.cb = next_cb, .arg = rk};
+        rk->next_armed = 1;
         rk->flush = (ucft_timer_t){.cb = flush_cb, .arg = rk};
         tp_t *tp = tp_of(c, r);
         tp->peer_error_cb = peer_error;

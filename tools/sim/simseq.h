@@ -4,8 +4,10 @@
  * under the runtime (runtime/coll.c, runtime/wait.c):
  *  - rank r calls instance k + 1 once instance k has delivered its output
  *    to it (early completion, coll_args_t.ready_cb, or completion), after
- *    a seeded "compute" time; a state that completed early runs on until
- *    its done_cb and is cleaned up then;
+ *    a seeded "compute" time; with a window of W, it calls up to W
+ *    instances before it waits for the oldest (non-blocking calls); a
+ *    state that completed early runs on until its done_cb and is cleaned
+ *    up then;
  *  - the algorithm's communicator state (coll_op_ops_t.comm) is made once
  *    per rank with flushes = 1 and lives across the instances; while a
  *    rank waits for an instance it flushes it every wait_flush_ns (the
@@ -33,9 +35,11 @@ typedef struct simseq_params {
     int instances;
     int root; /* -1: instance k is rooted at rank k mod n */
     int f;
-    unsigned batch;             /* communicator state: messages merged */
-    uint64_t compute_max_ns;    /* drawn in [0, max] before every call */
-    uint64_t wait_flush_ns;     /* flush period of a waiting rank (> 0) */
+    unsigned batch;          /* communicator state: messages merged */
+    uint64_t compute_max_ns; /* drawn in [0, max] before every call */
+    uint64_t wait_flush_ns;  /* flush period of a waiting rank (> 0) */
+    int window; /* instances a rank has called and not had delivered, at
+                   most (non-blocking calls; 0 or 1: blocking calls) */
     const simrun_fail_t *fails; /* BEFORE_SEND (k counts every collective
                                    send of the run) or AT_TIME */
     size_t nfails;
