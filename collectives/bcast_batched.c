@@ -6,12 +6,13 @@
  * its children), whose copies travel over the communicator's copy channel
  * (copy_chan.h) instead of one message each: a rank appends its copies of
  * an instance to the links of its window and the channel sends them,
- * several instances per message, when a batch is full, before its rank
- * waits, or at once once a failure is known.
+ * several instances per message, when a batch is full, when its rank
+ * waits or learns of a failure; a copy whose receiver a known death cut
+ * off from the tree goes at once.
  *
  * Why: on a node with fewer cores than ranks a loop of broadcasts costs
  * what its messages cost; one copy per rank and instance nearly doubles
- * that, a batch of 16 adds a sixteenth (docs/bench.md). What it changes:
+ * that, a batch of 64 adds a sixty-fourth (docs/bench.md). What it changes:
  * a copy leaves its sender later, which the correction argument allows
  * (it holds for any timing, as long as every live sender's copies leave
  * eventually: see copy_chan.h for when they do).
@@ -180,8 +181,10 @@ static void bb_copies(bb_t *s)
             int v = bb_ring(s, side, j);
             if (bb_needless(s, v) || bb_dead(s, v))
                 continue;
+            /* A receiver that a known death cut off from the tree needs
+             * this copy: it goes at once, the others wait for a batch. */
             cc_append(s->ch, side == BB_R ? cc_link_right(j) : cc_link_left(j),
-                      a->seq, s->buf, a->len);
+                      a->seq, s->buf, a->len, !bb_expected(s, v));
         }
 }
 

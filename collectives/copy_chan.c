@@ -343,7 +343,7 @@ static void cc_send(cc_chan_t *ch, int link)
 }
 
 void cc_append(cc_chan_t *ch, int link, uint32_t seq, const void *data,
-               size_t len)
+               size_t len, int now)
 {
     cc_link_out_t *l = &ch->out[link];
     if (ch->closed || l->to < 0 || len > CC_ENTRY_MAX)
@@ -366,7 +366,7 @@ void cc_append(cc_chan_t *ch, int link, uint32_t seq, const void *data,
     l->count++;
     ch->held++;
     ch->stats.entries++;
-    if (l->count >= ch->batch)
+    if (now || l->count >= ch->batch)
         cc_send(ch, link);
 }
 
@@ -470,7 +470,6 @@ void cc_need(cc_chan_t *ch, int f)
 void cc_on_failure(cc_chan_t *ch, int rank)
 {
     (void)rank;
-    ch->batch = 1;
     cc_flush(ch);
 }
 

@@ -24,8 +24,11 @@
  *    lasted 20 us and every 20 us after, before it sleeps, from
  *    ucft_context_arm and from a ucft_test that finds its request
  *    pending),
- *  - or at once, when the channel does not hold (hold = 0: the simulator's
- *    single-instance runs) or a failure is known (cc_on_failure).
+ *  - or at once: when the driver never flushes (the simulator's
+ *    single-instance runs); when the rank learns of a failure (what is
+ *    held goes then, cc_on_failure); and from then on for a copy whose
+ *    receiver its sender knows to be cut off from the tree (a dead tree
+ *    ancestor): the other copies are still batched.
  * A copy so held is a copy whose sender is slow: the correction argument
  * of the broadcast does not depend on timing, only on every live sender
  * sending its copies eventually, which the flush rules give as long as the
@@ -180,14 +183,16 @@ static inline void cc_has_data(cc_chan_t *ch, cc_member_t *m)
     }
 }
 /* Appends a copy of `len` <= CC_ENTRY_MAX bytes for instance `seq` to
- * link `link`; sends the link's batch when it is due. */
+ * link `link`; sends the link's batch when it is due, or at once when
+ * `now` (its receiver is known to be cut off from the tree). */
 void cc_append(cc_chan_t *ch, int link, uint32_t seq, const void *data,
-               size_t len);
+               size_t len, int now);
 /* The rank waits: sends every held entry, and offers each
  * member that lacks the data a copy that has arrived for it. */
 void cc_flush(cc_chan_t *ch);
-/* `rank` failed: from now on entries go out at once (and the held ones
- * now): a rank that lacks the data should not wait for a batch. */
+/* `rank` failed: the held entries go now (a rank that the death cut off
+ * should not wait for a batch); later ones go at once where their
+ * appender knows their receiver cut off (cc_append's `now`). */
 void cc_on_failure(cc_chan_t *ch, int rank);
 /* Finalize: sends what is held, then cancels the standing receives. */
 void cc_cleanup(cc_chan_t *ch);

@@ -121,8 +121,8 @@ static const ucft_config_field_t rt_fields[] = {
     {"COLL_BATCH", "64",
      "broadcast corrected-batched: copies of consecutive broadcasts that a "
      "rank sends its ring neighbour in one message, at most (1..64); they "
-     "also go when the rank waits, and one by one once a "
-     "failure is known",
+     "also go when the rank waits or learns of a failure, and at once "
+     "when their receiver is known to be cut off by one",
      ucft_config_parse_uint, F(coll_batch), NULL},
     {"REDUCE_WINDOW", "64",
      "flow control of reduce loops: after every this many reduces in a row "

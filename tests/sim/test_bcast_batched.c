@@ -7,7 +7,8 @@
  * test_bcast_corrected*.c cannot hold a copy (nothing to batch it with);
  * these check what holding adds:
  *  - without failures every rank gets every instance's data, with fewer
- *    messages than one per copy;
+ *    messages than one per copy; after a death too (only the copies to
+ *    the ranks it cut off go one by one);
  *  - a rank killed before any one of its sends of the whole run (a tree
  *    message, or a batch that carries copies of several instances), f = 1:
  *    every survivor gets every instance's data, every state finishes;
@@ -106,6 +107,37 @@ static void test_bcast_batched_failure_free(void **state)
                              (unsigned long long)per_copy);
             }
         }
+}
+
+/* After a death the copies to the ranks it cut off from the tree go at
+ * once, the others are still batched: rank 3 of 16 dies at the start
+ * (its subtree 7, 11, 15 is cut off in every instance) and everyone knows
+ * within 1 us; every survivor gets every instance's data, with far fewer
+ * messages than one per copy. */
+static void test_bcast_batched_after_a_death(void **state)
+{
+    uint64_t msgs[2];
+    (void)state;
+    for (int b = 0; b < 2; b++) {
+        simseq_params_t p;
+        simseq_result_t r;
+        simrun_fail_t fl = {.kind = SIMRUN_FAIL_AT_TIME, .rank = 3, .time = 0};
+        simseq_params_default(&p, batched(), 16, 60);
+        p.root = 0;
+        p.batch = b ? 32 : 1;
+        p.wait_flush_ns = 50000;
+        p.sim.detect_delay_ns = 1000;
+        p.fails = &fl;
+        p.nfails = 1;
+        run(&p, &r);
+        assert_all_ok(&p, &r, "rank 3 dead from the start");
+        assert_int_equal(r.live, 15);
+        msgs[b] = r.stats.messages;
+    }
+    print_message("after a death: %llu messages with batches of 32, %llu with "
+                  "one copy each\n",
+                  (unsigned long long)msgs[1], (unsigned long long)msgs[0]);
+    assert_true(msgs[1] * 4 < msgs[0] * 3);
 }
 
 /* Kills `victim` before its k-th send, k = 1, 2, ... until it survives
@@ -308,6 +340,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bcast_batched_failure_free),
+        cmocka_unit_test(test_bcast_batched_after_a_death),
         cmocka_unit_test(test_bcast_batched_every_send_f1),
         cmocka_unit_test(test_bcast_batched_every_send_rotating),
         cmocka_unit_test(test_bcast_batched_random),
