@@ -127,10 +127,9 @@ const void *cc_find(cc_chan_t *ch, uint32_t seq, size_t *len)
 }
 
 /* Offers the members that lack the data (all of them, or the urgent ones)
- * a copy found in `b` (NULL: in any kept message). */
-/* A member that looked through every kept message without finding its
- * copy looks again only once another message is kept (m->looked): a rank
- * that waits flushes at every turn of its wait. */
+ * a copy found in `b` (NULL: in any kept message). A member that looked
+ * through every kept message in vain looks again only once another
+ * message is kept (m->looked): a waiting rank flushes again and again. */
 static void cc_offer(cc_chan_t *ch, const cc_inbuf_t *b, int urgent_only)
 {
     for (cc_member_t *m = ch->members, *nx; m != NULL && ch->lacking > 0;
