@@ -28,6 +28,14 @@
 
 #include <cmocka.h>
 
+/* Sanitizer builds run the same campaigns with fewer runs (these tests
+ * are single-threaded: TSan has nothing to find in them). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define BB_SCALE 3
+#else
+#define BB_SCALE 1
+#endif
+
 static const coll_op_ops_t *batched(void)
 {
     const coll_op_ops_t *op = coll_op_find("bcast", "corrected-batched");
@@ -174,7 +182,7 @@ static void test_bcast_batched_every_send_f1(void **state)
 {
     unsigned runs = 0;
     (void)state;
-    for (int n = 3; n <= 12; n++)
+    for (int n = 3; n <= 12; n += BB_SCALE)
         for (int fast = 0; fast <= 1; fast++)
             for (int v = 1; v < n; v++) {
                 simseq_params_t p;
@@ -196,7 +204,7 @@ static void test_bcast_batched_every_send_rotating(void **state)
 {
     unsigned runs = 0;
     (void)state;
-    for (int n = 4; n <= 9; n++)
+    for (int n = 4; n <= 9; n += BB_SCALE)
         for (int v = 0; v < n; v++) {
             simseq_params_t p;
             simseq_params_default(&p, batched(), n, 20);
@@ -288,8 +296,8 @@ static void test_bcast_batched_random(void **state)
 {
     unsigned deaths = 0;
     (void)state;
-    campaign(0xba7c4ull, 600, 0, &deaths);
-    print_message("600 random runs, %u deaths\n", deaths);
+    campaign(0xba7c4ull, 600 / BB_SCALE, 0, &deaths);
+    print_message("%d random runs, %u deaths\n", 600 / BB_SCALE, deaths);
 }
 
 /* f = 2, two deaths at send boundaries, fixed root. */
@@ -299,7 +307,7 @@ static void test_bcast_batched_pairs_f2(void **state)
     unsigned runs = 0;
     (void)state;
     for (int n = 5; n <= 12; n++)
-        for (int it = 0; it < 60; it++) {
+        for (int it = 0; it < 60 / BB_SCALE; it++) {
             simseq_params_t p;
             simseq_result_t r;
             simrun_fail_t fl[2];
@@ -332,8 +340,9 @@ static void test_bcast_batched_beyond_f(void **state)
 {
     unsigned deaths = 0;
     (void)state;
-    unsigned with_errors = campaign(0xbe40ull, 300, 1, &deaths);
-    print_message("300 runs beyond f, %u with errors\n", with_errors);
+    unsigned with_errors = campaign(0xbe40ull, 300 / BB_SCALE, 1, &deaths);
+    print_message("%d runs beyond f, %u with errors\n", 300 / BB_SCALE,
+                  with_errors);
 }
 
 int main(void)
