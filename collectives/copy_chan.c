@@ -413,7 +413,6 @@ ucft_status_t cc_init(cc_chan_t *ch, tp_t *tp, const coll_comm_params_t *p)
     memset(ch, 0, sizeof(*ch));
     ch->tp = tp;
     ch->ctx = p->ctx;
-    ch->n = n;
     ch->flushes = p->flushes != 0;
     ch->batch = !ch->flushes || p->batch < 1 ? 1
                 : p->batch > CC_BATCH_MAX    ? CC_BATCH_MAX

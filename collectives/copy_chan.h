@@ -135,7 +135,6 @@ typedef struct cc_stats {
 struct cc_chan {
     tp_t *tp;
     unsigned ctx;
-    int n;
     uint8_t flushes;  /* the driver calls cc_flush before its rank waits */
     uint8_t closed;   /* cc_cleanup ran: nothing is sent or posted */
     uint16_t batch;   /* entries a link holds before it sends (1: none) */

@@ -2,13 +2,13 @@
  * Per-communicator states of the collective algorithms
  * (coll_op_ops_t.comm): today corrected-batched's copy channel
  * (collectives/copy_chan.h). The state of each operation's algorithm is
- * made when the communicator is (rt_coll_init, before wire-up: it posts
- * standing receives), handed to every instance of that algorithm
- * (coll_args_t.comm_state), told of every failure, flushed whenever the
- * rank waits (runtime/wait.c: after 20 us, and before it sleeps;
- * ucft_context_arm; a ucft_test that finds its request pending) and at
- * finalize, cleaned up by
- * finalize and freed after the transport.
+ * made when the communicator is (rt_coll_init, before wire-up; the copy
+ * channel posts its receives when its first instance starts), handed to
+ * every instance of that algorithm (coll_args_t.comm_state), told of
+ * every failure, flushed whenever the rank waits (runtime/wait.c: after
+ * 20 us, and before it sleeps; ucft_context_arm; a ucft_test that finds
+ * its request pending) and at finalize, cleaned up by finalize and freed
+ * after the transport.
  */
 #include "runtime/coll.h"
 #include "runtime/context.h"

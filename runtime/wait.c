@@ -38,6 +38,16 @@
  * rank the message wakes for nothing. */
 #define FLUSH_WAIT_NS (20 * UCFT_NSEC_PER_USEC)
 
+/* The flush of a wait that has lasted until *flush_at, and the next one. */
+static void flush_if_due(struct ucft_context *ctx, uint64_t now,
+                         uint64_t *flush_at)
+{
+    if (now < *flush_at)
+        return;
+    rt_coll_flush(ctx);
+    *flush_at = now + FLUSH_WAIT_NS;
+}
+
 #define EMPTY_WAKEUPS_BEFORE_BACKOFF 8
 #define BACKOFF_MIN_NS               (100 * UCFT_NSEC_PER_USEC)
 #define BACKOFF_MAX_NS               (5 * UCFT_NSEC_PER_MSEC)
@@ -86,12 +96,9 @@ ucft_status_t rt_wait_until(struct ucft_context *ctx, int (*cond)(void *),
             if ((i & 63) != 0)
                 continue;
             uint64_t now = ucft_clock_now_ns();
-            if (flush_at == UINT64_MAX)
+            if (flush_at == UINT64_MAX) /* the first clock read */
                 flush_at = now + FLUSH_WAIT_NS;
-            else if (now >= flush_at) {
-                rt_coll_flush(ctx);
-                flush_at = now + FLUSH_WAIT_NS;
-            }
+            flush_if_due(ctx, now, &flush_at);
             if (now >= spin_end)
                 break;
         }
@@ -126,10 +133,7 @@ ucft_status_t rt_wait_until(struct ucft_context *ctx, int (*cond)(void *),
                     now = ucft_clock_now_ns();
                 continue;
             }
-            if (now >= flush_at) {
-                rt_coll_flush(ctx);
-                flush_at = now + FLUSH_WAIT_NS;
-            }
+            flush_if_due(ctx, now, &flush_at);
             sched_yield(); /* another rank on this core may be the sender */
             /* Back at once: nobody else wanted this core, so the next
              * polls need not pay a system call each. */

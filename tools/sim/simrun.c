@@ -71,6 +71,12 @@ static int hears_failures(const simrun_ctx_t *c, const simrun_rank_ref_t *ref)
            !(c->release_at_done && ref->done && !c->op->keep_after_done);
 }
 
+/* Rank r's communicator state (op->comm), or NULL. */
+static void *cstate_of(const simrun_ctx_t *c, int r)
+{
+    return c->cstates != NULL ? c->cstates + (size_t)r * c->cssize : NULL;
+}
+
 /* A rank's notification that `failed` died, in the runtime's way
  * (runtime/failure.c): the rank declares the peer failed to its transport
  * (its sends to the peer end, T5), and the op state hears of it unless the
@@ -82,8 +88,7 @@ static void peer_error(void *arg, int failed, ucft_status_t why)
     (void)why;
     tp_peer_failed(sim_world_tp(c->world, ref->rank), failed);
     if (c->cstates != NULL)
-        c->op->comm->on_failure(c->cstates + (size_t)ref->rank * c->cssize,
-                                failed);
+        c->op->comm->on_failure(cstate_of(c, ref->rank), failed);
     if (!ref->started) {
         remember_failure(ref, failed);
         return;
@@ -256,8 +261,7 @@ static ucft_status_t inject(const simrun_params_t *p, sim_world_t *w,
              * communicator state (coll_comm_ops_t) carry no instance
              * sequence. */
             st = sim_world_kill_before_send(w, f->rank, f->k, optag,
-                                            ~UCFT_TAG_SRC_MASK &
-                                                ~UCFT_TAG_PAYLOAD_MASK);
+                                            ucft_tag_mask(1, 1));
             break;
         case SIMRUN_FAIL_AT_TIME:
             st = sim_world_kill_at(w, f->rank, f->time);
@@ -354,8 +358,8 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
             goto out;
         }
         for (int r = 0; r < n && st == UCFT_OK; r++)
-            st = op->comm->init(ctx.cstates + (size_t)r * ctx.cssize,
-                                sim_world_tp(ctx.world, r), &cp);
+            st = op->comm->init(cstate_of(&ctx, r), sim_world_tp(ctx.world, r),
+                                &cp);
         if (st != UCFT_OK)
             goto out;
         args.comm_state = ctx.cstates;
@@ -443,14 +447,13 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
         if (!refs[r].cleaned)
             op->cleanup(states + (size_t)r * ssize);
     for (int r = 0; ctx.cstates != NULL && r < n; r++)
-        op->comm->cleanup(ctx.cstates + (size_t)r * ctx.cssize);
+        op->comm->cleanup(cstate_of(&ctx, r));
     if (!res->bounded) {
         sim_world_run(ctx.world, UINT64_MAX, UINT64_MAX);
         for (int r = 0; op->idle != NULL && r < n; r++)
             if (!dead[r] && !sim_world_is_dead(ctx.world, r) &&
                 (!op->idle(states + (size_t)r * ssize) ||
-                 (ctx.cstates != NULL &&
-                  !op->comm->idle(ctx.cstates + (size_t)r * ctx.cssize))))
+                 (ctx.cstates != NULL && !op->comm->idle(cstate_of(&ctx, r)))))
                 res->not_idle++;
     }
     st = UCFT_OK;
@@ -460,7 +463,7 @@ out:
     for (int r = 0; op->destroy != NULL && states != NULL && r < n; r++)
         op->destroy(states + (size_t)r * ssize);
     for (int r = 0; ctx.cstates != NULL && r < n; r++)
-        op->comm->destroy(ctx.cstates + (size_t)r * ctx.cssize);
+        op->comm->destroy(cstate_of(&ctx, r));
     free(ctx.cstates);
     free(states);
     free(bufs);

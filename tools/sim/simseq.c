@@ -309,7 +309,7 @@ static ucft_status_t seq_setup(seq_ctx_t *c)
     }
     /* Failures: a send boundary counts every collective message. */
     uint64_t tag = ucft_tag_make(UCFT_TAG_CLASS_COLL, 0, 0, 0);
-    uint64_t mask = ~UCFT_TAG_SRC_MASK & ~UCFT_TAG_PAYLOAD_MASK;
+    uint64_t mask = ucft_tag_mask(1, 1); /* class and communicator */
     for (size_t i = 0; i < p->nfails && st == UCFT_OK; i++) {
         const simrun_fail_t *f = &p->fails[i];
         if (f->kind == SIMRUN_FAIL_BEFORE_SEND)
