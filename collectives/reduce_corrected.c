@@ -28,6 +28,10 @@
  *        member of each group (or the root, for its own group) delivers.
  *        Group messages wait only on the parent, so waits are acyclic: with
  *        more failures every rank ends, possibly with an error.
+ *        Up to RC_STAR_MAX ranks ("star") the root sends to every rank
+ *        instead and each waits for the root alone: with the root as
+ *        everyone's parent no parent failure is left to correct (a dead
+ *        root moves every survivor on), and two hops become one.
  * Every receive is a wildcard on the source for the attempt's kind; a
  * message from a peer already counted as failed is ignored. A wait on a
  * peer ends when its message arrives or on_failure names it: the
@@ -94,8 +98,9 @@ static int next_send(rc_state_t *s, int *dst, const void **b, size_t *l,
     *b = s->dsend;
     *l = 4 + s->len;
     *what = RC_DOWN;
-    if (val && s->dn_child_next < s->nchild) {
-        *dst = rk(s, itree_child(s->v, s->dn_child_next++, s->n, s->f));
+    if (val && s->dn_child_next < s->dn_nchild) {
+        unsigned i = s->dn_child_next++;
+        *dst = rk(s, s->star ? (int)i + 1 : itree_child(s->v, i, s->n, s->f));
         return 1;
     }
     if (s->dn_todo) {
@@ -113,7 +118,7 @@ static int sends_drained(const rc_state_t *s)
         return 0;
     if (!s->cfg->allreduce)
         return 1;
-    return s->dn_todo == 0 && s->dn_child_next >= s->nchild;
+    return s->dn_todo == 0 && s->dn_child_next >= s->dn_nchild;
 }
 
 /* ---- the driver of the state machine ---- */
@@ -301,6 +306,7 @@ ucft_status_t rc_init(void *state, tp_t *tp, const coll_args_t *args, void *buf,
     s->cap = 2 * (f + 1);
     s->ncand = cfg->allreduce ? (f + 1 < s->n ? f + 1 : s->n) : 1;
     s->pair = cfg->allreduce && s->n == 2;
+    s->star = cfg->allreduce && !s->pair && s->n <= RC_STAR_MAX;
     s->hfix = cfg->scheme == RC_SCHEME_BIT ? 4 : 8;
     s->ufix = cfg->allreduce ? 4 : 0;
     s->tmax = s->hfix + s->len +

@@ -63,7 +63,7 @@ RC_OPS(coll_reduce_corrected_bit_ops, "reduce", "corrected-bit",
        rc_check_root, 0, 1);
 RC_OPS(coll_allreduce_corrected_ops, "allreduce", "corrected",
        "corrected reduce to a candidate root, then down the I(f)-tree with "
-       "group correction; next root if it failed",
+       "group correction (a star up to 16 ranks); next root if it failed",
        all_list, rc_fill, rc_check_all, 1, 1);
 RC_OPS(coll_allreduce_corrected_list_ops, "allreduce", "corrected-list",
        "corrected allreduce, failure info: list of failed ranks", all_list,

@@ -148,7 +148,9 @@ void rc__handle_down(rc_state_t *s)
 
     if (src < 0)
         return;
-    if (src == itree_parent(s->v, s->f))
+    if (s->star)
+        k = src == 0 ? slot_root(s) : -1;
+    else if (src == itree_parent(s->v, s->f))
         k = slot_parent(s);
     else if (src == 0)
         k = slot_root(s);
@@ -229,6 +231,14 @@ void rc__begin_attempt(rc_state_t *s, int i)
         if (s->v > 0)
             s->tree_state = 2;
     }
+    if (s->star) {
+        /* Down by star: the root sends to every rank, which waits for it
+         * alone (a live root reaches every survivor; a dead one makes
+         * every survivor move on). */
+        s->dn_todo = 0;
+        s->dn_need = s->v > 0 ? 1u << slot_root(s) : 0;
+    }
+    s->dn_nchild = s->star ? (s->v == 0 ? (unsigned)n - 1 : 0) : s->nchild;
     /* My contribution: the input, or the value I delivered earlier. */
     uint32_t mine = s->decided ? RC_F_DECIDED : 0;
     if (s->len > 0) {

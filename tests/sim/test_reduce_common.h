@@ -4,6 +4,7 @@
 
 #include "collectives/dtype.h"
 #include "collectives/itree.h"
+#include "collectives/reduce_corrected.h"
 #include "tools/sim/simrun.h"
 
 #include <setjmp.h>
@@ -103,6 +104,8 @@ static uint64_t allreduce_msgs(int n, int f)
 {
     if (n == 2)
         return 2; /* the up exchange alone (reduce_corrected.c: pair) */
+    if (n <= RC_STAR_MAX)
+        return reduce_msgs(n, f) + (uint64_t)(n - 1); /* down by star */
     uint64_t a = (uint64_t)itree_a(n, f), full = itree_full_groups(n, f);
     uint64_t down = (uint64_t)(n - 1) + (uint64_t)f * (f + 1) * full;
     if (a > 1)
@@ -129,6 +132,8 @@ static unsigned sends_of(int rank, int n, int f, int root, int allreduce)
         up++;
     if (!allreduce)
         return up + (v > 0);
+    if (n <= RC_STAR_MAX)
+        return up + (v > 0) + (v == 0 ? (unsigned)n - 1 : 0);
     dn = itree_nchildren(v, n, f) + up - (itree_grouped_with_root(v, n, f));
     if (v == 0 && g == 0)
         dn = itree_nchildren(0, n, f);
