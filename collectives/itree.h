@@ -114,6 +114,51 @@ static inline unsigned itree_nchildren(int v, int n, int f)
     return c;
 }
 
+/* Up to ITREE_FLAT_MAX ranks the corrected reduce and allreduce use flat
+ * subtrees (below) and the allreduce sends its result by a star from the
+ * root (reduce_corrected.c): each shape makes fewer ranks wait, fewer
+ * times, and with more ranks than cores every wait is a context switch
+ * (docs/reduce.md has the figures). Above it the root's sends in a row
+ * and a subtree root's receives would grow with n, the binomial tree's
+ * depth only with log n. */
+#define ITREE_FLAT_MAX 16
+
+static inline int itree_flat(int n)
+{
+    return n <= ITREE_FLAT_MAX;
+}
+
+/* The same tree with flat subtrees (flat = 1): the first rank of each
+ * subtree (local index 0, a child of the root) is the parent of all the
+ * others. The I(f) properties (subtree sizes, one member of each group
+ * per subtree) and Theorem 5's counts do not depend on the shape inside
+ * a subtree; the depth drops to 2, and every rank but a subtree's first
+ * waits for no tree message. flat = 0: the binomial tree above. */
+static inline int itree_parent_in(int v, int f, int flat)
+{
+    if (!flat)
+        return itree_parent(v, f);
+    return itree_group(v, f) == 0 ? 0 : itree_subtree(v, f) + 1;
+}
+
+static inline int itree_child_in(int v, unsigned i, int n, int f, int flat)
+{
+    if (!flat || v == 0)
+        return itree_child(v, i, n, f);
+    int k = itree_subtree(v, f);
+    if (itree_group(v, f) != 0 || (long)i + 1 >= itree_subtree_size(k, n, f))
+        return -1;
+    return (int)(((long)i + 1) * (f + 1) + k + 1);
+}
+
+static inline unsigned itree_nchildren_in(int v, int n, int f, int flat)
+{
+    unsigned c = 0;
+    while (itree_child_in(v, c, n, f, flat) >= 0)
+        c++;
+    return c;
+}
+
 /* Theorem 5, failure-free: messages of the up-correction phase. */
 static inline uint64_t itree_up_messages(int n, int f)
 {

@@ -28,7 +28,7 @@
  *        member of each group (or the root, for its own group) delivers.
  *        Group messages wait only on the parent, so waits are acyclic: with
  *        more failures every rank ends, possibly with an error.
- *        Up to RC_STAR_MAX ranks ("star") the root sends to every rank
+ *        Up to ITREE_FLAT_MAX ranks ("star") the root sends to every rank
  *        instead and each waits for the root alone: with the root as
  *        everyone's parent no parent failure is left to correct (a dead
  *        root moves every survivor on), and two hops become one.
@@ -82,7 +82,7 @@ static int next_send(rc_state_t *s, int *dst, const void **b, size_t *l,
         if (s->hfix == 8)
             wr32(s->sbuf + 4,
                  s->cfg->scheme == RC_SCHEME_LIST ? s->nlist : s->fcount);
-        *dst = rk(s, itree_parent(s->v, s->f));
+        *dst = rk(s, tparent(s, s->v));
         *b = s->sbuf;
         *l = s->hfix + s->len + 4 * s->nlist;
         *what = RC_TREE;
@@ -100,7 +100,7 @@ static int next_send(rc_state_t *s, int *dst, const void **b, size_t *l,
     *what = RC_DOWN;
     if (val && s->dn_child_next < s->dn_nchild) {
         unsigned i = s->dn_child_next++;
-        *dst = rk(s, s->star ? (int)i + 1 : itree_child(s->v, i, s->n, s->f));
+        *dst = rk(s, s->star ? (int)i + 1 : tchild(s, s->v, i));
         return 1;
     }
     if (s->dn_todo) {
@@ -306,7 +306,8 @@ ucft_status_t rc_init(void *state, tp_t *tp, const coll_args_t *args, void *buf,
     s->cap = 2 * (f + 1);
     s->ncand = cfg->allreduce ? (f + 1 < s->n ? f + 1 : s->n) : 1;
     s->pair = cfg->allreduce && s->n == 2;
-    s->star = cfg->allreduce && !s->pair && s->n <= RC_STAR_MAX;
+    s->flat = itree_flat(s->n);
+    s->star = cfg->allreduce && !s->pair && s->flat;
     s->hfix = cfg->scheme == RC_SCHEME_BIT ? 4 : 8;
     s->ufix = cfg->allreduce ? 4 : 0;
     s->tmax = s->hfix + s->len +
@@ -390,7 +391,7 @@ void rc_on_failure(void *state, int rank)
         if ((s->dn_need & b) && !((s->dn_got | s->dn_dead) & b))
             s->dn_dead |= b;
     }
-    int ci = v > 0 && itree_parent(v, s->f) == s->v ? child_index(s, v) : -1;
+    int ci = v > 0 && tparent(s, v) == s->v ? child_index(s, v) : -1;
     if (ci >= 0 && !(((s->ch_got | s->ch_dead) >> ci) & 1)) {
         s->ch_dead |= 1u << ci;
         note_failure(s, rank, 1);

@@ -33,9 +33,6 @@ typedef struct rc_config {
  * list scheme at f = 1 (112 bytes), so that small operations allocate
  * nothing; larger ones allocate their scratch at init. */
 #define RC_INLINE_SCRATCH 128
-/* Allreduce of up to this many ranks: the down phase is a star from the
- * root (reduce_corrected.c). */
-#define RC_STAR_MAX 16
 
 typedef struct rc_state {
     tp_t *tp;
@@ -69,6 +66,7 @@ typedef struct rc_state {
     uint8_t done, cleaned, in_start;
     uint8_t pair;     /* allreduce of two ranks: the up exchange alone */
     uint8_t star;     /* allreduce: the root sends the result to all */
+    uint8_t flat;     /* flat subtrees (itree_parent_in) */
     uint8_t mismatch; /* a message of another size came: ends the rank */
     /* Last: init clears the state only up to here. */
     _Alignas(16) unsigned char inline_mem[RC_INLINE_SCRATCH];

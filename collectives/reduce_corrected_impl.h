@@ -56,20 +56,31 @@ static inline int is_dead(const rc_state_t *s, int rank)
     return 0;
 }
 
+/* Tree parent and i-th tree child of v in this operation's I(f)-tree. */
+static inline int tparent(const rc_state_t *s, int v)
+{
+    return itree_parent_in(v, s->f, s->flat);
+}
+
+static inline int tchild(const rc_state_t *s, int v, unsigned i)
+{
+    return itree_child_in(v, i, s->n, s->f, s->flat);
+}
+
 /* Vrank of up/down slot k. */
 static inline int slot_vrank(const rc_state_t *s, int k)
 {
     if (k == slot_root(s))
         return 0;
     if (k == slot_parent(s))
-        return itree_parent(s->v, s->f);
+        return tparent(s, s->v);
     return itree_member(s->g, k, s->n, s->f);
 }
 
 static inline int child_index(const rc_state_t *s, int cv)
 {
     for (unsigned i = 0; i < s->nchild; i++)
-        if (itree_child(s->v, i, s->n, s->f) == cv)
+        if (tchild(s, s->v, i) == cv)
             return (int)i;
     return -1;
 }

@@ -150,7 +150,7 @@ void rc__handle_down(rc_state_t *s)
         return;
     if (s->star)
         k = src == 0 ? slot_root(s) : -1;
-    else if (src == itree_parent(s->v, s->f))
+    else if (src == tparent(s, s->v))
         k = slot_parent(s);
     else if (src == 0)
         k = slot_root(s);
@@ -191,7 +191,7 @@ void rc__begin_attempt(rc_state_t *s, int i)
     s->root = coll_rank_of(s->args, i, s->args->root, n);
     s->v = vr(s, s->tp->rank);
     s->g = s->v == 0 ? itree_full_groups(n, f) : itree_group(s->v, f);
-    s->nchild = itree_nchildren(s->v, n, f);
+    s->nchild = itree_nchildren_in(s->v, n, f, s->flat);
     s->up_need = s->up_got = s->up_dead = 0;
     s->ch_got = s->ch_dead = 0;
     s->dn_need = s->dn_got = s->dn_dead = 0;
@@ -264,7 +264,7 @@ void rc__begin_attempt(rc_state_t *s, int i)
         s->dn_dead |= s->dn_need & b;
     }
     for (unsigned c = 0; c < s->nchild; c++) {
-        int r = rk(s, itree_child(s->v, c, n, f));
+        int r = rk(s, tchild(s, s->v, c));
         tp_watch(s->tp, r);
         if (is_dead(s, r)) {
             s->ch_dead |= 1u << c;

@@ -13,8 +13,10 @@
 #define NMAX 300
 
 /* Every v > 0 reaches the root through parents that stay in its subtree;
- * parent and child lists agree; n - 1 edges in all. */
-static void test_itree_parent_child_consistent(void **state)
+ * parent and child lists agree; n - 1 edges in all; the flat shape has
+ * depth 2 at most, the binomial one log2 n + 1, and flat = 0 is the
+ * binomial tree of itree_parent / itree_child. */
+static void check_shape(int flat)
 {
     static int seen[NMAX];
     for (int f = 0; f <= 6; f++)
@@ -22,22 +24,30 @@ static void test_itree_parent_child_consistent(void **state)
             unsigned edges = 0;
             for (int v = 0; v < n; v++)
                 seen[v] = 0;
-            for (int v = 0; v < n; v++)
+            for (int v = 0; v < n; v++) {
+                unsigned before = edges;
                 for (unsigned i = 0;; i++) {
-                    int c = itree_child(v, i, n, f);
+                    int c = itree_child_in(v, i, n, f, flat);
+                    if (!flat)
+                        assert_int_equal(c, itree_child(v, i, n, f));
                     if (c < 0)
                         break;
                     assert_true(c > 0 && c < n);
-                    assert_int_equal(itree_parent(c, f), v);
+                    assert_int_equal(itree_parent_in(c, f, flat), v);
                     seen[c]++;
                     edges++;
                 }
+                assert_int_equal(itree_nchildren_in(v, n, f, flat),
+                                 edges - before);
+            }
             assert_int_equal(edges, (unsigned)(n - 1));
             for (int v = 1; v < n; v++) {
                 assert_int_equal(seen[v], 1);
                 int p = v, steps = 0;
                 while (p != 0) {
-                    int q = itree_parent(p, f);
+                    int q = itree_parent_in(p, f, flat);
+                    if (!flat)
+                        assert_int_equal(q, itree_parent(p, f));
                     if (q != 0)
                         assert_int_equal(itree_subtree(q, f),
                                          itree_subtree(v, f));
@@ -45,9 +55,26 @@ static void test_itree_parent_child_consistent(void **state)
                     p = q;
                     steps++;
                 }
-                assert_true(steps <= 25);
+                assert_true(steps <= (flat ? 2 : 25));
             }
         }
+}
+
+static void test_itree_parent_child_consistent(void **state)
+{
+    check_shape(0);
+}
+
+static void test_itree_flat_consistent(void **state)
+{
+    check_shape(1);
+    assert_int_equal(itree_flat(ITREE_FLAT_MAX), 1);
+    assert_int_equal(itree_flat(ITREE_FLAT_MAX + 1), 0);
+    /* Seven ranks, f = 1: subtrees {1, 3, 5} and {2, 4, 6}. */
+    assert_int_equal(itree_parent_in(5, 1, 1), 1);
+    assert_int_equal(itree_parent_in(6, 1, 1), 2);
+    assert_int_equal(itree_child_in(1, 1, 7, 1, 1), 5);
+    assert_int_equal(itree_child_in(3, 0, 7, 1, 1), -1);
 }
 
 /* The root has min(f+1, n-1) children; subtree sizes differ by at most one
@@ -130,6 +157,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_itree_parent_child_consistent),
+        cmocka_unit_test(test_itree_flat_consistent),
         cmocka_unit_test(test_itree_subtrees_balanced),
         cmocka_unit_test(test_itree_groups_and_theorem5),
         cmocka_unit_test(test_itree_paper_example),

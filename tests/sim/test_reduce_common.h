@@ -104,7 +104,7 @@ static uint64_t allreduce_msgs(int n, int f)
 {
     if (n == 2)
         return 2; /* the up exchange alone (reduce_corrected.c: pair) */
-    if (n <= RC_STAR_MAX)
+    if (n <= ITREE_FLAT_MAX)
         return reduce_msgs(n, f) + (uint64_t)(n - 1); /* down by star */
     uint64_t a = (uint64_t)itree_a(n, f), full = itree_full_groups(n, f);
     uint64_t down = (uint64_t)(n - 1) + (uint64_t)f * (f + 1) * full;
@@ -132,11 +132,12 @@ static unsigned sends_of(int rank, int n, int f, int root, int allreduce)
         up++;
     if (!allreduce)
         return up + (v > 0);
-    if (n <= RC_STAR_MAX)
+    if (n <= ITREE_FLAT_MAX)
         return up + (v > 0) + (v == 0 ? (unsigned)n - 1 : 0);
-    dn = itree_nchildren(v, n, f) + up - (itree_grouped_with_root(v, n, f));
+    dn = itree_nchildren_in(v, n, f, itree_flat(n)) + up -
+         (itree_grouped_with_root(v, n, f));
     if (v == 0 && g == 0)
-        dn = itree_nchildren(0, n, f);
+        dn = itree_nchildren_in(0, n, f, itree_flat(n));
     return up + (v > 0) + dn;
 }
 

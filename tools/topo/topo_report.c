@@ -37,14 +37,16 @@ int topo_view_rank(const topo_view_t *w, int v)
 
 int topo_view_parent(const topo_view_t *w, int v)
 {
-    return w->p->op == TOPO_OP_BCAST ? coll_binomial_parent(v)
-                                     : itree_parent(v, w->p->f);
+    return w->p->op == TOPO_OP_BCAST
+               ? coll_binomial_parent(v)
+               : itree_parent_in(v, w->p->f, itree_flat(w->p->n));
 }
 
 int topo_view_child(const topo_view_t *w, int v, unsigned i)
 {
-    return w->p->op == TOPO_OP_BCAST ? coll_binomial_child(v, i, w->p->n)
-                                     : itree_child(v, i, w->p->n, w->p->f);
+    return w->p->op == TOPO_OP_BCAST
+               ? coll_binomial_child(v, i, w->p->n)
+               : itree_child_in(v, i, w->p->n, w->p->f, itree_flat(w->p->n));
 }
 
 static int32_t topo_id(int32_t id)
