@@ -25,6 +25,8 @@ extern const coll_op_ops_t coll_allreduce_recdbl_ops;
 extern const coll_op_ops_t coll_barrier_recdbl_ops;
 extern const coll_op_ops_t coll_allreduce_recexch_ops;
 extern const coll_op_ops_t coll_barrier_recexch_ops;
+extern const coll_op_ops_t coll_allreduce_linear_ops;
+extern const coll_op_ops_t coll_barrier_linear_ops;
 
 const coll_op_ops_t *const coll_op_table[] = {
     &coll_bcast_binomial_ops,
@@ -51,6 +53,8 @@ const coll_op_ops_t *const coll_op_table[] = {
     &coll_barrier_recdbl_ops,
     &coll_allreduce_recexch_ops,
     &coll_barrier_recexch_ops,
+    &coll_allreduce_linear_ops,
+    &coll_barrier_linear_ops,
     NULL,
 };
 

@@ -56,6 +56,8 @@ enum coll_kind {
     COLL_KIND_REDUCE_BINOMIAL_ERR = 97,
     COLL_KIND_RECDBL = 98,
     COLL_KIND_RECDBL_ERR = 99,
+    COLL_KIND_LINEAR = 100,
+    COLL_KIND_LINEAR_ERR = 101,
     COLL_KIND_BASELINE_LAST = 127,
     /* 128..255: messages of communicator states (coll_comm_ops_t), which
      * outlive instances: their tag's sequence field is theirs, not an

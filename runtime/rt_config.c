@@ -152,10 +152,13 @@ static const ucft_config_field_t rt_fields[] = {
      "allreduce algorithm: corrected (= corrected-list), "
      "corrected-countbit, corrected-bit, recdbl (baseline recursive "
      "doubling: any failure ends it with ERR_PROC_FAILED), recexch "
-     "(baseline recursive exchange, radix up to 8: fewer rounds)",
+     "(baseline recursive exchange, radix up to 8: fewer rounds), linear "
+     "(baseline star through the root: one wait per rank, for small jobs "
+     "on few cores)",
      ucft_config_parse_string, F(alg[2]), NULL},
     {"BARRIER_ALG", "corrected",
-     "barrier algorithm: corrected, recdbl, recexch (baselines; finalize "
+     "barrier algorithm: corrected, recdbl, recexch, linear (baselines; "
+     "finalize "
      "always uses the corrected one)",
      ucft_config_parse_string, F(alg[3]), NULL},
     {"INJECT", "",

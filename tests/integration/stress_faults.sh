@@ -68,6 +68,7 @@ default_plan() {
     echo "8:barrier:baseline:$how:UCFT_BARRIER_ALG=recdbl"
     echo "8:allreduce:baseline:$how:UCFT_ALLREDUCE_ALG=recexch"
     echo "6:barrier:baseline:$how:UCFT_BARRIER_ALG=recexch"
+    echo "6:allreduce:baseline:$how:UCFT_ALLREDUCE_ALG=linear"
     echo "8:reduce:baseline:$how:UCFT_REDUCE_ALG=binomial"
   done
 }

@@ -1,6 +1,6 @@
 /* The fault-aware baselines on the sim (docs/baselines.md): binomial
- * reduce to every root and recursive-doubling and recursive-exchange
- * (radix up to 8) allreduce / barrier give
+ * reduce to every root and recursive-doubling, recursive-exchange
+ * (radix up to 8) and star (linear) allreduce / barrier give
  * the right result for n = 1..64 over several datatypes, operations and
  * counts (0 included), with exactly the messages of their formulas; with
  * one failure before the operation or before any send of any rank, every
@@ -46,7 +46,10 @@ typedef struct rd_alg {
     unsigned bits;
 } rd_alg_t;
 
-static const rd_alg_t rd_algs[] = {{"recdbl", 1}, {"recexch", 3}};
+/* bits = RD_STAR: the star ("linear"), no rounds at all. */
+#define RD_STAR 0xffu
+static const rd_alg_t rd_algs[] = {
+    {"recdbl", 1}, {"recexch", 3}, {"linear", RD_STAR}};
 #define NRD (sizeof(rd_algs) / sizeof(rd_algs[0]))
 
 static const coll_op_ops_t *allreduce_op(void)
@@ -84,6 +87,8 @@ static unsigned round_sends(int lg, unsigned bits)
  * (2 (n - p)). recdbl, n = 2^L: n log2 n. */
 static uint64_t rd_msgs(int n, unsigned bits)
 {
+    if (bits == RD_STAR) /* n - 1 values in, n - 1 results out */
+        return 2 * (uint64_t)(n - 1);
     int lg, p = pow2_floor(n, &lg);
     return (uint64_t)p * round_sends(lg, bits) + 2 * (uint64_t)(n - p);
 }
@@ -98,6 +103,8 @@ static uint64_t recdbl_msgs(int n)
  * most as many messages: error messages replace data ones). */
 static unsigned rd_sends(int v, int n, unsigned bits)
 {
+    if (bits == RD_STAR)
+        return v == 0 ? (unsigned)n - 1 : 1;
     int lg, p = pow2_floor(n, &lg);
     if (v >= p)
         return 1;

@@ -10,9 +10,11 @@
 # Environment: NS ("2 4 8 16"), OPS ("bcast allreduce barrier"), SIZE (8),
 # ROUNDS (3), ITERS (2000), WARMUP (200), WAITS ("hybrid spin"),
 # SPIN_MAX_N (number of cores),
-# ALLREDUCE_ALGS ("corrected corrected-countbit corrected-bit recdbl recexch"),
+# ALLREDUCE_ALGS ("corrected corrected-countbit corrected-bit recdbl recexch
+# linear"),
 # BCAST_ALGS ("corrected corrected-opportunistic corrected-batched binomial"),
-# REDUCE_ALGS ("corrected binomial"), BARRIER_ALGS ("corrected recdbl recexch"),
+# REDUCE_ALGS ("corrected binomial"), BARRIER_ALGS ("corrected recdbl recexch
+# linear"),
 # MPI_PMLS ("ob1 ucx"), KILL_N (8), KILL_RUNS (5; 0 skips),
 # KILL_WAITS ("hybrid"), SYNC (0; 1: every operation timed alone and
 # followed by an untimed barrier, --sync, as MPI benchmark suites measure
@@ -41,10 +43,10 @@ ROUNDS=${ROUNDS:-3}
 ITERS=${ITERS:-2000}
 WARMUP=${WARMUP:-200}
 WAITS=${WAITS:-"hybrid spin"}
-ALLREDUCE_ALGS=${ALLREDUCE_ALGS:-"corrected corrected-countbit corrected-bit recdbl recexch"}
+ALLREDUCE_ALGS=${ALLREDUCE_ALGS:-"corrected corrected-countbit corrected-bit recdbl recexch linear"}
 BCAST_ALGS=${BCAST_ALGS:-"corrected corrected-opportunistic corrected-batched binomial"}
 REDUCE_ALGS=${REDUCE_ALGS:-"corrected binomial"}
-BARRIER_ALGS=${BARRIER_ALGS:-"corrected recdbl recexch"}
+BARRIER_ALGS=${BARRIER_ALGS:-"corrected recdbl recexch linear"}
 MPI_PMLS=${MPI_PMLS:-"ob1 ucx"}
 KILL_N=${KILL_N:-8}
 KILL_RUNS=${KILL_RUNS:-5}
