@@ -23,6 +23,8 @@
  * a rank whose value it still waits for fails (or its receive fails); it
  * then sends the error message in place of the result to every rank.
  * A failed send of the result to one rank does not stop the others.
+ * A message of another size than this rank's arguments give (logged)
+ * ends the rank that receives it with UCFT_ERR_TRUNCATED the same way.
  */
 #include "baseline.h"
 #include "reduce_corrected.h" /* rc_fill, rc_check_all: the test encoding */
@@ -42,6 +44,7 @@ typedef struct linear {
     uint8_t gathered;     /* root: every value combined (or failed) */
     uint8_t started;      /* non-root: receive and send posted */
     uint8_t got;          /* non-root: the result is in rbuf */
+    uint8_t mismatch;     /* a message of another size came (logged) */
     uint8_t rbusy, sbusy, failed, done, cleaned, in_start;
 } linear_t;
 
@@ -79,15 +82,29 @@ static void fail(linear_t *s, const char *why, int vpeer)
     }
 }
 
+/* Ends the rank's part: UCFT_ERR_TRUNCATED after a message of another
+ * size than this rank's arguments give (the ranks disagree), else
+ * UCFT_ERR_PROC_FAILED; OK without a failure. */
+static ucft_status_t end_status(const linear_t *s)
+{
+    if (!s->failed)
+        return UCFT_OK;
+    return s->mismatch ? UCFT_ERR_TRUNCATED : UCFT_ERR_PROC_FAILED;
+}
+
 /* The receive from vrank `peer` completed (status in rreq). */
 static void took(linear_t *s, int peer)
 {
-    if (s->rreq.status != UCFT_OK)
+    int err = s->rreq.status == UCFT_OK && coll_baseline_is_err(&s->rreq);
+    if (s->rreq.status == UCFT_ERR_TRUNCATED ||
+        (s->rreq.status == UCFT_OK && !err && s->rreq.length != s->len)) {
+        coll_log_mismatch(s->tp, s->args, &s->rreq);
+        s->mismatch = 1;
+        fail(s, "a message of another size", peer);
+    } else if (s->rreq.status != UCFT_OK)
         fail(s, "receive failed", peer);
-    else if (coll_baseline_is_err(&s->rreq))
+    else if (err)
         fail(s, "the peer failed", peer);
-    else if (s->rreq.length != s->len)
-        fail(s, "the peer's value has the wrong length", peer);
     else if (s->v > 0)
         s->got = 1; /* copied out once the value's send completed */
     else if (s->count > 0)
@@ -137,7 +154,7 @@ static void step(linear_t *s)
             return;
         if (!s->failed && s->len > 0)
             memcpy(s->buf, s->rbuf, s->len);
-        finish(s, s->failed ? UCFT_ERR_PROC_FAILED : UCFT_OK);
+        finish(s, end_status(s));
         return;
     }
     while (!s->rbusy && !s->gathered) {
@@ -151,7 +168,7 @@ static void step(linear_t *s)
     while (s->gathered && !s->sbusy && s->next < s->n)
         post_send(s, s->next++, s->failed);
     if (s->gathered && !s->sbusy && !s->rbusy && s->next >= s->n)
-        finish(s, s->failed ? UCFT_ERR_PROC_FAILED : UCFT_OK);
+        finish(s, end_status(s));
 }
 
 static void req_cb(tp_req_t *req)

@@ -413,6 +413,31 @@ static void test_reduce_corrected_size_mismatch(void **state)
     h_expect_mismatch(&h, (const int[]){1, 3}, 2);
 }
 
+/* The star allreduce, 4 ranks: a short value to the root ends the root
+ * with UCFT_ERR_TRUNCATED, and its error message ends every other rank
+ * with UCFT_ERR_PROC_FAILED (nobody waits for ever); a long result to a
+ * rank ends that rank alone, the others complete correctly. */
+static void test_allreduce_linear_sizes(void **state)
+{
+    harness_t h;
+    unsigned char m[256];
+    (void)state;
+    memset(m, 0, sizeof(m));
+    h_setup(&h, "allreduce", "linear", 4);
+    h_inject(&h, 2, 0, 2, COLL_KIND_LINEAR, m, h.a.len - 4);
+    h_start(&h, -1);
+    h_run(&h);
+    for (int r = 0; r < h.n; r++) {
+        assert_true(h.done[r]);
+        assert_int_equal(h.status[r],
+                         r == 0 ? UCFT_ERR_TRUNCATED : UCFT_ERR_PROC_FAILED);
+    }
+    h_destroy(&h);
+    h_setup(&h, "allreduce", "linear", 4);
+    h_inject(&h, 0, 3, 0, COLL_KIND_LINEAR, m, h.a.len + 4);
+    h_expect_mismatch(&h, (const int[]){3}, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -425,6 +450,7 @@ int main(void)
         cmocka_unit_test(test_reduce_corrected_bad_messages),
         cmocka_unit_test(test_reduce_corrected_bad_list_inner),
         cmocka_unit_test(test_reduce_corrected_size_mismatch),
+        cmocka_unit_test(test_allreduce_linear_sizes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
