@@ -38,7 +38,8 @@
  *   retired when a later kept instance of the communicator, posted after
  *   it completed, completes here: that one needed every live rank's
  *   contribution, so every live rank had posted it, and (calls on a
- *   communicator being made in order) had finished the earlier one. At
+ *   communicator being made in order) had finished the earlier one; the
+ *   retired ones are cleaned up by progress and by the next post. At
  *   most one kept instance per communicator when calls do not overlap;
  *   the last one is cleaned up by finalize, or when a later instance
  *   reuses its tag sequence (coll_retire_aliased). Limit: with several
@@ -388,6 +389,11 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
          ctx->finishing.next != &ctx->finishing) ||
         (ctx->drain.pending && (++ctx->coll_post_tick & 7) == 0))
         ucft_progress(ctx);
+    /* Retired kept instances are cleaned up from progress; a rank whose
+     * operations all complete inside their post (a job of one rank)
+     * never progresses, and would keep one per operation. */
+    if (ctx->coll_retire)
+        coll_retire_kept(ctx);
     coll_retire_aliased(ctx, comm);
     if (ctx->drain.pending)
         rt_drain_sweep(ctx); /* before this instance posts its receives */
