@@ -184,8 +184,8 @@ static void req_cb(tp_req_t *req)
         return;
     if (!s->failed && !is_send)
         took(s, s->v == 0 ? s->next - 1 : 0);
-    else if (!s->failed && req->status != UCFT_OK && s->v > 0)
-        fail(s, "send failed", 0);
+    else if (!s->failed && req->status != UCFT_OK && s->v > 0 && !s->got)
+        fail(s, "send failed", 0); /* (with the result in, it was taken) */
     step(s);
 }
 
