@@ -158,8 +158,7 @@ static const ucft_config_field_t rt_fields[] = {
      ucft_config_parse_string, F(alg[2]), NULL},
     {"BARRIER_ALG", "corrected",
      "barrier algorithm: corrected, recdbl, recexch, linear (baselines; "
-     "finalize "
-     "always uses the corrected one)",
+     "finalize always uses the corrected one)",
      ucft_config_parse_string, F(alg[3]), NULL},
     {"INJECT", "",
      "failure injection for tests: 'rank=R,op=OP[,call=C][,msg=K]' (specs "

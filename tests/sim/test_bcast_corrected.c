@@ -196,9 +196,11 @@ static size_t draw_plan(uint64_t *seed, int n, int root, int nf, int allow_root,
  * of the size, and half the runs beyond f (single-threaded code: TSan has
  * nothing to find; under it this binary neared its 120 s bound). */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define BCT_SCALE 4
+#define BCT_SCALE       4
+#define BCT_BEYOND_STEP 2
 #else
-#define BCT_SCALE 1
+#define BCT_SCALE       1
+#define BCT_BEYOND_STEP 1
 #endif
 
 /* Seeded random campaigns, N up to 4096, up to f failures of non-roots:
@@ -260,7 +262,7 @@ static void test_bcast_corrected_beyond_f_ends(void **state)
     uint64_t seed = 0xbeefull;
     unsigned runs = 0, with_errors = 0;
     for (size_t i = 0; i < BCT_NVARIANTS; i++)
-        for (int it = 0; it<400; it += BCT_SCALE> 1 ? 2 : 1) {
+        for (int it = 0; it < 400; it += BCT_BEYOND_STEP) {
             seed = seed * 6364136223846793005ull + 1442695040888963407ull;
             int n = 2 + (int)((seed >> 35) % (it < 300 ? 40 : 2000));
             int root = (int)((seed >> 17) % (uint64_t)n);

@@ -4,7 +4,6 @@
 
 #include "collectives/dtype.h"
 #include "collectives/itree.h"
-#include "collectives/reduce_corrected.h"
 #include "tools/sim/simrun.h"
 
 #include <setjmp.h>
