@@ -59,6 +59,22 @@ tp_kept_msg_t *tp_kept_take(tp_kept_t *k, uint64_t tag, uint64_t mask)
     return m;
 }
 
+void tp_kept_free_state(tp_kept_t *k, int state)
+{
+    for (tp_kept_msg_t **p = &k->head; *p != NULL;) {
+        tp_kept_msg_t *m = *p;
+        if (m->state != state) {
+            p = &m->next;
+            continue;
+        }
+        *p = m->next;
+        free(m);
+    }
+    k->tail = &k->head;
+    while (*k->tail != NULL)
+        k->tail = &(*k->tail)->next;
+}
+
 void tp_kept_free_all(tp_kept_t *k)
 {
     while (k->head != NULL) {

@@ -50,6 +50,8 @@ const tp_kept_msg_t *tp_kept_find(const tp_kept_t *k, uint64_t tag,
 /* Takes the first matching message out of the list (the caller frees it
  * with free()), or NULL. */
 tp_kept_msg_t *tp_kept_take(tp_kept_t *k, uint64_t tag, uint64_t mask);
+/* Frees the messages whose state is `state`, keeps the others. */
+void tp_kept_free_state(tp_kept_t *k, int state);
 void tp_kept_free_all(tp_kept_t *k);
 
 #endif

@@ -63,8 +63,10 @@ struct tp_ucp {
     size_t nclosing, closing_cap;
     int *errors; /* ranks with an endpoint error to report */
     size_t nerrors, errors_cap;
-    tp_kept_t kept;     /* messages of declared peers from before (kept.h) */
-    fifo_probe_t probe; /* of this worker's FIFO, after a death */
+    tp_kept_t kept;      /* messages of declared peers from before (kept.h) */
+    tp_kept_t abandoned; /* their cancelled rendezvous receives: freed
+                            once UCX has called back, or after the worker */
+    fifo_probe_t probe;  /* of this worker's FIFO, after a death */
     ucft_timer_t probe_timer; /* its next verdict, for a sleeping owner */
     uint64_t probe_due;       /* when the next probe starts (0: none) */
     void (*cut_off_cb)(void *arg);
@@ -468,7 +470,7 @@ static void kept_cb(void *request, ucs_status_t status,
     (void)info;
     ucp_request_free(request);
     if (m->state == KEPT_ABANDONED) {
-        free(m);
+        m->state = KEPT_DONE; /* on tp->abandoned: freed from there */
         return;
     }
     m->state = KEPT_DONE;
@@ -499,6 +501,7 @@ static void keep_unexpected(tp_ucp_t *tp, int rank)
 {
     const uint64_t tag = (uint64_t)(uint32_t)rank << UCFT_TAG_SRC_SHIFT;
     size_t kept = 0, lost = 0;
+    tp_kept_free_state(&tp->abandoned, KEPT_DONE);
     pull_arrived(tp, 64);
     for (;;) {
         ucp_tag_recv_info_t ri;
@@ -530,7 +533,10 @@ static void keep_unexpected(tp_ucp_t *tp, int rank)
             for (int i = 0; i < 16 && m->state == KEPT_PENDING; i++)
                 pull_arrived(tp, 4);
             if (m->state == KEPT_PENDING) {
-                m->state = KEPT_ABANDONED; /* kept_cb frees it */
+                /* UCX may never call back a cancelled rendezvous receive
+                 * of a dead sender: listed, so that destroy frees it. */
+                m->state = KEPT_ABANDONED;
+                tp_kept_push(&tp->abandoned, m);
                 ucp_request_cancel(tp->worker, r);
                 lost++;
                 continue;
@@ -939,6 +945,7 @@ static void tp_ucp_destroy(tp_t *t)
     if (tp->outstanding == 0) {
         ucp_worker_destroy(tp->worker);
         ucp_cleanup(tp->context);
+        tp_kept_free_all(&tp->abandoned); /* nothing can call back now */
     }
     ucft_timerq_cleanup(&tp->timers);
     free(tp->closing);
@@ -981,6 +988,7 @@ ucft_status_t tp_ucp_create(const tp_ucp_params_t *params, tp_t **tp_p)
     if (tp == NULL)
         return UCFT_ERR_NO_MEMORY;
     tp_kept_init(&tp->kept);
+    tp_kept_init(&tp->abandoned);
     tp->peers = calloc((size_t)params->size, sizeof(*tp->peers));
     if (tp->peers == NULL)
         goto err_free;
