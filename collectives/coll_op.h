@@ -166,6 +166,18 @@ typedef struct coll_args {
      * over then and let the rank run on until done_cb. May be called from
      * start() and from on_failure(), as well as from callbacks. */
     coll_done_cb_t ready_cb;
+    /* May be NULL. Where an algorithm that supports it keeps saying
+     * whether nothing its rank now waits for needs work that `mate` (the
+     * one other rank bound to this rank's core, placement_core_mate) has
+     * yet to do, directly or through other ranks (1), or it may (0, also
+     * the value before the first write). While 1, the runtime's wait
+     * polls instead of yielding the core to `mate` (runtime/wait.c). A
+     * hint: it changes when ranks run, never what they compute; an
+     * algorithm gives it only where that was measured to pay (with 1 where
+     * the mate could help, ranks would hold the core it needs for up to
+     * UCFT_MATE_SPIN_TIME per wait). */
+    uint8_t *remote_wait;
+    int mate; /* comm rank; read only when remote_wait is not NULL */
 } coll_args_t;
 
 typedef struct coll_op_ops {
@@ -250,6 +262,17 @@ static inline int coll_vrank_of(const coll_args_t *a, int rank, int root, int n)
     if (a->map == NULL)
         return (rank - root + n) % n;
     return (a->map->pos[rank] - a->map->pos[root] + n) % n;
+}
+
+/* The virtual rank of a->mate (tree rooted at `root`) for an algorithm
+ * that keeps a->remote_wait, or -1: no hint asked, or no mate other than
+ * `rank` itself. */
+static inline int coll_vmate_of(const coll_args_t *a, int rank, int root, int n)
+{
+    if (a->remote_wait == NULL || a->mate < 0 || a->mate >= n ||
+        a->mate == rank)
+        return -1;
+    return coll_vrank_of(a, a->mate, root, n);
 }
 
 /* Logs (warning) a received message of this instance that is malformed

@@ -48,6 +48,24 @@ const char *placement_policy_name(placement_policy_t policy)
     return placement_names[policy];
 }
 
+int placement_core_mate(const placement_locus_t *loci, int n, int rank)
+{
+    if (loci == NULL || rank < 0 || rank >= n)
+        return -1;
+    const placement_locus_t *own = &loci[rank];
+    int mate = -1;
+    if (own->node < 0 || own->core < 0)
+        return -1;
+    for (int r = 0; r < n; r++) {
+        if (r == rank || loci[r].node != own->node || loci[r].core != own->core)
+            continue;
+        if (mate >= 0)
+            return -1; /* a third rank on this core */
+        mate = r;
+    }
+    return mate;
+}
+
 /* Id of `rank` at `level` (0 node .. 3 core); negative ids are one -1. */
 static int32_t placement_key(const placement_locus_t *loci, int rank, int level)
 {

@@ -60,6 +60,12 @@ ucft_status_t placement_compute(placement_policy_t policy,
                                 const placement_locus_t *loci, int n,
                                 int *rank_at, int *pos_of);
 
+/* The one other rank bound to the core of `rank` (same known node, same
+ * known core), or -1: `rank` is unbound, alone on its core, shares it with
+ * two or more ranks, or the arguments are bad. Two such ranks take turns
+ * on one core (runtime/wait.c). O(n). */
+int placement_core_mate(const placement_locus_t *loci, int n, int rank);
+
 /* Package / NUMA / core of a PMIx locality string
  * ("SK0:L30:L20:L10:CR0:HT0:NM0", the fields are hwloc bitmap lists; a
  * field naming several objects, e.g. "CR0-3", gives -1 for that level and

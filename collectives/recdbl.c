@@ -58,6 +58,8 @@ typedef struct recdbl {
     tp_req_t rreq[RD_KMAX - 1], sreq[RD_KMAX - 1];
     size_t len, count;
     int v, n, p, rem;
+    int vmate;              /* virtual rank of args->mate, or -1 */
+    uint8_t mate_last;      /* n = 2^L and the mate is a last-round peer */
     unsigned lg, nround;    /* log2 p; rounds: lg bits split evenly */
     unsigned nstage, stage; /* stages of this rank; the current one */
     unsigned unsent;        /* first stage whose sends are not posted */
@@ -139,6 +141,8 @@ static void fail(recdbl_t *s, const char *why, int vpeer)
     ucft_debug(s->tp->log, "allreduce recdbl: %s (rank %d)", why,
                rank_of(s, vpeer));
     s->failed = 1;
+    if (s->args->remote_wait != NULL)
+        *s->args->remote_wait = 0; /* error messages go to any peer */
     s->err_next = s->unsent;
     s->err_peer = 0;
     cancel_receives(s);
@@ -239,6 +243,30 @@ static void combine_group(recdbl_t *s, rd_stage_t g)
         memcpy(s->buf, acc, s->len);
 }
 
+/* coll_args_t.remote_wait. A rank may say 1 (nothing it waits for needs
+ * work the mate has yet to do) only when the mate is a peer of its last
+ * round and n is a power of two (no fold or extra stages):
+ *   - before the last round, a peer's message of round j needs that
+ *     peer's earlier rounds of this instance (ranks that differ from this
+ *     one only below round j's bits: not the mate) and its completion of
+ *     the previous instance, which needed at most the mate's sends of
+ *     that instance; the mate had posted them all when it sent this rank
+ *     its last-round message of that instance, which this rank has;
+ *   - in the last round, once the mate's message is in, the mate has
+ *     posted its sends of every round, the others' messages need nothing
+ *     more of it.
+ * Otherwise 0: e.g. with mate r ^ 1 (the first round's peer), a peer of a
+ * later round may still need the mate's first-round message. */
+static void note_wait(const recdbl_t *s, rd_stage_t g)
+{
+    uint8_t remote = s->mate_last;
+    if (remote && s->stage + 1 == s->nstage)
+        for (unsigned i = 0; i < npeers(g); i++)
+            if ((((s->rbusy | s->sbusy) >> i) & 1) && peer_of(g, i) == s->vmate)
+                remote = 0;
+    *s->args->remote_wait = remote;
+}
+
 static void step(recdbl_t *s)
 {
     while (!s->done && !s->cleaned) {
@@ -255,8 +283,11 @@ static void step(recdbl_t *s)
             post_stage(s, g);
             continue;
         }
-        if (s->rbusy || s->sbusy)
+        if (s->rbusy || s->sbusy) {
+            if (s->args->remote_wait != NULL)
+                note_wait(s, g);
             return;
+        }
         if (g.post == POST_COMBINE && s->count > 0)
             combine_group(s, g);
         else if (g.post == POST_COPY && s->len > 0)
@@ -312,6 +343,12 @@ static ucft_status_t rd_init_common(void *state, tp_t *tp,
     s->rem = s->n - s->p;
     s->nround = (s->lg + r - 1) / r; /* r: most bits per round */
     s->nstage = s->v >= s->p ? 1 : s->nround + (s->v < s->rem ? 2 : 0);
+    s->vmate = coll_vmate_of(args, tp->rank, args->root, s->n);
+    if (s->vmate >= 0 && s->rem == 0 && s->nstage > 0) {
+        rd_stage_t g = stage_of(s, s->nstage - 1);
+        for (unsigned i = 0; i < npeers(g); i++)
+            s->mate_last |= peer_of(g, i) == s->vmate;
+    }
     s->status = UCFT_INPROGRESS;
     for (unsigned i = 0; i < RD_KMAX - 1; i++) {
         s->rreq[i].cb = s->sreq[i].cb = req_cb;

@@ -339,6 +339,21 @@ static void coll_retire_aliased(struct ucft_context *ctx,
         coll_retire_kept(ctx);
 }
 
+/* Whether the collectives of `comm` tell the wait when a yield cannot help
+ * (coll_args_t.remote_wait): a hybrid wait with a mate to spin for. */
+static int mate_spin(const struct ucft_context *ctx,
+                     const struct ucft_comm *comm)
+{
+    return comm->mate >= 0 && ctx->cfg.wait_mode == RT_WAIT_HYBRID &&
+           ctx->cfg.mate_spin_ns > 0;
+}
+
+int rt_coll_remote_wait(void *req)
+{
+    const struct ucft_request *r = req;
+    return r->kind == RT_REQ_COLL && r->coll != NULL && r->coll->remote_wait;
+}
+
 /* rt_coll_post; `inject_op` is the operation UCFT_INJECT counts the call
  * as (-1: none). */
 static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
@@ -424,24 +439,27 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
     c->comm = comm;
     c->gen = comm->kept_gen;
     c->kept = c->retired = 0;
-    c->args = (coll_args_t){.root = root,
-                            .len = len,
-                            .ctx = comm->ctx_id,
-                            .seq = comm->seq++,
-                            .f = comm->f,
-                            .count = count,
-                            .dtype = dtype,
-                            .redop = redop,
-                            .user_op = uop,
-                            .map = comm->map.n > 0 ? &comm->map : NULL,
-                            .rndv_min = ctx->cfg.coll_rndv_min,
-                            .comm_state =
-                                op < RT_COLL_NOPS && ops == ctx->coll_alg[op]
-                                    ? comm->coll_cs[op]
-                                    : NULL,
-                            .done_cb = coll_done,
-                            .done_arg = c,
-                            .ready_cb = coll_ready};
+    c->args = (coll_args_t){
+        .root = root,
+        .len = len,
+        .ctx = comm->ctx_id,
+        .seq = comm->seq++,
+        .f = comm->f,
+        .count = count,
+        .dtype = dtype,
+        .redop = redop,
+        .user_op = uop,
+        .map = comm->map.n > 0 ? &comm->map : NULL,
+        .rndv_min = ctx->cfg.coll_rndv_min,
+        .comm_state = op < RT_COLL_NOPS && ops == ctx->coll_alg[op]
+                          ? comm->coll_cs[op]
+                          : NULL,
+        .done_cb = coll_done,
+        .done_arg = c,
+        .ready_cb = coll_ready,
+        .remote_wait = mate_spin(ctx, comm) ? &c->remote_wait : NULL,
+        .mate = comm->mate};
+    c->remote_wait = 0;
     r->kind = RT_REQ_COLL;
     r->comm = comm;
     r->coll = c;

@@ -34,8 +34,9 @@ typedef struct rt_coll {
      * ("kept": still running, request done), its own number in that
      * count. */
     uint64_t gen;
-    uint8_t kept;    /* completed, still running for the others */
-    uint8_t retired; /* kept and no longer needed: to be cleaned up */
+    uint8_t kept;        /* completed, still running for the others */
+    uint8_t retired;     /* kept and no longer needed: to be cleaned up */
+    uint8_t remote_wait; /* args.remote_wait points here (or is NULL) */
 } rt_coll_t;
 
 enum {
@@ -103,6 +104,10 @@ void rt_coll_cs_free(struct ucft_context *ctx);
 /* Recycles finished states whose requests have completed, frees lingering
  * ones, drops late messages; the work done. */
 unsigned rt_coll_progress(struct ucft_context *ctx);
+/* Whether the collective of request `req` (a struct ucft_request *) now
+ * waits only for ranks off this rank's core (coll_args_t.remote_wait):
+ * the `spin` of rt_wait_hinted. */
+int rt_coll_remote_wait(void *req);
 /* The request of a collective is released by the caller. */
 void rt_coll_release(struct ucft_request *r);
 /* Finalize: cancel every collective and let the cancellations complete;

@@ -276,6 +276,7 @@ ucft_status_t ucft_init(const ucft_params_t *params, ucft_context_h *ctx_p)
     ctx->world.ctx_id = 0;
     ctx->world.rank = ctx->boot.rank;
     ctx->world.size = ctx->boot.size;
+    ctx->world.mate = -1;
     st = rt_place_init(ctx);
     if (st == UCFT_OK)
         st = rt_coll_init(ctx);

@@ -52,7 +52,8 @@ struct ucft_comm {
     ucft_locus_t *pub_loci;  /* [size]: the same, for the public query */
     int *rank_at, *pos_of;   /* [size] */
     coll_map_t map;          /* points at rank_at and pos_of */
-    uint64_t kept_gen;       /* completions of keep_after_done collectives */
+    int mate; /* placement_core_mate of this rank, or -1 (coll_args_t) */
+    uint64_t kept_gen; /* completions of keep_after_done collectives */
     /* Flow control of reduce loops (runtime/coll_flow.c). */
     unsigned flow_run;             /* reduces since the last synchronising op */
     struct ucft_request *flow_req; /* the window's barrier, or NULL */
@@ -195,6 +196,12 @@ void rt_requests_cancel_all(struct ucft_context *ctx);
  * UCFT_OK or UCFT_ERR_TIMED_OUT. */
 ucft_status_t rt_wait_until(struct ucft_context *ctx, int (*cond)(void *),
                             void *arg, uint64_t timeout_ns);
+/* The same; while spin(arg) holds (no yield can help: the collective
+ * waits only for ranks off this core), a hybrid wait polls without
+ * yielding for up to UCFT_MATE_SPIN_TIME after the last progress. */
+ucft_status_t rt_wait_hinted(struct ucft_context *ctx, int (*cond)(void *),
+                             int (*spin)(void *), void *arg,
+                             uint64_t timeout_ns);
 
 /* The registered user-defined operation `op`, or NULL (runtime/user_op.c). */
 const coll_user_op_t *rt_user_op(struct ucft_context *ctx, int op);

@@ -348,7 +348,9 @@ ucft_status_t ucft_wait(ucft_request_h *req, ucft_info_t *info)
         while (n-- > 0 && !r->done)
             ucft_progress(ctx);
         if (!req_is_done(r))
-            rt_wait_until(ctx, req_is_done, r, UINT64_MAX);
+            rt_wait_hinted(ctx, req_is_done,
+                           r->kind == RT_REQ_COLL ? rt_coll_remote_wait : NULL,
+                           r, UINT64_MAX);
     }
     return ucft_test(req, &done, info);
 }

@@ -53,11 +53,13 @@ ucft_status_t rt_place_init(struct ucft_context *ctx)
         bound += w->loci[r].core >= 0;
     }
     w->map = (coll_map_t){.n = n, .rank = w->rank_at, .pos = w->pos_of};
+    w->mate = placement_core_mate(w->loci, n, w->rank);
     ucft_debug(&ctx->log,
                "placement %s: %d ranks on %d node(s) (ids from %s), %d "
-               "bound to a core; this rank at position %d",
+               "bound to a core; this rank at position %d, core shared "
+               "with rank %d (-1: none, several, or unbound)",
                placement_policy_name(w->policy), n, w->nnodes,
-               source_name(source), bound, w->pos_of[w->rank]);
+               source_name(source), bound, w->pos_of[w->rank], w->mate);
     return UCFT_OK;
 }
 

@@ -29,6 +29,13 @@ static const ucft_config_field_t rt_fields[] = {
      "(sched_yield) whenever a poll finds nothing, before sleeping on the "
      "event fd (a wakeup costs tens of microseconds on a busy node)",
      ucft_config_parse_time, F(yield_ns), NULL},
+    {"MATE_SPIN_TIME", "20us",
+     "hybrid wait, for a rank bound to a core that exactly one other rank "
+     "of the job shares: while the collective it waits for needs messages "
+     "only from ranks on other cores, poll without yielding for up to this "
+     "long after the last progress (a yield would only run the other rank "
+     "of the core, which cannot send them); 0: always yield",
+     ucft_config_parse_time, F(mate_spin_ns), NULL},
     {"POLL_TIMEOUT", "100ms",
      "longest single sleep on the event fd (a bound, so that a missed wakeup "
      "costs at most this)",

@@ -13,6 +13,9 @@ typedef struct rt_config {
     int wait_mode;            /* enum rt_wait_mode */
     uint64_t spin_ns;         /* hybrid: busy-poll this long, */
     uint64_t yield_ns;        /* then poll and yield this long, then sleep */
+    uint64_t mate_spin_ns;    /* ... polling without yielding while a
+                                 collective waits only for ranks off the
+                                 core it shares with one other rank */
     uint64_t poll_ns;         /* longest single sleep on the event fd */
     uint64_t slice_ns;        /* time slice of ucft_init's thread (0: as is) */
     uint64_t keepalive_ns;    /* UCX keepalive interval */

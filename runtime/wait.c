@@ -11,6 +11,13 @@
  * behind the defaults. Sixteen idle ranks on two cores must not burn the
  * cores: after the yield budget they sleep.
  *
+ * A yield can only run the ranks bound to this core. When exactly one other
+ * rank shares it and the collective waited for says it needs messages only
+ * from other cores (rt_wait_hinted, coll_args_t.remote_wait), a yield
+ * would hand the core to a rank that cannot send them and cost a context
+ * switch each way: the wait polls instead, for up to UCFT_MATE_SPIN_TIME
+ * after the last progress (a bound, in case that rank had other work).
+ *
  * Guard against a wakeup fd that fires without work (UCX's tcp wakeup
  * before wire-up completes): after several consecutive empty wakeups the
  * loop backs off with a short sleep. A transport that cannot be armed (work
@@ -77,6 +84,13 @@ static uint64_t deadline_of(uint64_t timeout_ns)
 ucft_status_t rt_wait_until(struct ucft_context *ctx, int (*cond)(void *),
                             void *arg, uint64_t timeout_ns)
 {
+    return rt_wait_hinted(ctx, cond, NULL, arg, timeout_ns);
+}
+
+ucft_status_t rt_wait_hinted(struct ucft_context *ctx, int (*cond)(void *),
+                             int (*spin)(void *), void *arg,
+                             uint64_t timeout_ns)
+{
     uint64_t deadline = deadline_of(timeout_ns);
     int mode = ctx->cfg.wait_mode;
     unsigned empty = 0;
@@ -111,6 +125,7 @@ ucft_status_t rt_wait_until(struct ucft_context *ctx, int (*cond)(void *),
         uint64_t now = ucft_clock_now_ns();
         uint64_t yield_end = now + ctx->cfg.yield_ns;
         uint64_t flush_at = now + FLUSH_WAIT_NS;
+        uint64_t active = now; /* the last progress that did something */
         if (yield_end > deadline || yield_end < now)
             yield_end = deadline;
         for (unsigned skip = 0, stale = 0;;) {
@@ -123,7 +138,7 @@ ucft_status_t rt_wait_until(struct ucft_context *ctx, int (*cond)(void *),
             if (cond(arg))
                 return UCFT_OK;
             if (stale) {
-                now = ucft_clock_now_ns();
+                active = now = ucft_clock_now_ns();
                 stale = 0;
             }
             if (now >= yield_end)
@@ -134,6 +149,11 @@ ucft_status_t rt_wait_until(struct ucft_context *ctx, int (*cond)(void *),
                 continue;
             }
             flush_if_due(ctx, now, &flush_at);
+            if (spin != NULL && now - active < ctx->cfg.mate_spin_ns &&
+                spin(arg)) {
+                now = ucft_clock_now_ns();
+                continue; /* the core's other rank cannot help */
+            }
             sched_yield(); /* another rank on this core may be the sender */
             /* Back at once: nobody else wanted this core, so the next
              * polls need not pay a system call each. */

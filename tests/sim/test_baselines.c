@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -446,6 +447,132 @@ static void test_baselines_allreduce_fp_consistent(void **state)
     }
 }
 
+/* The wait's hint (coll_args_t.remote_wait, runtime/wait.c): mate(r) =
+ * r ^ flip (flip 0: no mate). With ucftrun --bind-to core on n / 2 cores
+ * the mate is r ^ (n / 2), recursive doubling's last-round peer: the only
+ * case it says 1 (nothing it waits for needs more of the mate), in every
+ * round before the last. A rank that has failed says 0. The star gives no
+ * hint. The hint changes nothing else: every rank ends with the sum. */
+#define RW_MAXN 8
+typedef struct rw_run {
+    coll_args_t a[RW_MAXN];
+    void *st[RW_MAXN];
+    unsigned char buf[RW_MAXN][256];
+    uint8_t hint[RW_MAXN];
+    uint8_t start_hint[RW_MAXN]; /* right after every rank started */
+    uint8_t saw1[RW_MAXN];       /* said 1 at some point before it ended */
+    int done[RW_MAXN];
+    ucft_status_t status[RW_MAXN];
+} rw_run_t;
+
+static void rw_done(void *arg, int rank, ucft_status_t st)
+{
+    rw_run_t *r = arg;
+    r->done[rank] = 1;
+    r->status[rank] = st;
+}
+
+/* Runs alg on n ranks, one event at a time; dead: a rank killed before
+ * the start and announced to the others (-1: none). */
+static void rw_run(const char *alg, int n, int flip, int dead, rw_run_t *r)
+{
+    const coll_op_ops_t *op = find_op("allreduce", alg);
+    sim_params_t sp;
+    sim_world_t *w;
+
+    memset(r, 0, sizeof(*r));
+    sim_params_default(&sp, n);
+    sp.notify = SIM_NOTIFY_NONE; /* the test tells of the failure */
+    assert_int_equal(sim_world_create(&sp, &w), UCFT_OK);
+    if (dead >= 0)
+        assert_int_equal(sim_world_kill(w, dead), UCFT_OK);
+    for (int k = 0; k < n; k++) {
+        r->a[k] = (coll_args_t){.len = 3 * sizeof(int32_t),
+                                .seq = 5,
+                                .f = 1,
+                                .count = 3,
+                                .dtype = COLL_DTYPE_INT32,
+                                .redop = COLL_REDOP_SUM,
+                                .done_cb = rw_done,
+                                .done_arg = r,
+                                .remote_wait = &r->hint[k],
+                                .mate = flip ? k ^ flip : -1};
+        r->hint[k] = 7; /* neither 0 nor 1: not written */
+        r->st[k] = calloc(1, op->state_size);
+        assert_non_null(r->st[k]);
+        assert_true(op->buf_mult * r->a[k].len <= sizeof(r->buf[k]));
+        op->fill(r->buf[k], &r->a[k], k, n);
+        assert_int_equal(
+            op->init(r->st[k], sim_world_tp(w, k), &r->a[k], r->buf[k]),
+            UCFT_OK);
+    }
+    for (int k = 0; k < n; k++) {
+        if (k == dead)
+            continue;
+        ucft_status_t st = op->start(r->st[k]);
+        assert_int_equal(st, UCFT_INPROGRESS);
+        if (dead >= 0)
+            op->on_failure(r->st[k], dead);
+    }
+    memcpy(r->start_hint, r->hint, sizeof(r->hint));
+    for (uint64_t ev = 0; sim_world_run(w, UINT64_MAX, 1) > 0; ev++) {
+        assert_true(ev < 10000);
+        for (int k = 0; k < n; k++)
+            r->saw1[k] |= !r->done[k] && r->hint[k] == 1;
+    }
+    uint8_t dmask[RW_MAXN] = {0};
+    if (dead >= 0)
+        dmask[dead] = 1;
+    for (int k = 0; k < n; k++) {
+        if (k == dead)
+            continue;
+        assert_int_equal(r->done[k], 1);
+        if (dead < 0) {
+            assert_int_equal(r->status[k], UCFT_OK);
+            assert_true(op->check(r->buf[k], &r->a[k], k, n, dmask));
+        }
+    }
+    for (int k = 0; k < n; k++) {
+        op->cleanup(r->st[k]);
+        free(r->st[k]);
+    }
+    sim_world_destroy(w);
+}
+
+static void test_baselines_remote_wait(void **state)
+{
+    rw_run_t r;
+    (void)state;
+    for (int n = 4; n <= 8; n *= 2)
+        for (int flip = 0; flip < n; flip = flip ? 2 * flip : 1) {
+            /* recdbl: 1 from the start iff the mate is the last peer. */
+            rw_run("recdbl", n, flip, -1, &r);
+            for (int k = 0; k < n; k++) {
+                assert_int_equal(r.start_hint[k], flip == n / 2);
+                assert_int_equal(r.saw1[k], flip == n / 2);
+            }
+            /* recexch, one round up to 8 ranks: 0 until the mate's
+             * message is in. */
+            rw_run("recexch", n, flip, -1, &r);
+            for (int k = 0; k < n; k++)
+                assert_int_equal(r.start_hint[k], 0);
+            /* linear gives no hint (docs/baselines.md): untouched. */
+            rw_run("linear", n, flip, -1, &r);
+            for (int k = 0; k < n; k++)
+                assert_int_equal(r.hint[k], 7);
+        }
+    /* recexch on 4 ranks, mate r ^ 2: 1 once the mate's message is in and
+     * another is not, at some rank. */
+    rw_run("recexch", 4, 2, -1, &r);
+    assert_true(r.saw1[0] || r.saw1[1] || r.saw1[2] || r.saw1[3]);
+    /* Rank 1 dead: its round-one peer 0 fails and says 0; rank 2 still
+     * waits for rank 3 only (1). */
+    rw_run("recdbl", 4, 2, 1, &r);
+    assert_int_equal(r.hint[0], 0);
+    assert_int_equal(r.status[0], UCFT_ERR_PROC_FAILED);
+    assert_int_equal(r.start_hint[2], 1);
+}
+
 /* Bad arguments: an error from init, nothing posted. */
 static void test_baselines_bad_args(void **state)
 {
@@ -480,6 +607,7 @@ int main(void)
         cmocka_unit_test(test_baselines_staggered_campaign),
         cmocka_unit_test(test_baselines_allreduce_fp_consistent),
         cmocka_unit_test(test_baselines_bad_args),
+        cmocka_unit_test(test_baselines_remote_wait),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     fprintf(stderr, "%llu simulated runs\n", runs_total);

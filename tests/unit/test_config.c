@@ -158,6 +158,7 @@ static void test_config_runtime_table_defaults_parse(void **state)
     /* hybrid: no busy poll, 2 ms of poll-and-yield, then sleep. */
     assert_int_equal(c.spin_ns, 0);
     assert_int_equal(c.yield_ns, 2000000);
+    assert_int_equal(c.mate_spin_ns, 20000);
     const char *env2[] = {"UCFT_WAIT=spin", "UCFT_LOG_LEVEL=debug", NULL};
     assert_int_equal(ucft_config_read(&rt_config_table, &c, fake_getenv,
                                       (void *)env2, err, sizeof(err)),

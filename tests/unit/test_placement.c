@@ -265,6 +265,35 @@ static void test_placement_unknown_ids(void **state)
     pl_free(&k);
 }
 
+/* The core mate: the one other rank on the same known node and core. */
+static void test_placement_core_mate(void **state)
+{
+    (void)state;
+    /* Node 0: ranks 0 and 2 on core 0, rank 1 alone on core 1, ranks 3, 4
+     * and 5 on core 2; node 1: rank 6 on core 0 (not 0's mate: other
+     * node), ranks 7 and 8 unbound. */
+    placement_locus_t l[9] = {
+        {0, 0, 0, 0}, {0, 0, 0, 1},    {0, 0, 0, 0},
+        {0, 0, 0, 2}, {0, 0, 0, 2},    {0, 0, 0, 2},
+        {1, 0, 0, 0}, {1, -1, -1, -1}, {1, -1, -1, -1},
+    };
+    const int want[9] = {2, -1, 0, -1, -1, -1, -1, -1, -1};
+    for (int r = 0; r < 9; r++)
+        assert_int_equal(placement_core_mate(l, 9, r), want[r]);
+    /* Same core number, unknown node: no mate. */
+    placement_locus_t u[2] = {{-1, 0, 0, 3}, {-1, 0, 0, 3}};
+    assert_int_equal(placement_core_mate(u, 2, 0), -1);
+    /* ucftrun --bind-to core on 2 cores: rank i on core i mod 2. */
+    placement_locus_t rr[4] = {
+        {0, 0, 0, 0}, {0, 0, 0, 1}, {0, 0, 0, 0}, {0, 0, 0, 1}};
+    for (int r = 0; r < 4; r++)
+        assert_int_equal(placement_core_mate(rr, 4, r), r ^ 2);
+    assert_int_equal(placement_core_mate(rr, 1, 0), -1); /* alone */
+    assert_int_equal(placement_core_mate(NULL, 4, 0), -1);
+    assert_int_equal(placement_core_mate(rr, 4, 4), -1);
+    assert_int_equal(placement_core_mate(rr, 4, -1), -1);
+}
+
 /* Large n: 2^20 ranks on 1024 nodes, ranks by node (round robin), bound to
  * 2 packages: a permutation with (I1), computed twice identically. */
 static void test_placement_large(void **state)
@@ -306,6 +335,7 @@ int main(void)
         cmocka_unit_test(test_placement_interleave_imbalanced),
         cmocka_unit_test(test_placement_unknown_ids),
         cmocka_unit_test(test_placement_large),
+        cmocka_unit_test(test_placement_core_mate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
