@@ -137,7 +137,7 @@ static void fail_now(rc_state_t *s, ucft_status_t st)
     finish(s, st);
 }
 
-static void step(rc_state_t *s)
+static void step_on(rc_state_t *s)
 {
     for (int changed = 1; changed && !s->cleaned && !s->over;) {
         changed = 0;
@@ -236,6 +236,50 @@ static void step(rc_state_t *s)
                 tp_cancel(s->tp, &s->rreq);
         }
     }
+}
+
+/* coll_args_t.remote_wait of the allreduce (1: nothing this rank waits
+ * for needs more work of its mate). Only on the first attempt without a
+ * known failure, with the star down phase, and neither this rank nor its
+ * mate the root; this rank's sends posted:
+ *   - collecting (no tree child left to hear from): the members' up
+ *     messages, sent first thing in their instance. A member starts it
+ *     once it has the previous result, which the root (not the mate) has
+ *     sent or will send by itself; the mate is no member still awaited.
+ *   - waiting for the result: the mate is this rank's tree child and its
+ *     answer is in; it sent its up messages before (next_send), so it
+ *     has nothing left to add to the root's result.
+ * Everything else 0, the root included (any child answer may be the one
+ * it takes, the mate's too). */
+static void note_wait(rc_state_t *s)
+{
+    int vm = s->args->mate >= 0 && s->args->mate < s->n &&
+                     s->args->mate != s->tp->rank
+                 ? vr(s, s->args->mate)
+                 : 0;
+    uint8_t remote = 0;
+    if (vm > 0 && s->v > 0 && s->cfg->allreduce && s->star && s->attempt == 0 &&
+        s->ndead == 0 && !s->done && !(s->busy & RC_B_SEND)) {
+        if (s->tree_state == 0) {
+            uint32_t up_open = s->up_need & ~(s->up_got | s->up_dead);
+            uint32_t ch_open = s->ch_need & ~(s->ch_got | s->ch_dead);
+            remote = ch_open == 0;
+            for (int k = 0; remote && k <= slot_root(s); k++)
+                if ((up_open >> k & 1) && slot_vrank(s, k) == vm)
+                    remote = 0;
+        } else {
+            int ci = child_index(s, vm);
+            remote = ci >= 0 && (s->ch_got >> ci & 1);
+        }
+    }
+    *s->args->remote_wait = remote;
+}
+
+static void step(rc_state_t *s)
+{
+    step_on(s);
+    if (s->args->remote_wait != NULL)
+        note_wait(s);
 }
 
 static void free_mem(rc_state_t *s)

@@ -3,7 +3,8 @@
 # (HWLOC_SYNTHETIC, whatever this machine has; it binds rank i to core
 # i mod 2). Every rank must find the rank it shares its core with (i ^ 2,
 # runtime/place.c), and it_coll's loops of recursive doubling and exchange
-# (allreduce and barrier), which then give the wait its hint
+# and of the corrected algorithms (allreduce and barrier), which then give
+# the wait its hint
 # (coll_args_t.remote_wait, runtime/wait.c), must check out at every rank:
 # small values, and vectors of 2 MiB (UCX rendezvous: a send to the mate
 # stays pending, the hint must say 0). Then the same with the spin off
@@ -13,7 +14,7 @@ ucftrun=$1
 itcoll=$2
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-for alg in recdbl recexch; do
+for alg in recdbl recexch corrected; do
     for spin in 20us 0; do
         for args in "20" "2 262144"; do
             # shellcheck disable=SC2086 # args: it_coll's ITERS [COUNT]

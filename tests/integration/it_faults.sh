@@ -27,6 +27,7 @@
 #                  the seed (e.g. a placement found on the sim); the
 #                  victims are the ranks it names
 #   UCFT_IT_TIMEOUT the launcher's --timeout (default 40 s)
+#   UCFT_IT_BIND   the launcher's --bind-to (default: its own, none)
 set -u
 ucftrun=$1 prog=$2 n=$3 op=$4 expect=$5 how=$6
 seed=${UCFT_IT_SEED:-$(( $(date +%s%N) % 1000000007 ))}
@@ -85,13 +86,13 @@ iters=()
 env_note="UCFT_F=${UCFT_F:-1}${UCX_TLS:+ UCX_TLS=$UCX_TLS}"
 if [ "$how" = kill ]; then
   echo "it_faults.sh: seed $seed: $n ranks, $op ($expect), $env_note, ${args[*]}"
-  "$ucftrun" -n "$n" --timeout "$tmo" "${args[@]}" "$prog" "$op" "$vlist" "$expect" "${iters[@]}" >"$out" 2>&1
+  "$ucftrun" -n "$n" --timeout "$tmo" "${args[@]}" ${UCFT_IT_BIND:+--bind-to "$UCFT_IT_BIND"} "$prog" "$op" "$vlist" "$expect" "${iters[@]}" >"$out" 2>&1
   rc=$?
   want_rc=0
 else
   spec=${spec%;}
   echo "it_faults.sh: seed $seed: $n ranks, $op ($expect), $env_note, UCFT_INJECT='$spec'${iters:+, $iters iterations}"
-  UCFT_INJECT="$spec" "$ucftrun" -n "$n" --timeout "$tmo" "$prog" "$op" "$vlist" "$expect" "${iters[@]}" >"$out" 2>&1
+  UCFT_INJECT="$spec" "$ucftrun" -n "$n" --timeout "$tmo" ${UCFT_IT_BIND:+--bind-to "$UCFT_IT_BIND"} "$prog" "$op" "$vlist" "$expect" "${iters[@]}" >"$out" 2>&1
   rc=$?
   want_rc=137 # the launcher did not inject this SIGKILL: it reports it
 fi

@@ -515,6 +515,8 @@ static void rw_run(const char *alg, int n, int flip, int dead, rw_run_t *r)
             op->on_failure(r->st[k], dead);
     }
     memcpy(r->start_hint, r->hint, sizeof(r->hint));
+    for (int k = 0; k < n; k++)
+        r->saw1[k] = !r->done[k] && r->hint[k] == 1;
     for (uint64_t ev = 0; sim_world_run(w, UINT64_MAX, 1) > 0; ev++) {
         assert_true(ev < 10000);
         for (int k = 0; k < n; k++)
@@ -565,6 +567,22 @@ static void test_baselines_remote_wait(void **state)
      * another is not, at some rank. */
     rw_run("recexch", 4, 2, -1, &r);
     assert_true(r.saw1[0] || r.saw1[1] || r.saw1[2] || r.saw1[3]);
+    /* The corrected allreduce (docs/reduce.md), root 0: up groups {1, 2}
+     * and {0, 3}, subtrees {1, 3} (3 a child of 1) and {2}. Mate r ^ 2:
+     * rank 3, a leaf awaiting the root's up message, says 1 (once its
+     * own sends have completed: the sim completes them later); rank 1
+     * once its child 3 (its mate) has answered; rank 2 (mate: the root)
+     * and the root never. Mate r ^ 1: the leaves 2 and 3, not rank 1
+     * (mate: the root) nor the root. */
+    static const uint8_t c2_saw[4] = {0, 1, 0, 1}, c1_saw[4] = {0, 0, 1, 1};
+    rw_run("corrected", 4, 2, -1, &r);
+    assert_memory_equal(r.saw1, c2_saw, 4);
+    rw_run("corrected", 4, 1, -1, &r);
+    assert_memory_equal(r.saw1, c1_saw, 4);
+    /* With a failure known (rank 1 dead before the start): 0 at all. */
+    rw_run("corrected", 4, 2, 1, &r);
+    for (int k = 0; k < 4; k++)
+        assert_int_equal(r.saw1[k] | (k != 1 && r.start_hint[k]), 0);
     /* Rank 1 dead: its round-one peer 0 fails and says 0; rank 2 still
      * waits for rank 3 only (1). */
     rw_run("recdbl", 4, 2, 1, &r);
