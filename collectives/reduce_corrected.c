@@ -253,13 +253,11 @@ static void step_on(rc_state_t *s)
  * it takes, the mate's too). */
 static void note_wait(rc_state_t *s)
 {
-    int vm = s->args->mate >= 0 && s->args->mate < s->n &&
-                     s->args->mate != s->tp->rank
-                 ? vr(s, s->args->mate)
-                 : 0;
+    int vm = coll_vmate_of(s->args, s->tp->rank, s->root, s->n);
     uint8_t remote = 0;
-    if (vm > 0 && s->v > 0 && s->cfg->allreduce && s->star && s->attempt == 0 &&
-        s->ndead == 0 && !s->done && !(s->busy & RC_B_SEND)) {
+    if (vm > 0 /* a mate, not the root */ && s->v > 0 && s->cfg->allreduce &&
+        s->star && s->attempt == 0 && s->ndead == 0 && !s->done &&
+        !(s->busy & RC_B_SEND)) {
         if (s->tree_state == 0) {
             uint32_t up_open = s->up_need & ~(s->up_got | s->up_dead);
             uint32_t ch_open = s->ch_need & ~(s->ch_got | s->ch_dead);

@@ -4,8 +4,8 @@
 # i mod 2). Every rank must find the rank it shares its core with (i ^ 2,
 # runtime/place.c), and it_coll's loops of recursive doubling and exchange
 # and of the corrected algorithms (allreduce and barrier), which then give
-# the wait its hint
-# (coll_args_t.remote_wait, runtime/wait.c), must check out at every rank:
+# the wait its hint (coll_args_t.remote_wait, runtime/wait.c), must check
+# out at every rank:
 # small values, and vectors of 2 MiB (UCX rendezvous: a send to the mate
 # stays pending, the hint must say 0). Then the same with the spin off
 # (UCFT_MATE_SPIN_TIME=0).

@@ -61,7 +61,8 @@ tp_kept_msg_t *tp_kept_take(tp_kept_t *k, uint64_t tag, uint64_t mask)
 
 void tp_kept_free_state(tp_kept_t *k, int state)
 {
-    for (tp_kept_msg_t **p = &k->head; *p != NULL;) {
+    tp_kept_msg_t **p = &k->head;
+    while (*p != NULL) {
         tp_kept_msg_t *m = *p;
         if (m->state != state) {
             p = &m->next;
@@ -70,9 +71,7 @@ void tp_kept_free_state(tp_kept_t *k, int state)
         *p = m->next;
         free(m);
     }
-    k->tail = &k->head;
-    while (*k->tail != NULL)
-        k->tail = &(*k->tail)->next;
+    k->tail = p; /* the last kept message's next, or head */
 }
 
 void tp_kept_free_all(tp_kept_t *k)
