@@ -70,7 +70,7 @@ enum coll_kind {
     COLL_KIND_BCAST_BATCH_LAST = 134,
 };
 
-/* Placement (collectives/placement.h): which rank holds which tree
+/* Placement (placement/placement.h): which rank holds which tree
  * position. Position 0 is the start of the order; an operation rooted at
  * `root` rotates the order so that the root is virtual rank 0:
  * vrank(rank) = (pos[rank] - pos[root]) mod n. NULL map = identity

@@ -122,7 +122,7 @@ static ucft_status_t exchange(struct ucft_context *ctx)
 {
     rt_inbox_t *in = &ctx->inbox;
     uint64_t end = ucft_clock_now_ns() + ctx->cfg.init_timeout_ns;
-    ucft_status_t st = rt_boot_fence_nb(&ctx->boot, 1, fence_done, in);
+    ucft_status_t st = boot_fence_nb(&ctx->boot, 1, fence_done, in);
     if (st != UCFT_OK)
         return st;
     st = rt_wait_until(ctx, fence_or_death, ctx, ctx->cfg.init_timeout_ns);
@@ -162,7 +162,7 @@ static ucft_status_t exchange(struct ucft_context *ctx)
 /* PMIx thread: a launcher's death event is evidence for the detector. */
 static void death_event(void *arg, int rank, ucft_status_t why)
 {
-    rt_detect_report(arg, rank, why);
+    rt_monitor_report(arg, rank, why);
 }
 
 static ucft_status_t setup_fd(struct ucft_context *ctx)
@@ -222,7 +222,7 @@ ucft_status_t ucft_init(const ucft_params_t *params, ucft_context_h *ctx_p)
     st = rt_inbox_init(&ctx->inbox);
     if (st != UCFT_OK)
         goto err_free;
-    st = rt_boot_init(&ctx->boot, &ctx->log);
+    st = boot_init(&ctx->boot, &ctx->log);
     if (st != UCFT_OK)
         goto err_inbox;
     ucft_log_set_prefix(&ctx->log, "ucft rank %d", ctx->boot.rank);
@@ -233,7 +233,7 @@ ucft_status_t ucft_init(const ucft_params_t *params, ucft_context_h *ctx_p)
     tp_ucp_params_t tpp = {.rank = ctx->boot.rank,
                            .size = ctx->boot.size,
                            .log = &ctx->log,
-                           .lookup = rt_boot_lookup,
+                           .lookup = boot_lookup,
                            .lookup_arg = &ctx->boot,
                            .keepalive_ns = ctx->cfg.keepalive_ns,
                            .probe_wait_ns = ctx->cfg.shm_probe_ns,
@@ -252,21 +252,21 @@ ucft_status_t ucft_init(const ucft_params_t *params, ucft_context_h *ctx_p)
     }
     st = setup_fd(ctx);
     if (st == UCFT_OK)
-        st = rt_detect_init(ctx);
+        st = rt_monitor_init(ctx);
     if (st != UCFT_OK)
         goto err_tp;
 
     const void *addr, *hb_addr;
     size_t addr_len, hb_len;
     tp_ucp_address(ctx->tp, &addr, &addr_len);
-    rt_detect_address(ctx, &hb_addr, &hb_len);
-    st = rt_boot_watch_deaths(&ctx->boot, death_event, ctx);
+    rt_monitor_address(ctx, &hb_addr, &hb_len);
+    st = boot_watch_deaths(&ctx->boot, death_event, ctx);
     if (st == UCFT_OK)
-        st = rt_boot_publish(&ctx->boot, addr, addr_len);
+        st = boot_publish(&ctx->boot, addr, addr_len);
     if (st == UCFT_OK && hb_addr != NULL)
-        st = rt_boot_publish_hb(&ctx->boot, hb_addr, hb_len);
+        st = boot_publish_hb(&ctx->boot, hb_addr, hb_len);
     if (st == UCFT_OK)
-        st = rt_locality_publish(&ctx->boot, &ctx->log);
+        st = locality_publish(&ctx->boot, &ctx->log);
     if (st == UCFT_OK)
         st = exchange(ctx);
     if (st != UCFT_OK)
@@ -285,7 +285,7 @@ ucft_status_t ucft_init(const ucft_params_t *params, ucft_context_h *ctx_p)
 
     st = wireup(ctx);
     if (st == UCFT_OK)
-        st = rt_detect_start(ctx);
+        st = rt_monitor_start(ctx);
     if (st != UCFT_OK)
         goto err_tp;
     ctx->ready = 1;
@@ -296,9 +296,9 @@ ucft_status_t ucft_init(const ucft_params_t *params, ucft_context_h *ctx_p)
 
 err_tp:
     rt_place_cleanup(ctx);
-    rt_detect_cleanup(ctx);
-    rt_boot_finalize(&ctx->boot); /* no PMIx callback from here on */
-    rt_detect_free(ctx);
+    rt_monitor_cleanup(ctx);
+    boot_finalize(&ctx->boot); /* no PMIx callback from here on */
+    rt_monitor_free(ctx);
     if (ctx->epfd >= 0)
         close(ctx->epfd);
     tp_destroy(ctx->tp);
@@ -306,7 +306,7 @@ err_tp:
 err_failure:
     rt_failure_cleanup(ctx);
 err_boot:
-    rt_boot_finalize(&ctx->boot);
+    boot_finalize(&ctx->boot);
 err_inbox:
     rt_inbox_cleanup(&ctx->inbox);
 err_free:
@@ -350,8 +350,8 @@ ucft_status_t ucft_finalize(ucft_context_h ctx)
      * rank that leaves is never reported as failed, and wait until every
      * rank has: only then may heartbeat workers go away (a detector still
      * connecting to a destroyed worker trips UCX's TCP transport). */
-    rt_detect_stop(ctx);
-    if (ctx->boot.size > 1 && ctx->detect.mode == RT_DETECT_THREAD) {
+    rt_monitor_stop(ctx);
+    if (ctx->boot.size > 1 && ctx->monitor.mode == RT_MONITOR_THREAD) {
         st = rt_coll_sync(&ctx->world);
         if (st != UCFT_OK)
             ucft_debug(&ctx->log, "finalize barrier (detectors stopped): %s",
@@ -371,7 +371,7 @@ ucft_status_t ucft_finalize(ucft_context_h ctx)
         ucft_debug(&ctx->log, "flush at finalize: %s", ucft_status_string(st));
     /* Everyone must keep progressing until everyone is done sending: fence
      * through PMIx without blocking the transport. */
-    st = rt_boot_fence_nb(&ctx->boot, 0, fence_done, &ctx->inbox);
+    st = boot_fence_nb(&ctx->boot, 0, fence_done, &ctx->inbox);
     if (st == UCFT_OK) {
         /* Some PMIx servers (Open MPI 4.1's mpirun) never complete a fence
          * that includes a dead rank: once failures are known, bound the
@@ -402,14 +402,14 @@ ucft_status_t ucft_finalize(ucft_context_h ctx)
     } else {
         ret = st;
     }
-    rt_detect_cleanup(ctx);
+    rt_monitor_cleanup(ctx);
     rt_coll_cleanup(ctx);
     tp_destroy(ctx->tp);
     rt_coll_free_all(ctx); /* after the transport: its callbacks are done */
     rt_place_cleanup(ctx); /* the collectives pointed at its map */
     /* After this no PMIx thread callback can reach the inbox. */
-    rt_boot_finalize(&ctx->boot);
-    rt_detect_free(ctx);
+    boot_finalize(&ctx->boot);
+    rt_monitor_free(ctx);
     if (ctx->log.level >= UCFT_LOG_DEBUG)
         ucft_debug(&ctx->log, "finalized in %.3f ms",
                    (double)(ucft_clock_now_ns() - t) / 1e6);

@@ -4,14 +4,14 @@
 
 #include "ucft.h"
 #include "runtime/base/log.h"
-#include "runtime/bootstrap.h"
+#include "bootstrap/bootstrap.h"
 #include "runtime/coll.h"
-#include "runtime/locality.h"
+#include "placement/locality.h"
 #include "runtime/ctrl_kinds.h"
-#include "runtime/detect.h"
+#include "runtime/monitor.h"
 #include "runtime/inject.h"
-#include "runtime/rt_config.h"
-#include "runtime/sched_slice.h"
+#include "runtime/variables.h"
+#include "runtime/linux/sched_slice.h"
 #include "transport/transport.h"
 
 #include <pthread.h>
@@ -110,12 +110,12 @@ struct ucft_context {
     ucft_log_t log;
     rt_config_t cfg;
     rt_slice_t slice; /* UCFT_SLICE, given back at finalize */
-    rt_boot_t boot;
+    boot_t boot;
     tp_t *tp;
     int epfd;
     struct ucft_comm world;
     rt_inbox_t inbox;
-    rt_detect_t detect;
+    rt_monitor_t monitor;
     int ready; /* ucft_init has succeeded: callbacks may run */
     int finalizing;
 
@@ -165,7 +165,7 @@ void rt_peer_error_cb(void *arg, int rank, ucft_status_t why);
 void rt_failure_cut_off(void *ctx);
 unsigned rt_failure_progress(struct ucft_context *ctx);
 
-/* place.c: the world communicator's loci (rt_locality_gather) and map
+/* place.c: the world communicator's loci (locality_gather) and map
  * (UCFT_PLACEMENT); cleanup frees them and may run after a failed or
  * partial init. */
 ucft_status_t rt_place_init(struct ucft_context *ctx);

@@ -1,7 +1,7 @@
 /*
  * Placement of the world communicator: the loci of all ranks (where they
- * run, runtime/locality.c) become, through UCFT_PLACEMENT, the map from
- * tree positions to ranks (collectives/placement.h) that every collective
+ * run, placement/locality.c) become, through UCFT_PLACEMENT, the map from
+ * tree positions to ranks (placement/placement.h) that every collective
  * of the communicator gets in coll_args_t.map. Computed once at init, after
  * the start-up fence, identically at every rank (same loci, deterministic
  * placement_compute).
@@ -15,7 +15,7 @@ _Static_assert(PLACEMENT_INTERLEAVE == 0 && PLACEMENT_LOCALITY == 1 &&
                    PLACEMENT_IDENTITY == 2,
                "UCFT_PLACEMENT choices follow placement_policy_t");
 
-static const char *source_name(rt_locality_source_t s)
+static const char *source_name(locality_source_t s)
 {
     return s == RT_LOCALITY_NODEID     ? "PMIX_NODEID"
            : s == RT_LOCALITY_HOSTNAME ? "hostnames"
@@ -26,7 +26,7 @@ ucft_status_t rt_place_init(struct ucft_context *ctx)
 {
     struct ucft_comm *w = &ctx->world;
     int n = w->size, bound = 0;
-    rt_locality_source_t source;
+    locality_source_t source;
     ucft_status_t st;
 
     w->policy = (placement_policy_t)ctx->cfg.placement;
@@ -38,7 +38,7 @@ ucft_status_t rt_place_init(struct ucft_context *ctx)
         w->pos_of == NULL)
         return UCFT_ERR_NO_MEMORY;
     st =
-        rt_locality_gather(&ctx->boot, &ctx->log, w->loci, &w->nnodes, &source);
+        locality_gather(&ctx->boot, &ctx->log, w->loci, &w->nnodes, &source);
     if (st != UCFT_OK)
         return st;
     st = placement_compute(w->policy, w->loci, n, w->rank_at, w->pos_of);

@@ -1,6 +1,6 @@
 /* The calling thread's time slice for the tests (sched_getattr(2):
  * sched_runtime; 0 where the kernel reports none, UINT64_MAX if the call
- * failed). Shared by the unit test of runtime/sched_slice.c and the
+ * failed). Shared by the unit test of runtime/linux/sched_slice.c and the
  * integration programs that check UCFT_SLICE's contract. */
 #ifndef UCFT_TESTS_THREAD_SLICE_H
 #define UCFT_TESTS_THREAD_SLICE_H

@@ -10,7 +10,7 @@
  *  - external fast-path news (PMIx event, endpoint error) ->
  *    det_declare(rank, DET_WHY_EXTERNAL);
  *  - the kernel saying the rank's process is ending (alive slot, pidfd:
- *    runtime/procwatch.h) -> det_declare(rank, DET_WHY_EXITED): like
+ *    runtime/linux/procwatch.h) -> det_declare(rank, DET_WHY_EXITED): like
  *    external news, but no fencing notice is sent to the dead process
  *    (it would only open a connection to it).
  *  - failure news from the broadcast -> declared with DET_WHY_NEWS.

@@ -60,7 +60,7 @@ static int send_raw(ucp_worker_h w, ucp_ep_h ep, uint64_t tag, int64_t v,
     return ucp_done(w, ucp_tag_send_nbx(ep, &v, sizeof(v), tag, &prm), what);
 }
 
-/* Rank 0's worker address, as ucft published it (runtime/bootstrap.c). */
+/* Rank 0's worker address, as ucft published it (bootstrap/bootstrap.c). */
 static int get_addr(pmix_value_t **val)
 {
     pmix_proc_t me, peer;

@@ -7,7 +7,7 @@
  * live rank ends (bounded run) with a correct result or
  * UCFT_ERR_PROC_FAILED, never a hang, never a wrong value. */
 #include "collectives/dtype.h"
-#include "tools/sim/simrun.h"
+#include "simrun/simrun.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

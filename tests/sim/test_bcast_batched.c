@@ -1,6 +1,6 @@
 /*
  * Corrected broadcast with batched copies (corrected-batched), instances
- * back to back on one sim world (tools/sim/simseq.h): every rank loops
+ * back to back on one sim world (simrun/simseq.h): every rank loops
  * over the broadcasts with seeded compute times between its calls, its
  * copy channel lives across them and holds copies (UCFT_COLL_BATCH) until
  * a batch is full or the rank waits. The single-instance campaigns of
@@ -18,7 +18,7 @@
  *    called before waiting;
  *  - beyond f: every run ends, never with wrong data.
  */
-#include "tools/sim/simseq.h"
+#include "simrun/simseq.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

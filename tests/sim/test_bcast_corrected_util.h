@@ -6,7 +6,7 @@
 #include "collectives/tree_binomial.h"
 #include "collectives/tree_kary.h"
 #include "collectives/tree_lame.h"
-#include "tools/sim/simrun.h"
+#include "simrun/simrun.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

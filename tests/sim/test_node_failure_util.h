@@ -4,8 +4,8 @@
 #define UCFT_TEST_NODE_FAILURE_UTIL_H
 
 #include "collectives/dtype.h"
-#include "tools/sim/simnodes.h"
-#include "tools/sim/simrun.h"
+#include "simrun/simnodes.h"
+#include "simrun/simrun.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -4,7 +4,7 @@
 
 #include "collectives/dtype.h"
 #include "collectives/itree.h"
-#include "tools/sim/simrun.h"
+#include "simrun/simrun.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

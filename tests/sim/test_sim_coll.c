@@ -3,7 +3,7 @@
  * failures, determinism. */
 #include "collectives/dtype.h"
 #include "collectives/tree_binomial.h"
-#include "tools/sim/simrun.h"
+#include "simrun/simrun.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

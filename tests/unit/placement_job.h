@@ -7,7 +7,7 @@
 
 #include "cmocka_inc.h"
 #include "collectives/coll_op.h"
-#include "collectives/placement.h"
+#include "placement/placement.h"
 
 #include <stdlib.h>
 #include <string.h>

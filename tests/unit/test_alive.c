@@ -1,10 +1,10 @@
-/* Alive slots (runtime/alive.c) and io_uring futex waits
- * (runtime/uring_futex.c) between real processes: a killed holder is
+/* Alive slots (runtime/linux/alive.c) and io_uring futex waits
+ * (runtime/linux/uring_futex.c) between real processes: a killed holder is
  * reported as dying, a clean release as ended, bad attachments fail. */
 #include "cmocka_inc.h"
 
-#include "runtime/alive.h"
-#include "runtime/uring_futex.h"
+#include "runtime/linux/alive.h"
+#include "runtime/linux/uring_futex.h"
 
 #include <errno.h>
 #include <poll.h>

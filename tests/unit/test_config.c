@@ -1,7 +1,7 @@
 #include "cmocka_inc.h"
 #include "runtime/base/config.h"
 #include "runtime/base/log.h"
-#include "runtime/rt_config.h"
+#include "runtime/variables.h"
 
 #include <string.h>
 

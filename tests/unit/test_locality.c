@@ -1,11 +1,11 @@
 /*
- * Unit tests of the pure parts of runtime/locality.c: a rank's published
+ * Unit tests of the pure parts of placement/locality.c: a rank's published
  * description (encode / decode, malformed input rejected) and the node ids
  * every rank derives from all descriptions (launcher ids kept when every
  * rank has one, else hostnames numbered in order of first appearance).
  */
 #include "cmocka_inc.h"
-#include "runtime/locality.h"
+#include "placement/locality.h"
 
 #include <string.h>
 
@@ -14,27 +14,27 @@ static void test_locality_encode_decode(void **state)
     (void)state;
     placement_locus_t in = {3, 0, 1, 7}, out;
     char text[320], host[64];
-    int len = rt_locality_encode(&in, "vm-n3", text, sizeof(text));
+    int len = locality_encode(&in, "vm-n3", text, sizeof(text));
 
     assert_int_equal(len, (int)strlen("3 0 1 7 vm-n3"));
     assert_string_equal(text, "3 0 1 7 vm-n3");
     /* The published bytes carry no NUL. */
     assert_int_equal(
-        rt_locality_decode(text, (size_t)len, &out, host, sizeof(host)), 0);
+        locality_decode(text, (size_t)len, &out, host, sizeof(host)), 0);
     assert_memory_equal(&in, &out, sizeof(in));
     assert_string_equal(host, "vm-n3");
     in = (placement_locus_t){-1, -1, -1, -1};
-    len = rt_locality_encode(&in, "h", text, sizeof(text));
+    len = locality_encode(&in, "h", text, sizeof(text));
     assert_int_equal(
-        rt_locality_decode(text, (size_t)len, &out, host, sizeof(host)), 0);
+        locality_decode(text, (size_t)len, &out, host, sizeof(host)), 0);
     assert_int_equal(out.node, -1);
     assert_int_equal(out.core, -1);
     /* A hostname that would not parse back is replaced. */
-    assert_true(rt_locality_encode(&in, "a b", text, sizeof(text)) > 0);
+    assert_true(locality_encode(&in, "a b", text, sizeof(text)) > 0);
     assert_string_equal(text, "-1 -1 -1 -1 ?");
-    assert_true(rt_locality_encode(&in, "", text, sizeof(text)) > 0);
+    assert_true(locality_encode(&in, "", text, sizeof(text)) > 0);
     assert_string_equal(text, "-1 -1 -1 -1 ?");
-    assert_int_equal(rt_locality_encode(&in, "host", text, 8), -1);
+    assert_int_equal(locality_encode(&in, "host", text, 8), -1);
 }
 
 static void test_locality_decode_rejects(void **state)
@@ -49,17 +49,17 @@ static void test_locality_decode_rejects(void **state)
 
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         assert_int_equal(
-            rt_locality_decode(bad[i], strlen(bad[i]), &l, host, sizeof(host)),
+            locality_decode(bad[i], strlen(bad[i]), &l, host, sizeof(host)),
             -1);
         assert_int_equal(l.node, 9); /* untouched */
     }
     /* A hostname longer than the caller's buffer, a text too long. */
     assert_int_equal(
-        rt_locality_decode("0 0 0 0 averylonghost", 21, &l, host, sizeof(host)),
+        locality_decode("0 0 0 0 averylonghost", 21, &l, host, sizeof(host)),
         -1);
     memset(longtext, 'x', sizeof(longtext));
     assert_int_equal(
-        rt_locality_decode(longtext, sizeof(longtext), &l, host, sizeof(host)),
+        locality_decode(longtext, sizeof(longtext), &l, host, sizeof(host)),
         -1);
 }
 
@@ -69,9 +69,9 @@ static void test_locality_nodes_from_ids(void **state)
     placement_locus_t l[4] = {
         {7, -1, -1, -1}, {3, 0, 0, 1}, {7, 0, 0, 0}, {0, -1, -1, -1}};
     const char *hosts[4] = {"x", "x", "x", "x"}; /* ignored */
-    rt_locality_source_t src;
+    locality_source_t src;
 
-    assert_int_equal(rt_locality_assign_nodes(l, hosts, 4, &src), 3);
+    assert_int_equal(locality_assign_nodes(l, hosts, 4, &src), 3);
     assert_int_equal(src, RT_LOCALITY_NODEID);
     /* The launcher's ids stay as they are. */
     assert_int_equal(l[0].node, 7);
@@ -92,9 +92,9 @@ static void test_locality_nodes_from_hostnames(void **state)
                               {0, -1, -1, -1},
                               {2, -1, -1, -1}};
     const char *hosts[5] = {"b", "a", "b", "c", "a"};
-    rt_locality_source_t src;
+    locality_source_t src;
 
-    assert_int_equal(rt_locality_assign_nodes(l, hosts, 5, &src), 3);
+    assert_int_equal(locality_assign_nodes(l, hosts, 5, &src), 3);
     assert_int_equal(src, RT_LOCALITY_HOSTNAME);
     assert_int_equal(l[0].node, 0);
     assert_int_equal(l[1].node, 1);
@@ -103,7 +103,7 @@ static void test_locality_nodes_from_hostnames(void **state)
     assert_int_equal(l[4].node, 1);
     placement_locus_t one = {-1, -1, -1, -1};
     const char *h1[1] = {"solo"};
-    assert_int_equal(rt_locality_assign_nodes(&one, h1, 1, &src), 1);
+    assert_int_equal(locality_assign_nodes(&one, h1, 1, &src), 1);
     assert_int_equal(one.node, 0);
 }
 

@@ -1,4 +1,4 @@
-/* Placement policies (collectives/placement.c): names, bad input, valid
+/* Placement policies (placement/placement.c): names, bad input, valid
  * permutations, determinism, interleave against a naive recursive
  * reference of its definition, imbalanced nodes, unknown ids, large n.
  * The guarantees per policy: test_placement_guarantees.c. */

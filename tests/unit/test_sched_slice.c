@@ -1,9 +1,9 @@
-/* Per-thread time slices (runtime/sched_slice.c): asked for, kept to the
+/* Per-thread time slices (runtime/linux/sched_slice.c): asked for, kept to the
  * calling thread, given back only by that thread. Kernels without
  * per-thread slices (before Linux 6.12) skip the checks that need them. */
 #include "cmocka_inc.h"
 
-#include "runtime/sched_slice.h"
+#include "runtime/linux/sched_slice.h"
 #include "tests/thread_slice.h"
 
 #include <pthread.h>

@@ -1,8 +1,8 @@
 /* Loci from PMIx locality strings and from cpusets on synthetic hwloc
- * topologies (collectives/topo_hwloc.c). */
+ * topologies (placement/topo_hwloc.c). */
 #include "cmocka_inc.h"
-#include "collectives/placement.h"
-#include "collectives/topo_hwloc.h"
+#include "placement/placement.h"
+#include "placement/topo_hwloc.h"
 
 #include <stdio.h>
 #include <string.h>

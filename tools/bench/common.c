@@ -1,12 +1,12 @@
 /*
  * Shared helpers of ucft-bench: monotonic clock, option value parsers,
  * quantiles, and the waiting mode, read from the same variables and with
- * the same defaults as the runtime (runtime/rt_config.c), so that the raw
+ * the same defaults as the runtime (runtime/variables.c), so that the raw
  * UCP baseline waits exactly the way ucft does.
  */
 #include "tools/bench/bench.h"
 #include "runtime/base/config.h"
-#include "runtime/rt_config.h"
+#include "runtime/variables.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -25,7 +25,7 @@
  */
 #include "tools/bench/detector.h"
 #include "runtime/base/config.h"
-#include "runtime/rt_config.h"
+#include "runtime/variables.h"
 #include "ucft.h"
 
 #include <poll.h>

@@ -6,7 +6,7 @@
  */
 #include "ucft.h"
 #include "runtime/base/config.h"
-#include "runtime/rt_config.h"
+#include "runtime/variables.h"
 
 #include <hwloc.h>
 #include <pmix.h>

@@ -4,8 +4,8 @@
 #ifndef UCFT_TOOLS_UCFT_SIM_H
 #define UCFT_TOOLS_UCFT_SIM_H
 
-#include "simnodes.h"
-#include "simrun.h"
+#include "simrun/simnodes.h"
+#include "simrun/simrun.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -16,7 +16,7 @@
 #define UCFT_TOOLS_TOPO_REPORT_H
 
 #include "collectives/coll_op.h"
-#include "collectives/placement.h"
+#include "placement/placement.h"
 
 #include <stdio.h>
 

@@ -7,7 +7,7 @@
  * the running job, as the runtime placed it (topo_online.c). Both print
  * topo_report(). See docs/placement.md.
  */
-#include "collectives/topo_hwloc.h"
+#include "placement/topo_hwloc.h"
 #include "topo_online.h"
 #include "topo_report.h"
 #include "runtime/base/config.h"

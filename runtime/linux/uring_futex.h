@@ -12,8 +12,8 @@
  * io_uring, forbids it (kernel.io_uring_disabled) or has no futex op; the
  * caller then does without. Not thread-safe: one thread owns a ring.
  */
-#ifndef UCFT_RT_URING_FUTEX_H
-#define UCFT_RT_URING_FUTEX_H
+#ifndef UCFT_RT_LINUX_URING_FUTEX_H
+#define UCFT_RT_LINUX_URING_FUTEX_H
 
 #include "ucft.h"
 

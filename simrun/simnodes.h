@@ -1,7 +1,7 @@
 /*
  * Pretend nodes for the simulator: ranks split into K nodes (failure
  * domains) the way a launcher would map them, and the placement map
- * (collectives/placement.h) computed from those loci. Used by ucft-sim and
+ * (placement/placement.h) computed from those loci. Used by ucft-sim and
  * the sim tests; a driver helper, not algorithm code.
  *
  *  map-by slot: blocks, ranks 0..ppn-1 on node 0 (node = r * K / N, so
@@ -11,11 +11,11 @@
  * Every rank's locus is {node, package 0, NUMA 0, core = its index among
  * the ranks of its node} (one rank per core).
  */
-#ifndef UCFT_TOOLS_SIMNODES_H
-#define UCFT_TOOLS_SIMNODES_H
+#ifndef UCFT_SIMRUN_SIMNODES_H
+#define UCFT_SIMRUN_SIMNODES_H
 
 #include "collectives/coll_op.h"
-#include "collectives/placement.h"
+#include "placement/placement.h"
 
 #include <stdint.h>
 

@@ -1,8 +1,8 @@
 /* A thread's time slice (Linux 6.12+, EEVDF): how long it may run before
  * a waiting thread of its core is picked, and how soon it is picked after
  * waking. Older kernels and other systems ignore it. */
-#ifndef UCFT_RT_SCHED_SLICE_H
-#define UCFT_RT_SCHED_SLICE_H
+#ifndef UCFT_RT_LINUX_SCHED_SLICE_H
+#define UCFT_RT_LINUX_SCHED_SLICE_H
 
 #include "runtime/base/log.h"
 

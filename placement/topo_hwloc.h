@@ -11,8 +11,8 @@
  * a level the topology lacks (no package objects) gives -1 at that level
  * only.
  */
-#ifndef UCFT_COLL_TOPO_HWLOC_H
-#define UCFT_COLL_TOPO_HWLOC_H
+#ifndef UCFT_PLACEMENT_TOPO_HWLOC_H
+#define UCFT_PLACEMENT_TOPO_HWLOC_H
 
 #include "placement.h"
 

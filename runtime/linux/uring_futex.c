@@ -1,5 +1,5 @@
 /* A minimal io_uring for futex waits (see uring_futex.h). */
-#include "runtime/uring_futex.h"
+#include "runtime/linux/uring_futex.h"
 
 #include <errno.h>
 #include <linux/futex.h>

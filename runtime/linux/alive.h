@@ -25,8 +25,8 @@
  * (io_uring futex waits need Linux 6.7, /proc access to the peer) leaves
  * the pidfd watch alone in charge.
  */
-#ifndef UCFT_RT_ALIVE_H
-#define UCFT_RT_ALIVE_H
+#ifndef UCFT_RT_LINUX_ALIVE_H
+#define UCFT_RT_LINUX_ALIVE_H
 
 #include "ucft.h"
 

@@ -78,7 +78,7 @@ static void *cstate_of(const simrun_ctx_t *c, int r)
 }
 
 /* A rank's notification that `failed` died, in the runtime's way
- * (runtime/failure.c): the rank declares the peer failed to its transport
+ * (runtime/failed_set.c): the rank declares the peer failed to its transport
  * (its sends to the peer end, T5), and the op state hears of it unless the
  * operation completed. */
 static void peer_error(void *arg, int failed, ucft_status_t why)

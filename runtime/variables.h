@@ -1,6 +1,6 @@
 /* Configuration of the runtime (UCFT_* variables; `ucft-info -c`). */
-#ifndef UCFT_RT_CONFIG_H
-#define UCFT_RT_CONFIG_H
+#ifndef UCFT_RT_VARIABLES_H
+#define UCFT_RT_VARIABLES_H
 
 #include "runtime/base/config.h"
 

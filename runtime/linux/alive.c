@@ -1,5 +1,5 @@
 /* Robust-mutex slots telling a dying process early (see alive.h). */
-#include "runtime/alive.h"
+#include "runtime/linux/alive.h"
 
 #include <errno.h>
 #include <fcntl.h>

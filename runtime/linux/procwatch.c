@@ -1,6 +1,6 @@
 /* Watching the processes of the ranks on this node (see procwatch.h). */
-#include "runtime/procwatch.h"
-#include "runtime/bootstrap.h"
+#include "runtime/linux/procwatch.h"
+#include "bootstrap/bootstrap.h"
 #include "runtime/base/procstat.h"
 
 #include <errno.h>
@@ -74,7 +74,7 @@ static int cmp_int(const void *a, const void *b)
 static int *sorted_peers(struct rt_boot *b, size_t *n)
 {
     int *peers = NULL;
-    if (rt_boot_local_peers(b, &peers, n) != UCFT_OK || *n < 2) {
+    if (boot_local_peers(b, &peers, n) != UCFT_OK || *n < 2) {
         free(peers);
         *n = 0;
         return NULL;
@@ -118,7 +118,7 @@ ucft_status_t rt_procwatch_publish(rt_procwatch_t *w, struct rt_boot *b)
         id.nslots = (uint32_t)n;
         w->own_slot = me;
     }
-    return rt_boot_put(b, PW_KEY, &id, sizeof(id));
+    return boot_put(b, PW_KEY, &id, sizeof(id));
 }
 
 /* A pidfd for `rank`'s process, or -1. */
@@ -129,7 +129,7 @@ static int open_peer(struct rt_boot *b, const pw_ident_t *me, int rank,
     size_t len = 0;
     pw_ident_t id;
 
-    if (rt_boot_get_opt(b, PW_KEY, rank, &data, &len) != UCFT_OK)
+    if (boot_get_opt(b, PW_KEY, rank, &data, &len) != UCFT_OK)
         return -1;
     int ok = len == sizeof(id);
     if (ok)

@@ -14,7 +14,7 @@
  *          and still watches.
  *
  * Flow of failure knowledge:
- *   evidence (PMIx thread, endpoint errors) --rt_detect_report--> detector
+ *   evidence (PMIx thread, endpoint errors) --rt_monitor_report--> detector
  *   detector's decision --inbox (decided)--> owner: failed set, transport
  *   fencing, pending operations, failure callback (ucft_progress).
  * In THREAD mode evidence also goes to the owner's inbox directly (the
@@ -22,16 +22,16 @@
  * does not wait for a heartbeat-thread wake-up; the detector's own
  * decision for that rank then finds it already failed.
  * In THREAD mode the heartbeat thread also watches the processes of the
- * ranks on this node (runtime/procwatch.h): a death there is evidence too.
+ * ranks on this node (runtime/linux/procwatch.h): a death there is evidence too.
  * With UCFT_DETECTOR_FASTPATH=n evidence is ignored and only heartbeats
  * decide. A rank that learns it was declared failed logs why and aborts
  * (fencing: a declared rank is dead to the job forever).
  */
-#ifndef UCFT_RT_DETECT_H
-#define UCFT_RT_DETECT_H
+#ifndef UCFT_RT_MONITOR_H
+#define UCFT_RT_MONITOR_H
 
 #include "ucft.h"
-#include "runtime/procwatch.h"
+#include "runtime/linux/procwatch.h"
 #include "transport/transport.h"
 
 #include <pthread.h>
@@ -41,15 +41,15 @@
 struct ucft_context;
 struct det;
 
-typedef enum rt_detect_mode {
-    RT_DETECT_OFF = 0,
-    RT_DETECT_INLINE,
-    RT_DETECT_THREAD,
-} rt_detect_mode_t;
+typedef enum rt_monitor_mode {
+    RT_MONITOR_OFF = 0,
+    RT_MONITOR_INLINE,
+    RT_MONITOR_THREAD,
+} rt_monitor_mode_t;
 
 typedef struct rt_detect {
-    int inited; /* rt_detect_init ran (its fds are set) */
-    rt_detect_mode_t mode;
+    int inited; /* rt_monitor_init ran (its fds are set) */
+    rt_monitor_mode_t mode;
     int fastpath;
     struct ucft_context *ctx;
     struct det *det; /* INLINE: owner's thread; THREAD: the thread only */
@@ -74,30 +74,30 @@ typedef struct rt_detect {
     _Atomic unsigned char *decided;
     int pidfd;         /* watch local ranks' processes (UCFT_DETECTOR_PIDFD) */
     rt_procwatch_t pw; /* the thread's once started */
-} rt_detect_t;
+} rt_monitor_t;
 
 /* Before the address exchange: chooses the mode and, for THREAD, creates
- * the heartbeat worker (whose address rt_detect_address returns). */
-ucft_status_t rt_detect_init(struct ucft_context *ctx);
+ * the heartbeat worker (whose address rt_monitor_address returns). */
+ucft_status_t rt_monitor_init(struct ucft_context *ctx);
 /* The heartbeat worker's address, or NULL/0 when there is none. */
-void rt_detect_address(struct ucft_context *ctx, const void **addr,
+void rt_monitor_address(struct ucft_context *ctx, const void **addr,
                        size_t *len);
 /* After wire-up: starts heartbeats (and the thread). */
-ucft_status_t rt_detect_start(struct ucft_context *ctx);
+ucft_status_t rt_monitor_start(struct ucft_context *ctx);
 /* Evidence that `rank` failed. Any thread. */
-void rt_detect_report(struct ucft_context *ctx, int rank, ucft_status_t why);
+void rt_monitor_report(struct ucft_context *ctx, int rank, ucft_status_t why);
 /* INLINE only, from the owner's progress: evidence taken from the inbox. */
-void rt_detect_declare(struct ucft_context *ctx, int rank);
+void rt_monitor_declare(struct ucft_context *ctx, int rank);
 /* Clean stop (finalize), in two steps so that no heartbeat worker goes
  * away while another rank's detector may still connect to it:
- * rt_detect_stop stops the detector (the observer is told not to watch us;
+ * rt_monitor_stop stops the detector (the observer is told not to watch us;
  * the worker keeps serving; evidence is applied directly from now on);
- * after a barrier, rt_detect_cleanup destroys the worker. */
-void rt_detect_stop(struct ucft_context *ctx);
-void rt_detect_cleanup(struct ucft_context *ctx);
-/* What another thread's rt_detect_report may still touch (its lock, the
+ * after a barrier, rt_monitor_cleanup destroys the worker. */
+void rt_monitor_stop(struct ucft_context *ctx);
+void rt_monitor_cleanup(struct ucft_context *ctx);
+/* What another thread's rt_monitor_report may still touch (its lock, the
  * decided set, the wake-up fd): freed only once no PMIx callback can run,
- * i.e. after rt_boot_finalize. */
-void rt_detect_free(struct ucft_context *ctx);
+ * i.e. after boot_finalize. */
+void rt_monitor_free(struct ucft_context *ctx);
 
 #endif

@@ -54,7 +54,7 @@ static void sweep_receives(struct ucft_context *ctx, int rank)
  * rank can no longer hear its node, and a rank that cannot receive would
  * hang every collective that needs it. Stopping turns that into one more
  * failure, which the survivors detect and correct. The library's second
- * documented abort, beside fencing (runtime/detect.c). */
+ * documented abort, beside fencing (runtime/monitor.c). */
 void rt_failure_cut_off(void *arg)
 {
     struct ucft_context *ctx = arg;
@@ -102,7 +102,7 @@ void rt_failure_declare(struct ucft_context *ctx, int rank, ucft_status_t why)
  * the detector (or a failure at once when the detector is off). */
 void rt_peer_error_cb(void *arg, int rank, ucft_status_t why)
 {
-    rt_detect_report(arg, rank, why);
+    rt_monitor_report(arg, rank, why);
 }
 
 unsigned rt_failure_progress(struct ucft_context *ctx)
@@ -134,7 +134,7 @@ unsigned rt_failure_progress(struct ucft_context *ctx)
             pthread_mutex_unlock(&in->lock);
             for (size_t i = 0; i < k; i++) {
                 if (ext[i])
-                    rt_detect_declare(ctx, ranks[i]); /* INLINE detector */
+                    rt_monitor_declare(ctx, ranks[i]); /* INLINE detector */
                 else
                     rt_failure_declare(ctx, ranks[i], why[i]);
             }

@@ -29,13 +29,13 @@
  * failure: the owner ignores this evidence once its detector has stopped.
  * Owned by the heartbeat thread once started; no thread of its own.
  */
-#ifndef UCFT_RT_PROCWATCH_H
-#define UCFT_RT_PROCWATCH_H
+#ifndef UCFT_RT_LINUX_PROCWATCH_H
+#define UCFT_RT_LINUX_PROCWATCH_H
 
 #include "ucft.h"
-#include "runtime/alive.h"
+#include "runtime/linux/alive.h"
 #include "runtime/base/log.h"
-#include "runtime/uring_futex.h"
+#include "runtime/linux/uring_futex.h"
 
 #include <stddef.h>
 

@@ -7,9 +7,9 @@
  *   PMIX_EVENT_PROC_TERMINATED; PRRTE (recoverable, notifyerrors) only
  *   sends -402. Open MPI 4.1's mpirun sends none.
  * - The event handler runs on the PMIx progress thread: it only hands the
- *   news over (rt_boot_death_cb_t), it never touches the context.
+ *   news over (boot_death_cb_t), it never touches the context.
  */
-#include "runtime/bootstrap.h"
+#include "bootstrap/bootstrap.h"
 
 #include <pmix.h>
 #include <stdint.h>
@@ -21,14 +21,14 @@
 #define HB_ADDR_KEY "ucft.ucp.hbaddr"
 #define LIVE_KEY    "ucft.live" /* 1 byte: 1 while a context of ours runs */
 
-static void load_proc(const rt_boot_t *b, pmix_proc_t *p, pmix_rank_t rank)
+static void load_proc(const boot_t *b, pmix_proc_t *p, pmix_rank_t rank)
 {
     PMIX_PROC_CONSTRUCT(p);
     PMIX_LOAD_PROCID(p, b->nspace, rank);
 }
 
 /* Reads an integer-valued key of any width. Returns 0 on success. */
-static int get_int(const rt_boot_t *b, pmix_rank_t rank, const char *key,
+static int get_int(const boot_t *b, pmix_rank_t rank, const char *key,
                    long *out)
 {
     pmix_proc_t p;
@@ -65,7 +65,7 @@ static int get_int(const rt_boot_t *b, pmix_rank_t rank, const char *key,
     return rc;
 }
 
-static void init_singleton(rt_boot_t *b)
+static void init_singleton(boot_t *b)
 {
     b->singleton = 1;
     b->rank = 0;
@@ -76,7 +76,7 @@ static void init_singleton(rt_boot_t *b)
     snprintf(b->nspace, sizeof(b->nspace), "singleton.%ld", (long)getpid());
 }
 
-ucft_status_t rt_boot_init(rt_boot_t *b, const ucft_log_t *log)
+ucft_status_t boot_init(boot_t *b, const ucft_log_t *log)
 {
     pmix_proc_t me;
     pmix_status_t rc;
@@ -136,7 +136,7 @@ err:
     return UCFT_ERR_BOOTSTRAP;
 }
 
-ucft_status_t rt_boot_put(rt_boot_t *b, const char *key, const void *addr,
+ucft_status_t boot_put(boot_t *b, const char *key, const void *addr,
                           size_t len)
 {
     pmix_value_t val;
@@ -161,12 +161,12 @@ ucft_status_t rt_boot_put(rt_boot_t *b, const char *key, const void *addr,
     return UCFT_OK;
 }
 
-ucft_status_t rt_boot_publish_hb(rt_boot_t *b, const void *addr, size_t len)
+ucft_status_t boot_publish_hb(boot_t *b, const void *addr, size_t len)
 {
-    return rt_boot_put(b, HB_ADDR_KEY, addr, len);
+    return boot_put(b, HB_ADDR_KEY, addr, len);
 }
 
-static ucft_status_t get_bytes_q(rt_boot_t *b, const char *key, int rank,
+static ucft_status_t get_bytes_q(boot_t *b, const char *key, int rank,
                                  void **addr, size_t *len, int quiet)
 {
     pmix_proc_t p;
@@ -222,7 +222,7 @@ static ucft_status_t get_bytes_q(rt_boot_t *b, const char *key, int rank,
     return UCFT_OK;
 }
 
-ucft_status_t rt_boot_publish(rt_boot_t *b, const void *addr, size_t len)
+ucft_status_t boot_publish(boot_t *b, const void *addr, size_t len)
 {
     unsigned char *live = NULL;
     size_t llen = 0;
@@ -247,35 +247,35 @@ ucft_status_t rt_boot_publish(rt_boot_t *b, const void *addr, size_t len)
             return UCFT_ERR_INVALID_PARAM;
         }
     }
-    ucft_status_t st = rt_boot_put(b, ADDR_KEY, addr, len);
-    if (st == UCFT_OK && (st = rt_boot_put(b, LIVE_KEY, "\1", 1)) == UCFT_OK)
+    ucft_status_t st = boot_put(b, ADDR_KEY, addr, len);
+    if (st == UCFT_OK && (st = boot_put(b, LIVE_KEY, "\1", 1)) == UCFT_OK)
         b->live_set = 1;
     return st;
 }
 
-ucft_status_t rt_boot_get(rt_boot_t *b, const char *key, int rank, void **addr,
+ucft_status_t boot_get(boot_t *b, const char *key, int rank, void **addr,
                           size_t *len)
 {
     return get_bytes_q(b, key, rank, addr, len, 0);
 }
 
-ucft_status_t rt_boot_get_opt(rt_boot_t *b, const char *key, int rank,
+ucft_status_t boot_get_opt(boot_t *b, const char *key, int rank,
                               void **addr, size_t *len)
 {
     return get_bytes_q(b, key, rank, addr, len, 1);
 }
 
-ucft_status_t rt_boot_lookup(void *arg, int rank, void **addr, size_t *len)
+ucft_status_t boot_lookup(void *arg, int rank, void **addr, size_t *len)
 {
-    return rt_boot_get(arg, ADDR_KEY, rank, addr, len);
+    return boot_get(arg, ADDR_KEY, rank, addr, len);
 }
 
-ucft_status_t rt_boot_lookup_hb(void *arg, int rank, void **addr, size_t *len)
+ucft_status_t boot_lookup_hb(void *arg, int rank, void **addr, size_t *len)
 {
-    return rt_boot_get(arg, HB_ADDR_KEY, rank, addr, len);
+    return boot_get(arg, HB_ADDR_KEY, rank, addr, len);
 }
 
-ucft_status_t rt_boot_local_peers(rt_boot_t *b, int **ranks, size_t *n)
+ucft_status_t boot_local_peers(boot_t *b, int **ranks, size_t *n)
 {
     pmix_proc_t p;
     pmix_value_t *v = NULL;
@@ -319,7 +319,7 @@ ucft_status_t rt_boot_local_peers(rt_boot_t *b, int **ranks, size_t *n)
     return st;
 }
 
-int rt_boot_locality_string(rt_boot_t *b, char *buf, size_t len)
+int boot_locality_string(boot_t *b, char *buf, size_t len)
 {
     pmix_proc_t p;
     pmix_value_t *v = NULL;
@@ -367,7 +367,7 @@ static ucft_status_t death_reason(pmix_status_t code, const pmix_info_t *info,
     return UCFT_ERR_PROC_FAILED;
 }
 
-static void emit_proc(rt_boot_t *b, const pmix_proc_t *p, ucft_status_t why)
+static void emit_proc(boot_t *b, const pmix_proc_t *p, ucft_status_t why)
 {
     if (p == NULL || !PMIX_CHECK_NSPACE(p->nspace, b->nspace))
         return;
@@ -382,7 +382,7 @@ static void death_handler(size_t id, pmix_status_t code,
                           pmix_event_notification_cbfunc_fn_t cbfunc,
                           void *cbdata)
 {
-    rt_boot_t *b = NULL;
+    boot_t *b = NULL;
     const pmix_proc_t *affected = NULL;
     const pmix_data_array_t *many = NULL;
     (void)id;
@@ -416,7 +416,7 @@ static void death_handler(size_t id, pmix_status_t code,
         cbfunc(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbdata);
 }
 
-ucft_status_t rt_boot_watch_deaths(rt_boot_t *b, rt_boot_death_cb_t cb,
+ucft_status_t boot_watch_deaths(boot_t *b, boot_death_cb_t cb,
                                    void *arg)
 {
     pmix_status_t codes[] = {
@@ -453,7 +453,7 @@ ucft_status_t rt_boot_watch_deaths(rt_boot_t *b, rt_boot_death_cb_t cb,
     return UCFT_OK;
 }
 
-static pmix_status_t fence_post(rt_boot_t *b);
+static pmix_status_t fence_post(boot_t *b);
 
 /* PMIx 4.2 counts a participant's orderly PMIx_Finalize as its loss when
  * it lands during a fence: a process that finalized and initialized again
@@ -463,7 +463,7 @@ static pmix_status_t fence_post(rt_boot_t *b);
  * a second partial success is an error. */
 static void fence_done(pmix_status_t status, void *cbdata)
 {
-    rt_boot_t *b = cbdata;
+    boot_t *b = cbdata;
     if (status == PMIX_ERR_PARTIAL_SUCCESS && !b->fence_retried) {
         b->fence_retried = 1;
         ucft_warn(b->log,
@@ -481,7 +481,7 @@ static void fence_done(pmix_status_t status, void *cbdata)
                 status == PMIX_SUCCESS ? UCFT_OK : UCFT_ERR_BOOTSTRAP);
 }
 
-static pmix_status_t fence_post(rt_boot_t *b)
+static pmix_status_t fence_post(boot_t *b)
 {
     pmix_proc_t all;
     pmix_info_t info;
@@ -496,7 +496,7 @@ static pmix_status_t fence_post(rt_boot_t *b)
     return rc;
 }
 
-ucft_status_t rt_boot_fence_nb(rt_boot_t *b, int collect, rt_boot_done_cb_t cb,
+ucft_status_t boot_fence_nb(boot_t *b, int collect, boot_done_cb_t cb,
                                void *arg)
 {
     if (b->singleton) {
@@ -519,7 +519,7 @@ ucft_status_t rt_boot_fence_nb(rt_boot_t *b, int collect, rt_boot_done_cb_t cb,
     return UCFT_OK;
 }
 
-void rt_boot_finalize(rt_boot_t *b)
+void boot_finalize(boot_t *b)
 {
     if (!b->pmix_up)
         return;
@@ -527,7 +527,7 @@ void rt_boot_finalize(rt_boot_t *b)
         PMIx_Deregister_event_handler(b->ev_id, NULL, NULL);
     b->ev_registered = 0;
     if (b->live_set)
-        rt_boot_put(b, LIVE_KEY, "\0", 1);
+        boot_put(b, LIVE_KEY, "\0", 1);
     b->live_set = 0;
     PMIx_Finalize(NULL, 0);
     b->pmix_up = 0;

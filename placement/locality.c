@@ -1,7 +1,7 @@
 /*
  * Where the ranks run (see locality.h).
  */
-#include "runtime/locality.h"
+#include "placement/locality.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +10,7 @@
 #define LOCUS_KEY  "ucft.locus"
 #define LOCUS_TEXT 320 /* 4 ints and a hostname of up to 255 bytes */
 
-int rt_locality_encode(const placement_locus_t *own, const char *host,
+int locality_encode(const placement_locus_t *own, const char *host,
                        char *buf, size_t len)
 {
     int n;
@@ -22,7 +22,7 @@ int rt_locality_encode(const placement_locus_t *own, const char *host,
     return n >= 0 && (size_t)n < len ? n : -1;
 }
 
-int rt_locality_decode(const char *text, size_t textlen, placement_locus_t *l,
+int locality_decode(const char *text, size_t textlen, placement_locus_t *l,
                        char *host, size_t hostlen)
 {
     char copy[LOCUS_TEXT], name[LOCUS_TEXT];
@@ -46,8 +46,8 @@ int rt_locality_decode(const char *text, size_t textlen, placement_locus_t *l,
     return 0;
 }
 
-int rt_locality_assign_nodes(placement_locus_t *loci, const char *const *hosts,
-                             int n, rt_locality_source_t *source)
+int locality_assign_nodes(placement_locus_t *loci, const char *const *hosts,
+                             int n, locality_source_t *source)
 {
     int all_ids = 1, nnodes = 0;
     int *first;
@@ -78,13 +78,13 @@ int rt_locality_assign_nodes(placement_locus_t *loci, const char *const *hosts,
 }
 
 /* This rank's own description, from what its launcher says about it. */
-static void own_locus(rt_boot_t *b, const ucft_log_t *log,
+static void own_locus(boot_t *b, const ucft_log_t *log,
                       placement_locus_t *own)
 {
     char loc[256];
 
     *own = (placement_locus_t){b->node_id_known ? b->node_id : -1, -1, -1, -1};
-    if (rt_boot_locality_string(b, loc, sizeof(loc)) &&
+    if (boot_locality_string(b, loc, sizeof(loc)) &&
         placement_locus_parse(loc, own) != UCFT_OK)
         ucft_warn(log,
                   "PMIX_LOCALITY_STRING '%s' is malformed: placing this "
@@ -92,7 +92,7 @@ static void own_locus(rt_boot_t *b, const ucft_log_t *log,
                   loc);
 }
 
-ucft_status_t rt_locality_publish(rt_boot_t *b, const ucft_log_t *log)
+ucft_status_t locality_publish(boot_t *b, const ucft_log_t *log)
 {
     placement_locus_t own;
     char text[LOCUS_TEXT];
@@ -101,18 +101,18 @@ ucft_status_t rt_locality_publish(rt_boot_t *b, const ucft_log_t *log)
     if (b->singleton)
         return UCFT_OK;
     own_locus(b, log, &own);
-    len = rt_locality_encode(&own, b->hostname, text, sizeof(text));
+    len = locality_encode(&own, b->hostname, text, sizeof(text));
     if (len < 0) {
         ucft_error(log, "cannot describe this rank's locus (hostname '%s')",
                    b->hostname);
         return UCFT_ERR_INTERNAL;
     }
-    return rt_boot_put(b, LOCUS_KEY, text, (size_t)len);
+    return boot_put(b, LOCUS_KEY, text, (size_t)len);
 }
 
-ucft_status_t rt_locality_gather(rt_boot_t *b, const ucft_log_t *log,
+ucft_status_t locality_gather(boot_t *b, const ucft_log_t *log,
                                  placement_locus_t *loci, int *nnodes,
-                                 rt_locality_source_t *source)
+                                 locality_source_t *source)
 {
     int n = b->size, k;
     char **hosts;
@@ -138,7 +138,7 @@ ucft_status_t rt_locality_gather(rt_boot_t *b, const ucft_log_t *log,
             break;
         }
         /* Collected by the start-up fence: a local lookup, no waiting. */
-        st = rt_boot_get(b, LOCUS_KEY, r, &text, &len);
+        st = boot_get(b, LOCUS_KEY, r, &text, &len);
         if (st == UCFT_ERR_PROC_FAILED)
             /* Every survivor reads the same collected data: all stop here
              * alike (ucft_init fails with this status everywhere). */
@@ -147,7 +147,7 @@ ucft_status_t rt_locality_gather(rt_boot_t *b, const ucft_log_t *log,
                        "description of where it runs, so the placement "
                        "cannot be computed",
                        r);
-        if (st == UCFT_OK && rt_locality_decode(text, len, &loci[r], hosts[r],
+        if (st == UCFT_OK && locality_decode(text, len, &loci[r], hosts[r],
                                                 LOCUS_TEXT) != 0) {
             ucft_error(log, "the locus published by rank %d is malformed", r);
             st = UCFT_ERR_BOOTSTRAP;
@@ -155,7 +155,7 @@ ucft_status_t rt_locality_gather(rt_boot_t *b, const ucft_log_t *log,
         free(text);
     }
     if (st == UCFT_OK) {
-        k = rt_locality_assign_nodes(loci, (const char *const *)hosts, n,
+        k = locality_assign_nodes(loci, (const char *const *)hosts, n,
                                      source);
         if (k < 0)
             st = UCFT_ERR_NO_MEMORY;

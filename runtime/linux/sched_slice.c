@@ -1,5 +1,5 @@
 /* Per-thread time slice through sched_setattr(2) (see sched_slice.h). */
-#include "runtime/sched_slice.h"
+#include "runtime/linux/sched_slice.h"
 
 #include <errno.h>
 #include <sched.h>

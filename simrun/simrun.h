@@ -4,8 +4,8 @@
  * every rank's outcome collected. Used by ucft-sim and the sim tests; it is
  * a driver, not algorithm code.
  */
-#ifndef UCFT_TOOLS_SIMRUN_H
-#define UCFT_TOOLS_SIMRUN_H
+#ifndef UCFT_SIMRUN_SIMRUN_H
+#define UCFT_SIMRUN_SIMRUN_H
 
 #include "collectives/coll_op.h"
 #include "transport/sim/sim.h"

@@ -23,10 +23,10 @@
  * A driver for tests of cross-instance behaviour (corrected-batched's
  * copies held across broadcasts); simrun.h runs single instances.
  */
-#ifndef UCFT_TOOLS_SIMSEQ_H
-#define UCFT_TOOLS_SIMSEQ_H
+#ifndef UCFT_SIMRUN_SIMSEQ_H
+#define UCFT_SIMRUN_SIMSEQ_H
 
-#include "tools/sim/simrun.h"
+#include "simrun/simrun.h"
 
 typedef struct simseq_params {
     const coll_op_ops_t *op;

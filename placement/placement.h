@@ -27,8 +27,8 @@
  * The guarantees each policy gives are stated next to placement_compute()
  * in placement.c and in docs/placement.md.
  */
-#ifndef UCFT_COLL_PLACEMENT_H
-#define UCFT_COLL_PLACEMENT_H
+#ifndef UCFT_PLACEMENT_PLACEMENT_H
+#define UCFT_PLACEMENT_PLACEMENT_H
 
 #include "ucft.h"
 
@@ -71,7 +71,7 @@ int placement_core_mate(const placement_locus_t *loci, int n, int rank);
  * field naming several objects, e.g. "CR0-3", gives -1 for that level and
  * below). NULL or "" = unbound: package, numa and core become -1. The node
  * field is left alone. UCFT_ERR_INVALID_PARAM on a malformed string (locus
- * untouched). Implemented with hwloc (collectives/topo_hwloc.c). */
+ * untouched). Implemented with hwloc (placement/topo_hwloc.c). */
 ucft_status_t placement_locus_parse(const char *locality,
                                     placement_locus_t *locus);
 

@@ -3,7 +3,7 @@
 #include "runtime/context.h"
 #include "runtime/base/clock.h"
 #include "runtime/detector/detector.h"
-#include "runtime/sched_slice.h"
+#include "runtime/linux/sched_slice.h"
 #include "transport/ucp/tp_ucp.h"
 
 #include <errno.h>
@@ -30,7 +30,7 @@
 
 static void on_failed(void *arg, int rank, uint64_t epoch, det_why_t why)
 {
-    rt_detect_t *d = arg;
+    rt_monitor_t *d = arg;
     /* This rank's own decisions at info: who declared whom, and why, is
      * what an operator needs after a false suspicion. */
     ucft_log_(&d->ctx->log,
@@ -47,7 +47,7 @@ static void on_failed(void *arg, int rank, uint64_t epoch, det_why_t why)
     if (d->decided != NULL)
         atomic_store_explicit(&d->decided[rank], 1, memory_order_release);
     rt_inbox_push(&d->ctx->inbox, rank, UCFT_ERR_PROC_FAILED, 0);
-    if (d->mode == RT_DETECT_THREAD && d->nfence < d->capfence) {
+    if (d->mode == RT_MONITOR_THREAD && d->nfence < d->capfence) {
         if (d->nfence == 0)
             d->fence_due = ucft_clock_now_ns() + FENCE_DELAY_NS;
         d->fence[d->nfence++] = rank; /* disconnected on hb_tp later */
@@ -56,10 +56,10 @@ static void on_failed(void *arg, int rank, uint64_t epoch, det_why_t why)
 
 static void on_self(void *arg)
 {
-    rt_detect_t *d = arg;
+    rt_monitor_t *d = arg;
     /* Fencing: the job has declared this rank dead; being alive anyway
      * would break every survivor's view. One of the two documented
-     * aborts (the other: rt_failure_cut_off, runtime/failure.c). */
+     * aborts (the other: rt_failure_cut_off, runtime/failed_set.c). */
     ucft_error(&d->ctx->log,
                "this rank was declared failed by the job (its heartbeats "
                "stopped for longer than UCFT_HB_TIMEOUT, e.g. it was "
@@ -69,7 +69,7 @@ static void on_self(void *arg)
 
 static void on_late(void *arg, uint64_t gap_ns)
 {
-    rt_detect_t *d = arg;
+    rt_monitor_t *d = arg;
     ucft_warn(&d->ctx->log,
               "own heartbeat went out %.1f ms late (this rank was "
               "descheduled; a false suspicion may follow)",
@@ -78,11 +78,11 @@ static void on_late(void *arg, uint64_t gap_ns)
 
 static int learns_alone(void *arg, int rank, int fact)
 {
-    rt_detect_t *d = arg;
+    rt_monitor_t *d = arg;
     return rt_procwatch_learns_alone(&d->pw, rank, fact);
 }
 
-static ucft_status_t make_det(rt_detect_t *d, tp_t *tp)
+static ucft_status_t make_det(rt_monitor_t *d, tp_t *tp)
 {
     const rt_config_t *cfg = &d->ctx->cfg;
     det_params_t p;
@@ -110,14 +110,14 @@ static ucft_status_t make_det(rt_detect_t *d, tp_t *tp)
 
 static void hb_peer_error(void *arg, int rank, ucft_status_t why)
 {
-    rt_detect_t *d = arg;
+    rt_monitor_t *d = arg;
     (void)why;
     /* `stopped` is written by this thread only: no lock needed to read. */
     if (d->fastpath && !d->stopped)
         det_declare(d->det, rank, DET_WHY_EXTERNAL);
 }
 
-static void apply_fences(rt_detect_t *d)
+static void apply_fences(rt_monitor_t *d)
 {
     for (size_t i = 0; i < d->nfence; i++)
         tp_disconnect(d->hb_tp, d->fence[i]);
@@ -125,7 +125,7 @@ static void apply_fences(rt_detect_t *d)
 }
 
 /* Takes the queued evidence; returns 1 when asked to stop. */
-static int take_queue(rt_detect_t *d, int *ranks, size_t max, size_t *n)
+static int take_queue(rt_monitor_t *d, int *ranks, size_t max, size_t *n)
 {
     pthread_mutex_lock(&d->lock);
     *n = d->nqueue < max ? d->nqueue : max;
@@ -140,7 +140,7 @@ static int take_queue(rt_detect_t *d, int *ranks, size_t max, size_t *n)
 }
 
 /* Local ranks whose processes ended: outside evidence. */
-static void take_procwatch(rt_detect_t *d)
+static void take_procwatch(rt_monitor_t *d)
 {
     int ranks[32];
     size_t n;
@@ -162,7 +162,7 @@ static void take_procwatch(rt_detect_t *d)
  * node (docs/detector.md). Older kernels ignore the slice. A nice value
  * below the process's is a privilege: without it the thread stays as it
  * is, and says so. */
-static void set_sched(rt_detect_t *d)
+static void set_sched(rt_monitor_t *d)
 {
     const rt_config_t *cfg = &d->ctx->cfg;
     id_t tid = (id_t)syscall(SYS_gettid);
@@ -182,7 +182,7 @@ static void set_sched(rt_detect_t *d)
 }
 
 /* What the heartbeats cost, for people tuning eta (debug log). */
-static void log_hb_stats(const rt_detect_t *d)
+static void log_hb_stats(const rt_monitor_t *d)
 {
     const hb_stats_t *s = &d->det->hb.stats;
     ucft_debug(&d->ctx->log,
@@ -203,7 +203,7 @@ static void log_hb_stats(const rt_detect_t *d)
 
 static void *hb_thread_main(void *arg)
 {
-    rt_detect_t *d = arg;
+    rt_monitor_t *d = arg;
     tp_t *tp = d->hb_tp;
     struct pollfd pfd[3] = {{.fd = tp->ops->fd(tp), .events = POLLIN},
                             {.fd = d->evfd, .events = POLLIN},
@@ -290,9 +290,9 @@ static void *hb_thread_main(void *arg)
 /* ---- owner side ------------------------------------------------------------
  */
 
-ucft_status_t rt_detect_init(struct ucft_context *ctx)
+ucft_status_t rt_monitor_init(struct ucft_context *ctx)
 {
-    rt_detect_t *d = &ctx->detect;
+    rt_monitor_t *d = &ctx->monitor;
     const rt_config_t *cfg = &ctx->cfg;
     ucft_status_t st;
 
@@ -302,7 +302,7 @@ ucft_status_t rt_detect_init(struct ucft_context *ctx)
     d->inited = 1;
     d->fastpath = cfg->detector_fastpath;
     if (!cfg->detector || ctx->boot.size < 2) {
-        d->mode = RT_DETECT_OFF;
+        d->mode = RT_MONITOR_OFF;
         return UCFT_OK;
     }
     if (cfg->hb_period_ns < DET_MIN_ETA_NS) {
@@ -322,10 +322,10 @@ ucft_status_t rt_detect_init(struct ucft_context *ctx)
         return UCFT_ERR_INVALID_PARAM;
     }
     if (!cfg->detector_thread) {
-        d->mode = RT_DETECT_INLINE;
+        d->mode = RT_MONITOR_INLINE;
         return UCFT_OK;
     }
-    d->mode = RT_DETECT_THREAD;
+    d->mode = RT_MONITOR_THREAD;
     d->capfence = (size_t)ctx->boot.size;
     d->fence = calloc(d->capfence, sizeof(*d->fence));
     d->decided = calloc((size_t)ctx->boot.size, sizeof(*d->decided));
@@ -340,7 +340,7 @@ ucft_status_t rt_detect_init(struct ucft_context *ctx)
     tp_ucp_params_t p = {.rank = ctx->boot.rank,
                          .size = ctx->boot.size,
                          .log = &ctx->log,
-                         .lookup = rt_boot_lookup_hb,
+                         .lookup = boot_lookup_hb,
                          .lookup_arg = &ctx->boot,
                          .keepalive_ns = cfg->keepalive_ns,
                          .serialized = 1,
@@ -356,23 +356,23 @@ ucft_status_t rt_detect_init(struct ucft_context *ctx)
     return d->pidfd ? rt_procwatch_publish(&d->pw, &ctx->boot) : UCFT_OK;
 }
 
-void rt_detect_address(struct ucft_context *ctx, const void **addr, size_t *len)
+void rt_monitor_address(struct ucft_context *ctx, const void **addr, size_t *len)
 {
     *addr = NULL;
     *len = 0;
-    if (ctx->detect.hb_tp != NULL)
-        tp_ucp_address(ctx->detect.hb_tp, addr, len);
+    if (ctx->monitor.hb_tp != NULL)
+        tp_ucp_address(ctx->monitor.hb_tp, addr, len);
 }
 
-ucft_status_t rt_detect_start(struct ucft_context *ctx)
+ucft_status_t rt_monitor_start(struct ucft_context *ctx)
 {
-    rt_detect_t *d = &ctx->detect;
+    rt_monitor_t *d = &ctx->monitor;
     switch (d->mode) {
-    case RT_DETECT_OFF:
+    case RT_MONITOR_OFF:
         return UCFT_OK;
-    case RT_DETECT_INLINE:
+    case RT_MONITOR_INLINE:
         return make_det(d, ctx->tp);
-    case RT_DETECT_THREAD:
+    case RT_MONITOR_THREAD:
         if (d->pidfd)
             rt_procwatch_open(&d->pw, &ctx->boot);
         if (pthread_create(&d->thread, NULL, hb_thread_main, d) != 0) {
@@ -385,19 +385,19 @@ ucft_status_t rt_detect_start(struct ucft_context *ctx)
     return UCFT_ERR_INTERNAL;
 }
 
-void rt_detect_report(struct ucft_context *ctx, int rank, ucft_status_t why)
+void rt_monitor_report(struct ucft_context *ctx, int rank, ucft_status_t why)
 {
-    rt_detect_t *d = &ctx->detect;
-    if (d->mode != RT_DETECT_OFF && !d->fastpath)
+    rt_monitor_t *d = &ctx->monitor;
+    if (d->mode != RT_MONITOR_OFF && !d->fastpath)
         return; /* only heartbeats decide */
     switch (d->mode) {
-    case RT_DETECT_OFF:
+    case RT_MONITOR_OFF:
         rt_inbox_push(&ctx->inbox, rank, why, 0);
         return;
-    case RT_DETECT_INLINE:
+    case RT_MONITOR_INLINE:
         rt_inbox_push(&ctx->inbox, rank, why, 1);
         return;
-    case RT_DETECT_THREAD:
+    case RT_MONITOR_THREAD:
         /* Already decided and handed over (e.g. the launcher's event
          * after the kernel's word): nothing to wake anybody for. */
         if (rank >= 0 && rank < d->ctx->boot.size &&
@@ -434,13 +434,13 @@ void rt_detect_report(struct ucft_context *ctx, int rank, ucft_status_t why)
     }
 }
 
-void rt_detect_declare(struct ucft_context *ctx, int rank)
+void rt_monitor_declare(struct ucft_context *ctx, int rank)
 {
-    if (ctx->detect.det != NULL)
-        det_declare(ctx->detect.det, rank, DET_WHY_EXTERNAL);
+    if (ctx->monitor.det != NULL)
+        det_declare(ctx->monitor.det, rank, DET_WHY_EXTERNAL);
 }
 
-static void wake(rt_detect_t *d)
+static void wake(rt_monitor_t *d)
 {
     uint64_t one = 1;
     ssize_t r = write(d->evfd, &one, sizeof(one));
@@ -452,16 +452,16 @@ static int inline_idle(void *arg)
     return det_idle(arg);
 }
 
-void rt_detect_stop(struct ucft_context *ctx)
+void rt_monitor_stop(struct ucft_context *ctx)
 {
-    rt_detect_t *d = &ctx->detect;
-    if (d->mode == RT_DETECT_INLINE && d->det != NULL) {
+    rt_monitor_t *d = &ctx->monitor;
+    if (d->mode == RT_MONITOR_INLINE && d->det != NULL) {
         log_hb_stats(d);
         det_stop(d->det);
         rt_wait_until(ctx, inline_idle, d->det, STOP_BOUND_NS);
         det_destroy(d->det);
         d->det = NULL;
-    } else if (d->mode == RT_DETECT_THREAD && d->thread_started) {
+    } else if (d->mode == RT_MONITOR_THREAD && d->thread_started) {
         pthread_mutex_lock(&d->lock);
         d->stop = 1;
         pthread_mutex_unlock(&d->lock);
@@ -479,10 +479,10 @@ void rt_detect_stop(struct ucft_context *ctx)
     }
 }
 
-/* Destroys the heartbeat worker (after rt_detect_stop and a barrier). */
-static void quit_thread(rt_detect_t *d)
+/* Destroys the heartbeat worker (after rt_monitor_stop and a barrier). */
+static void quit_thread(rt_monitor_t *d)
 {
-    if (d->mode != RT_DETECT_THREAD || !d->thread_started)
+    if (d->mode != RT_MONITOR_THREAD || !d->thread_started)
         return;
     pthread_mutex_lock(&d->lock);
     d->stop = 1;
@@ -493,26 +493,26 @@ static void quit_thread(rt_detect_t *d)
     d->thread_started = 0;
 }
 
-void rt_detect_cleanup(struct ucft_context *ctx)
+void rt_monitor_cleanup(struct ucft_context *ctx)
 {
-    rt_detect_t *d = &ctx->detect;
+    rt_monitor_t *d = &ctx->monitor;
     if (!d->inited)
         return; /* init failed before the detector: its fds are not ours */
-    rt_detect_stop(ctx);
+    rt_monitor_stop(ctx);
     quit_thread(d);
     rt_procwatch_close(&d->pw);
-    if (d->mode == RT_DETECT_THREAD) {
+    if (d->mode == RT_MONITOR_THREAD) {
         tp_destroy(d->hb_tp);
         d->hb_tp = NULL;
     }
 }
 
-void rt_detect_free(struct ucft_context *ctx)
+void rt_monitor_free(struct ucft_context *ctx)
 {
-    rt_detect_t *d = &ctx->detect;
+    rt_monitor_t *d = &ctx->monitor;
     if (!d->inited)
         return;
-    if (d->mode == RT_DETECT_THREAD) {
+    if (d->mode == RT_MONITOR_THREAD) {
         if (d->evfd >= 0)
             close(d->evfd);
         d->evfd = -1;
@@ -526,6 +526,6 @@ void rt_detect_free(struct ucft_context *ctx)
     d->decided = NULL;
     d->queue = NULL;
     d->fence = NULL;
-    d->mode = RT_DETECT_OFF;
+    d->mode = RT_MONITOR_OFF;
     d->inited = 0;
 }

@@ -1,4 +1,4 @@
-#include "runtime/rt_config.h"
+#include "runtime/variables.h"
 
 #include <stddef.h>
 

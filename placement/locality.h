@@ -1,5 +1,5 @@
 /*
- * Where the ranks of the job run: the locus (collectives/placement.h) of
+ * Where the ranks of the job run: the locus (placement/placement.h) of
  * every rank, found once at ucft_init, identical at every rank, so that
  * every rank computes the same placement map from it.
  *
@@ -21,51 +21,51 @@
  * order of first appearance by rank (rank 0's host is node 0); a singleton
  * is node 0.
  */
-#ifndef UCFT_RT_LOCALITY_H
-#define UCFT_RT_LOCALITY_H
+#ifndef UCFT_PLACEMENT_LOCALITY_H
+#define UCFT_PLACEMENT_LOCALITY_H
 
-#include "collectives/placement.h"
+#include "placement/placement.h"
 #include "runtime/base/log.h"
-#include "runtime/bootstrap.h"
+#include "bootstrap/bootstrap.h"
 
 #include <stddef.h>
 
-/* How the node ids of rt_locality_gather were found. */
-typedef enum rt_locality_source {
+/* How the node ids of locality_gather were found. */
+typedef enum locality_source {
     RT_LOCALITY_NODEID = 0,   /* PMIX_NODEID of every rank */
     RT_LOCALITY_HOSTNAME = 1, /* hostnames numbered in rank order */
     RT_LOCALITY_SINGLE = 2,   /* one rank, no launcher: node 0 */
-} rt_locality_source_t;
+} locality_source_t;
 
 /* Publishes this rank's description (call before the collecting start-up
  * fence). A singleton has nothing to publish. */
-ucft_status_t rt_locality_publish(rt_boot_t *b, const ucft_log_t *log);
+ucft_status_t locality_publish(boot_t *b, const ucft_log_t *log);
 
 /* After the fence: the loci of all b->size ranks into loci[], the number
  * of distinct nodes into *nnodes and how node ids were found into
  * *source. UCFT_ERR_BOOTSTRAP if a rank's description cannot be read,
  * UCFT_ERR_NO_MEMORY. */
-ucft_status_t rt_locality_gather(rt_boot_t *b, const ucft_log_t *log,
+ucft_status_t locality_gather(boot_t *b, const ucft_log_t *log,
                                  placement_locus_t *loci, int *nnodes,
-                                 rt_locality_source_t *source);
+                                 locality_source_t *source);
 
 /* The pure parts, for tests. */
 
 /* A rank's description as published: "NODE PACKAGE NUMA CORE HOST" in
  * decimal (portable between machines). Returns the length written
  * (excluding the NUL), or -1 if it does not fit. */
-int rt_locality_encode(const placement_locus_t *own, const char *host,
+int locality_encode(const placement_locus_t *own, const char *host,
                        char *buf, size_t len);
 /* Parses such a text: locus and hostname (into host, hostlen bytes).
  * Returns 0, or -1 if malformed. */
-int rt_locality_decode(const char *text, size_t textlen, placement_locus_t *l,
+int locality_decode(const char *text, size_t textlen, placement_locus_t *l,
                        char *host, size_t hostlen);
 
 /* Node ids of n ranks: loci[r].node kept when every rank has one (>= 0);
  * otherwise hosts[r] numbered densely in order of first appearance.
  * Returns the number of distinct nodes (>= 1), or -1 when out of memory.
  * *source says which rule applied. */
-int rt_locality_assign_nodes(placement_locus_t *loci, const char *const *hosts,
-                             int n, rt_locality_source_t *source);
+int locality_assign_nodes(placement_locus_t *loci, const char *const *hosts,
+                             int n, locality_source_t *source);
 
 #endif
