@@ -27,7 +27,6 @@
  * ends the rank that receives it with UCFT_ERR_TRUNCATED the same way.
  */
 #include "baseline.h"
-#include "reduce_corrected.h" /* rc_fill, rc_check_all: the test encoding */
 
 #include <string.h>
 
@@ -275,7 +274,7 @@ static int ln_idle(const void *state)
     return !s->rbusy && !s->sbusy;
 }
 
-#define LN_OPS(name, opname, doc_, mult, init_, data)                          \
+#define LN_OPS(name, opname, doc_, mult, init_)                          \
     const coll_op_ops_t name = {                                               \
         .op = opname,                                                          \
         .alg = "linear",                                                       \
@@ -288,8 +287,6 @@ static int ln_idle(const void *state)
         .cleanup = ln_cleanup,                                                 \
         .idle = ln_idle,                                                       \
         .on_failure = ln_on_failure,                                           \
-        .fill = (data) ? rc_fill : NULL,                                       \
-        .check = (data) ? rc_check_all : NULL,                                 \
         .consistent = 1,                                                       \
     };
 
@@ -297,8 +294,8 @@ LN_OPS(coll_allreduce_linear_ops, "allreduce",
        "baseline star: every rank sends its value to the root, which sends "
        "the result back, 2 (n - 1) messages, one wait per rank (small jobs "
        "on few cores); fault-aware, not fault-tolerant",
-       2, ln_init, 1)
-/* Barrier: no data, so no fill or check; the buffer is left alone. */
+       2, ln_init)
+/* Barrier: no data; the buffer is left alone. */
 LN_OPS(coll_barrier_linear_ops, "barrier",
        "baseline star of nothing; fault-aware, not fault-tolerant", 1,
-       ln_barrier_init, 0)
+       ln_barrier_init)

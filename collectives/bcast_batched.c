@@ -447,17 +447,6 @@ static int bb_idle(const void *state)
     return !u->u.bb.fl.recv_pending && !u->u.bb.fl.send_pending;
 }
 
-static void bb_fill(void *buf, const coll_args_t *args, int rank, int size)
-{
-    BB_FALLBACK->fill(buf, args, rank, size);
-}
-
-static int bb_check(const void *buf, const coll_args_t *args, int rank,
-                    int size, const uint8_t *dead)
-{
-    return BB_FALLBACK->check(buf, args, rank, size, dead);
-}
-
 const coll_op_ops_t coll_bcast_corrected_batched_ops = {
     .op = "bcast",
     .alg = "corrected-batched",
@@ -471,7 +460,5 @@ const coll_op_ops_t coll_bcast_corrected_batched_ops = {
     .cleanup = bb_cleanup,
     .on_failure = bb_on_failure,
     .idle = bb_idle,
-    .fill = bb_fill,
-    .check = bb_check,
     .comm = &cc_comm_ops,
 };

@@ -168,23 +168,6 @@ static int bcast_idle(const void *state)
     return !s->recv_pending && !s->send_pending;
 }
 
-static void bcast_fill(void *buf, const coll_args_t *args, int rank, int size)
-{
-    unsigned char *b = buf;
-    for (size_t i = 0; i < args->len; i++)
-        b[i] = rank == args->root ? coll_pattern(args, args->root, i) : 0;
-}
-
-static int bcast_check(const void *buf, const coll_args_t *args, int rank,
-                       int size, const uint8_t *dead)
-{
-    const unsigned char *b = buf;
-    for (size_t i = 0; i < args->len; i++)
-        if (b[i] != coll_pattern(args, args->root, i))
-            return 0;
-    return 1;
-}
-
 const coll_op_ops_t coll_bcast_binomial_ops = {
     .op = "bcast",
     .alg = "binomial",
@@ -196,6 +179,4 @@ const coll_op_ops_t coll_bcast_binomial_ops = {
     .test = bcast_test,
     .cleanup = bcast_cleanup,
     .idle = bcast_idle,
-    .fill = bcast_fill,
-    .check = bcast_check,
 };

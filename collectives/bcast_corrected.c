@@ -463,25 +463,6 @@ static int bc_idle(const void *state)
     return bc__recv_idle(s) && !s->send_pending;
 }
 
-static void bc_fill(void *buf, const coll_args_t *args, int rank, int size)
-{
-    unsigned char *b = buf;
-    (void)size;
-    for (size_t i = 0; i < args->len; i++)
-        b[i] = rank == args->root ? coll_pattern(args, args->root, i) : 0;
-}
-
-static int bc_check(const void *buf, const coll_args_t *args, int rank,
-                    int size, const uint8_t *dead)
-{
-    const unsigned char *b = buf;
-    (void)rank, (void)size, (void)dead;
-    for (size_t i = 0; i < args->len; i++)
-        if (b[i] != coll_pattern(args, args->root, i))
-            return 0;
-    return 1;
-}
-
 /* ---- registered variants --------------------------------------------------
  */
 
@@ -504,8 +485,6 @@ static int bc_check(const void *buf, const coll_args_t *args, int rank,
         .cleanup = bc_cleanup,                                                 \
         .on_failure = bc_on_failure,                                           \
         .idle = bc_idle,                                                       \
-        .fill = bc_fill,                                                       \
-        .check = bc_check,                                                     \
     }
 
 BC_VARIANT(corrected, "corrected",

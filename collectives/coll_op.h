@@ -208,14 +208,6 @@ typedef struct coll_op_ops {
      * once. Every registered algorithm has it (a driver treats NULL as
      * "unknown": the runtime then keeps the state for a grace period). */
     int (*idle)(const void *state);
-    /* For drivers and tests: write rank's input into buf, and check rank's
-     * output (1 = correct). `dead` (size bytes, 1 = the rank died at some
-     * point of the run) lets a check apply failure semantics, e.g. "every
-     * live rank's value exactly once, a dead rank's entirely or not at
-     * all". */
-    void (*fill)(void *buf, const coll_args_t *args, int rank, int size);
-    int (*check)(const void *buf, const coll_args_t *args, int rank, int size,
-                 const uint8_t *dead);
     /* 1: every rank that completes must hold the same output (allreduce);
      * the driver compares them. */
     int consistent;
@@ -347,14 +339,6 @@ static inline uint64_t coll_tag(const coll_args_t *args, int src, unsigned kind)
 {
     return ucft_tag_make(UCFT_TAG_CLASS_COLL, args->ctx, (uint32_t)src,
                          ucft_tag_coll_payload(args->seq, kind));
-}
-
-/* Deterministic test payload byte i for a given rank and instance. */
-static inline unsigned char coll_pattern(const coll_args_t *args, int rank,
-                                         size_t i)
-{
-    return (unsigned char)((unsigned)rank * 131u + args->seq * 7u +
-                           (unsigned)i * 31u + 1u);
 }
 
 #endif

@@ -42,7 +42,6 @@
  * finishing); a dead one is named by on_failure.
  */
 #include "baseline.h"
-#include "reduce_corrected.h" /* rc_fill, rc_check_*: the shared test encoding */
 
 #include <string.h>
 
@@ -420,7 +419,7 @@ static int rd_idle(const void *state)
     return !s->rbusy && !s->sbusy;
 }
 
-#define RD_OPS(name, opname, algname, doc_, mult, init_, data)                 \
+#define RD_OPS(name, opname, algname, doc_, mult, init_)                 \
     const coll_op_ops_t name = {                                               \
         .op = opname,                                                          \
         .alg = algname,                                                        \
@@ -433,8 +432,6 @@ static int rd_idle(const void *state)
         .cleanup = rd_cleanup,                                                 \
         .idle = rd_idle,                                                       \
         .on_failure = rd_on_failure,                                           \
-        .fill = (data) ? rc_fill : NULL,                                       \
-        .check = (data) ? rc_check_all : NULL,                                 \
         .consistent = 1,                                                       \
     };
 
@@ -442,18 +439,18 @@ RD_OPS(coll_allreduce_recdbl_ops, "allreduce", "recdbl",
        "baseline recursive doubling (extra ranks fold into a partner), "
        "p log2 p + 2 (n - p) messages; fault-aware (ends with "
        "ERR_PROC_FAILED), not fault-tolerant",
-       2, rd_init, 1)
+       2, rd_init)
 RD_OPS(coll_allreduce_recexch_ops, "allreduce", "recexch",
        "baseline recursive exchange, radix 8: groups of up to 8 ranks "
        "exchange all their values, log8 p rounds instead of log2 p; "
        "fault-aware, not fault-tolerant",
-       8, rx_init, 1)
-/* Barrier: no data, so no fill or check; the buffer is left alone. */
+       8, rx_init)
+/* Barrier: no data; the buffer is left alone. */
 RD_OPS(coll_barrier_recdbl_ops, "barrier", "recdbl",
        "baseline recursive doubling of nothing; fault-aware, not "
        "fault-tolerant",
-       1, rd_barrier_init, 0)
+       1, rd_barrier_init)
 RD_OPS(coll_barrier_recexch_ops, "barrier", "recexch",
        "baseline recursive exchange of nothing, radix 8; fault-aware, not "
        "fault-tolerant",
-       1, rx_barrier_init, 0)
+       1, rx_barrier_init)

@@ -24,7 +24,6 @@
  * then the receive buffer for a child's value.
  */
 #include "baseline.h"
-#include "reduce_corrected.h" /* rc_fill, rc_check_*: the shared test encoding */
 
 #include <string.h>
 
@@ -254,6 +253,4 @@ const coll_op_ops_t coll_reduce_binomial_ops = {
     .cleanup = rb_cleanup,
     .idle = rb_idle,
     .on_failure = rb_on_failure,
-    .fill = rc_fill,
-    .check = rc_check_root,
 };

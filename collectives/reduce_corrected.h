@@ -82,19 +82,4 @@ void rc_on_failure(void *state, int rank);
 int rc_idle(const void *state);
 unsigned rc_stale_kinds(const void *state, unsigned *kinds, unsigned max);
 
-/* Test encoding shared by the entries (reduce_corrected_check.c). With an
- * integer sum of count >= size elements, rank r contributes 1 at element r
- * (and at size + r when count >= 2 size): the output counts how often each
- * rank's value was included, so a check sees duplicates and partial
- * inclusion. Otherwise rank r contributes a small deterministic value per
- * element and the check accepts exactly the reductions over "every live
- * rank plus any subset of the dead ones" (subsets enumerated up to 12
- * dead ranks; sums in closed form at any size, other operations up to
- * 4096 ranks). */
-void rc_fill(void *buf, const coll_args_t *args, int rank, int size);
-int rc_check_root(const void *buf, const coll_args_t *args, int rank, int size,
-                  const uint8_t *dead);
-int rc_check_all(const void *buf, const coll_args_t *args, int rank, int size,
-                 const uint8_t *dead);
-
 #endif

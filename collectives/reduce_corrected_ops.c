@@ -28,7 +28,7 @@ RC_ENTRY(all_countbit)
 RC_ENTRY(all_bit)
 RC_ENTRY(barrier)
 
-#define RC_OPS(VAR, OP, ALG, DOC, NAME, FILL, CHECK, CONS, MULT)               \
+#define RC_OPS(VAR, OP, ALG, DOC, NAME, CONS, MULT)               \
     const coll_op_ops_t VAR = {                                                \
         .op = OP,                                                              \
         .alg = ALG,                                                            \
@@ -43,41 +43,34 @@ RC_ENTRY(barrier)
         .on_failure = rc_on_failure,                                           \
         .idle = rc_idle,                                                       \
         .stale_kinds = rc_stale_kinds,                                         \
-        .fill = FILL,                                                          \
-        .check = CHECK,                                                        \
         .consistent = CONS,                                                    \
         .keep_after_done = CONS,                                               \
     }
 
 RC_OPS(coll_reduce_corrected_ops, "reduce", "corrected",
        "up-correction + I(f)-tree, failed-rank lists (= corrected-list)",
-       red_list, rc_fill, rc_check_root, 0, 1);
+       red_list, 0, 1);
 RC_OPS(coll_reduce_corrected_list_ops, "reduce", "corrected-list",
        "up-correction + I(f)-tree, failure info: list of failed ranks",
-       red_list, rc_fill, rc_check_root, 0, 1);
+       red_list, 0, 1);
 RC_OPS(coll_reduce_corrected_countbit_ops, "reduce", "corrected-countbit",
        "up-correction + I(f)-tree, failure info: count + tree bit",
-       red_countbit, rc_fill, rc_check_root, 0, 1);
+       red_countbit, 0, 1);
 RC_OPS(coll_reduce_corrected_bit_ops, "reduce", "corrected-bit",
-       "up-correction + I(f)-tree, failure info: one bit", red_bit, rc_fill,
-       rc_check_root, 0, 1);
+       "up-correction + I(f)-tree, failure info: one bit", red_bit, 0, 1);
 RC_OPS(coll_allreduce_corrected_ops, "allreduce", "corrected",
        "corrected reduce to a candidate root, then down the I(f)-tree with "
        "group correction (a star up to 16 ranks); next root if it failed",
-       all_list, rc_fill, rc_check_all, 1, 1);
+       all_list, 1, 1);
 RC_OPS(coll_allreduce_corrected_list_ops, "allreduce", "corrected-list",
        "corrected allreduce, failure info: list of failed ranks", all_list,
-       rc_fill, rc_check_all, 1, 1);
+       1, 1);
 RC_OPS(coll_allreduce_corrected_countbit_ops, "allreduce", "corrected-countbit",
-       "corrected allreduce, failure info: count + bit", all_countbit, rc_fill,
-       rc_check_all, 1, 1);
+       "corrected allreduce, failure info: count + bit", all_countbit, 1, 1);
 RC_OPS(coll_allreduce_corrected_bit_ops, "allreduce", "corrected-bit",
-       "corrected allreduce, failure info: one bit", all_bit, rc_fill,
-       rc_check_all, 1, 1);
-/* Barrier: the corrected allreduce of nothing; no data, so no fill or
- * check. Every other hook is its siblings': a barrier is a kept instance
+       "corrected allreduce, failure info: one bit", all_bit, 1, 1);
+/* Barrier: the corrected allreduce of nothing. Every other hook is its siblings': a barrier is a kept instance
  * too, and a root that has picked its answer must name the others as
  * stale, or they block the late-message sweeper for the rest of the run. */
 RC_OPS(coll_barrier_corrected_ops, "barrier", "corrected",
-       "corrected allreduce of nothing (bit scheme)", barrier, NULL, NULL, 1,
-       1);
+       "corrected allreduce of nothing (bit scheme)", barrier, 1, 1);

@@ -114,26 +114,6 @@ static int ring_idle(const void *state)
     return ((const ring_exchange_t *)state)->pending == 0;
 }
 
-static void ring_fill(void *buf, const coll_args_t *args, int rank, int size)
-{
-    unsigned char *b = buf;
-    for (size_t i = 0; i < args->len; i++) {
-        b[i] = coll_pattern(args, rank, i);
-        b[args->len + i] = 0;
-    }
-}
-
-static int ring_check(const void *buf, const coll_args_t *args, int rank,
-                      int size, const uint8_t *dead)
-{
-    const unsigned char *b = buf;
-    int left = (rank + size - 1) % size;
-    for (size_t i = 0; i < args->len; i++)
-        if (b[args->len + i] != coll_pattern(args, left, i))
-            return 0;
-    return 1;
-}
-
 const coll_op_ops_t coll_ring_exchange_ops = {
     .op = "ring",
     .alg = "exchange",
@@ -145,6 +125,4 @@ const coll_op_ops_t coll_ring_exchange_ops = {
     .test = ring_test,
     .cleanup = ring_cleanup,
     .idle = ring_idle,
-    .fill = ring_fill,
-    .check = ring_check,
 };

@@ -1,4 +1,4 @@
-#include "simnodes.h"
+#include "simrun/simnodes.h"
 
 #include <stdlib.h>
 #include <string.h>

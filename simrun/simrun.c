@@ -1,4 +1,5 @@
-#include "simrun.h"
+#include "simrun/simrun.h"
+#include "simrun/oracle.h"
 
 #include "runtime/base/clock.h"
 
@@ -285,6 +286,7 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
                          uint8_t *rank_ok)
 {
     const coll_op_ops_t *op = p->op;
+    const coll_oracle_t *orc = p->oracle ? p->oracle : coll_oracle_of(op);
     int n = p->sim.nranks;
     size_t ssize = (op->state_size + 15) & ~(size_t)15;
     size_t bsize = p->len * op->buf_mult;
@@ -378,8 +380,8 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
     ctx.start = ctx.last = ctx.last_ready = sim_world_now(ctx.world);
     for (int r = 0; r < n; r++) {
         void *buf = bufs ? bufs + (size_t)r * bsize : NULL;
-        if (op->fill != NULL && buf != NULL)
-            op->fill(buf, &args, r, n);
+        if (orc->fill != NULL && buf != NULL)
+            orc->fill(buf, &args, r, n);
         st = op->init(states + (size_t)r * ssize, sim_world_tp(ctx.world, r),
                       &args, buf);
         if (st != UCFT_OK)
@@ -413,8 +415,8 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
             res->live++;
         if (ok) {
             res->completed++;
-            if (op->check != NULL && bufs != NULL &&
-                !op->check(bufs + (size_t)r * bsize, &args, r, n, dead))
+            if (orc->check != NULL && bufs != NULL &&
+                !orc->check(bufs + (size_t)r * bsize, &args, r, n, dead))
                 res->data_errors++;
             /* Results that must be identical at every survivor: the
              * first len bytes (the rest of the buffer is scratch). */

@@ -30,6 +30,9 @@ typedef struct simrun_fail {
 
 typedef struct simrun_params {
     const coll_op_ops_t *op;
+    /* Inputs and the check of outputs (simrun/oracle.h). NULL: the
+     * oracle of op's operation. */
+    const struct coll_oracle *oracle;
     sim_params_t sim; /* nranks, LogGP, seed, notification; sim.domain =
                          the node of every rank (optional: cross-node
                          message count, whole-node failures) */

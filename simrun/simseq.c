@@ -1,4 +1,5 @@
-#include "simseq.h"
+#include "simrun/simseq.h"
+#include "simrun/oracle.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -176,8 +177,9 @@ static void call_one(seq_ctx_t *c, seq_rank_t *rk)
     rk->cur++;
     rk->outstanding++;
     s->started = 1;
-    if (c->op->fill != NULL)
-        c->op->fill(buf, a, r, c->n);
+    const coll_oracle_t *orc = coll_oracle_of(c->op);
+    if (orc->fill != NULL)
+        orc->fill(buf, a, r, c->n);
     ucft_status_t st = c->op->init(state, tp_of(c, r), a, buf);
     if (st == UCFT_OK)
         st = c->op->start(state);
@@ -352,8 +354,8 @@ static void seq_collect(seq_ctx_t *c, simseq_result_t *res)
             if (st != UCFT_OK) {
                 res->errors++;
                 res->errors_root_alive += !dead[a->root];
-            } else if (c->op->check != NULL &&
-                       !c->op->check(buf_of(c, r, k), a, r, c->n, dead)) {
+            } else if (coll_oracle_of(c->op)->check != NULL &&
+                       !coll_oracle_of(c->op)->check(buf_of(c, r, k), a, r, c->n, dead)) {
                 res->data_errors++;
             } else {
                 res->ok++;

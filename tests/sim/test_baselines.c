@@ -7,6 +7,7 @@
  * live rank ends (bounded run) with a correct result or
  * UCFT_ERR_PROC_FAILED, never a hang, never a wrong value. */
 #include "collectives/dtype.h"
+#include "simrun/oracle.h"
 #include "simrun/simrun.h"
 
 #include <setjmp.h>
@@ -135,10 +136,11 @@ static const dcase_t no_data = {COLL_DTYPE_UINT8, COLL_REDOP_SUM, 0};
 /* One bounded run; asserts what every outcome must satisfy. spread > 0:
  * staggered starts over [0, spread] ns, failures detected spread / 4
  * after they happen, so that many ranks start knowing of them. */
-static void run_spread(const coll_op_ops_t *op, int n, int root,
-                       const dcase_t *dc, const simrun_fail_t *fails,
-                       size_t nfails, const coll_map_t *map, uint64_t spread,
-                       simrun_result_t *r, uint8_t *ok)
+static void run_checked(const coll_op_ops_t *op, const coll_oracle_t *orc,
+                        int n, int root, const dcase_t *dc,
+                        const simrun_fail_t *fails, size_t nfails,
+                        const coll_map_t *map, uint64_t spread,
+                        simrun_result_t *r, uint8_t *ok)
 {
     simrun_params_t p;
     size_t count = dc->count == (size_t)-1 ? 2 * (size_t)n : dc->count;
@@ -151,6 +153,7 @@ static void run_spread(const coll_op_ops_t *op, int n, int root,
     }
     p.root = root;
     p.seq = (uint32_t)(runs_total & 0xffff);
+    p.oracle = orc; /* NULL: the operation's own */
     p.args.dtype = dc->dtype;
     p.args.redop = dc->redop;
     p.args.count = count;
@@ -177,6 +180,14 @@ static void run_spread(const coll_op_ops_t *op, int n, int root,
     assert_int_equal(r->inconsistent, 0);
     /* Every live rank ended: with the result or with an error. */
     assert_int_equal(r->completed + r->failed_ops, r->live);
+}
+
+static void run_spread(const coll_op_ops_t *op, int n, int root,
+                       const dcase_t *dc, const simrun_fail_t *fails,
+                       size_t nfails, const coll_map_t *map, uint64_t spread,
+                       simrun_result_t *r, uint8_t *ok)
+{
+    run_checked(op, NULL, n, root, dc, fails, nfails, map, spread, r, ok);
 }
 
 static void run(const coll_op_ops_t *op, int n, int root, const dcase_t *dc,
@@ -432,16 +443,16 @@ static int fp_check(const void *buf, const coll_args_t *a, int rank, int size,
 static void test_baselines_allreduce_fp_consistent(void **state)
 {
     static uint8_t ok[64];
+    static const coll_oracle_t fp_oracle = {fp_fill, fp_check};
     static const dcase_t fp[] = {{COLL_DTYPE_FLOAT, COLL_REDOP_SUM, 5},
                                  {COLL_DTYPE_DOUBLE, COLL_REDOP_SUM, 3}};
     simrun_result_t r;
     for (size_t a = 0; a < NRD; a++) {
-        coll_op_ops_t o = *find_op("allreduce", rd_algs[a].alg);
-        o.fill = fp_fill;
-        o.check = fp_check;
+        const coll_op_ops_t *o = find_op("allreduce", rd_algs[a].alg);
         for (int n = 2; n <= 64; n++)
             for (size_t d = 0; d < 2; d++) {
-                run(&o, n, 0, &fp[d], NULL, 0, NULL, &r, ok);
+                run_checked(o, &fp_oracle, n, 0, &fp[d], NULL, 0, NULL, 0, &r,
+                            ok);
                 assert_int_equal(r.completed, n);
             }
     }
@@ -501,7 +512,7 @@ static void rw_run(const char *alg, int n, int flip, int dead, rw_run_t *r)
         r->st[k] = calloc(1, op->state_size);
         assert_non_null(r->st[k]);
         assert_true(op->buf_mult * r->a[k].len <= sizeof(r->buf[k]));
-        op->fill(r->buf[k], &r->a[k], k, n);
+        coll_oracle_of(op)->fill(r->buf[k], &r->a[k], k, n);
         assert_int_equal(
             op->init(r->st[k], sim_world_tp(w, k), &r->a[k], r->buf[k]),
             UCFT_OK);
@@ -531,7 +542,8 @@ static void rw_run(const char *alg, int n, int flip, int dead, rw_run_t *r)
         assert_int_equal(r->done[k], 1);
         if (dead < 0) {
             assert_int_equal(r->status[k], UCFT_OK);
-            assert_true(op->check(r->buf[k], &r->a[k], k, n, dmask));
+            assert_true(
+                coll_oracle_of(op)->check(r->buf[k], &r->a[k], k, n, dmask));
         }
     }
     for (int k = 0; k < n; k++)

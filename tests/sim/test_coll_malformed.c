@@ -8,6 +8,7 @@
  * correct value) or, for a payload of another size, that the receiving
  * rank ends with UCFT_ERR_TRUNCATED instead of using it, and that nobody
  * hangs: the time bound of every run is checked. */
+#include "simrun/oracle.h"
 #include "collectives/coll_op.h"
 #include "collectives/copy_chan.h"
 #include "collectives/dtype.h"
@@ -103,7 +104,7 @@ static void h_setup(harness_t *h, const char *op, const char *alg, int n)
         h->buf[r] = calloc(h->op->buf_mult ? h->op->buf_mult : 1, h->a.len);
         assert_non_null(h->st[r]);
         assert_non_null(h->buf[r]);
-        h->op->fill(h->buf[r], &h->a, r, n);
+        coll_oracle_of(h->op)->fill(h->buf[r], &h->a, r, n);
         assert_int_equal(
             h->op->init(h->st[r], sim_world_tp(h->w, r), &h->a, h->buf[r]),
             UCFT_OK);
@@ -173,7 +174,8 @@ static void h_assert_correct(harness_t *h, int except)
             continue;
         assert_true(h->done[r]);
         assert_int_equal(h->status[r], UCFT_OK);
-        assert_true(h->op->check(h->buf[r], &h->a, r, h->n, h->dead));
+        assert_true(
+            coll_oracle_of(h->op)->check(h->buf[r], &h->a, r, h->n, h->dead));
     }
 }
 
@@ -344,7 +346,7 @@ static void test_bcast_binomial_short(void **state)
     /* Rank 1's child (3) waits on it; ranks 0 and 2 are correct. */
     for (int r = 0; r <= 2; r += 2) {
         assert_int_equal(h.status[r], UCFT_OK);
-        assert_true(h.op->check(h.buf[r], &h.a, r, h.n, h.dead));
+        assert_true(coll_oracle_of(h.op)->check(h.buf[r], &h.a, r, h.n, h.dead));
     }
     h_destroy(&h);
 }

@@ -5,6 +5,7 @@
 
 #include "collectives/dtype.h"
 #include "simrun/simnodes.h"
+#include "simrun/oracle.h"
 #include "simrun/simrun.h"
 
 #include <setjmp.h>
@@ -122,7 +123,7 @@ static inline void nf_run_f(const coll_op_ops_t *op, const simnodes_t *s, int f,
                             simrun_result_t *r, uint8_t *rank_ok)
 {
     simrun_params_t p;
-    coll_op_ops_t moments = *op;
+    coll_oracle_t moments;
     int reducing =
         strcmp(op->op, "reduce") == 0 || strcmp(op->op, "allreduce") == 0;
     simrun_params_default(&p, op, s->n);
@@ -140,7 +141,7 @@ static inline void nf_run_f(const coll_op_ops_t *op, const simnodes_t *s, int f,
             moments.fill = nf_moments_fill;
             moments.check = strcmp(op->op, "reduce") == 0 ? nf_moments_root
                                                           : nf_moments_check;
-            p.op = &moments;
+            p.oracle = &moments;
         }
     }
     p.sim.domain = s->node_of;

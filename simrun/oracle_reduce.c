@@ -1,9 +1,9 @@
 /*
- * Test encoding of the reducing collectives (fill/check of coll_op_ops_t),
- * see reduce_corrected.h. Used by drivers and tests only.
+ * The oracle of the reducing collectives (simrun/oracle.h): the encoding
+ * of every rank's input and the check of its output.
  */
-#include "reduce_corrected.h"
-#include "dtype.h"
+#include "simrun/oracle.h"
+#include "collectives/dtype.h"
 
 #include <stdlib.h>
 #include <string.h>
