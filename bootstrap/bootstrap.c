@@ -519,13 +519,18 @@ ucft_status_t boot_fence_nb(boot_t *b, int collect, boot_done_cb_t cb,
     return UCFT_OK;
 }
 
+void boot_unwatch_deaths(boot_t *b)
+{
+    if (b->pmix_up && b->ev_registered)
+        PMIx_Deregister_event_handler(b->ev_id, NULL, NULL);
+    b->ev_registered = 0;
+}
+
 void boot_finalize(boot_t *b)
 {
     if (!b->pmix_up)
         return;
-    if (b->ev_registered)
-        PMIx_Deregister_event_handler(b->ev_id, NULL, NULL);
-    b->ev_registered = 0;
+    boot_unwatch_deaths(b);
     if (b->live_set)
         boot_put(b, LIVE_KEY, "\0", 1);
     b->live_set = 0;

@@ -80,6 +80,9 @@ ucft_status_t boot_watch_deaths(boot_t *b, boot_death_cb_t cb,
  * on the PMIx thread when done (or at once for a singleton). */
 ucft_status_t boot_fence_nb(boot_t *b, int collect, boot_done_cb_t cb,
                                void *arg);
+/* Stops the death events of boot_watch_deaths (no callback runs once it
+ * returns); a no-op when none are watched. */
+void boot_unwatch_deaths(boot_t *b);
 void boot_finalize(boot_t *b);
 
 #endif

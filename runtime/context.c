@@ -1,10 +1,14 @@
 /*
- * Context lifecycle: init (config, PMIx bootstrap, UCP transport, address
- * exchange, wire-up), progress, the context fd for external event loops,
- * and finalize (flush, fence while progressing, close).
+ * Context lifecycle: open (config, PMIx bootstrap, UCP transport, context
+ * fd, monitor, address exchange), start (wire-up, heartbeats), and the
+ * close of finalize (flush, fence while progressing, teardown); the
+ * queries of the context. ucft_init and ucft_finalize (comm/lib.c) run
+ * these phases around the world communicator.
  */
 #include "runtime/context.h"
 #include "runtime/base/clock.h"
+#include "placement/locality.h"
+#include "runtime/ctrl_kinds.h"
 #include "transport/ucp/tp_ucp.h"
 
 #include <stdlib.h>
@@ -183,22 +187,35 @@ static ucft_status_t setup_fd(struct ucft_context *ctx)
     return UCFT_OK;
 }
 
-ucft_status_t ucft_init(const ucft_params_t *params, ucft_context_h *ctx_p)
+/* The start-up publications (worker and heartbeat addresses, this rank's
+ * locus) and the fence that makes them visible to every rank. */
+static ucft_status_t publish_and_exchange(struct ucft_context *ctx)
+{
+    const void *addr, *hb_addr;
+    size_t addr_len, hb_len;
+    tp_ucp_address(ctx->tp, &addr, &addr_len);
+    rt_monitor_address(ctx, &hb_addr, &hb_len);
+    ucft_status_t st = boot_publish(&ctx->boot, addr, addr_len);
+    if (st == UCFT_OK && hb_addr != NULL)
+        st = boot_publish_hb(&ctx->boot, hb_addr, hb_len);
+    if (st == UCFT_OK)
+        st = locality_publish(&ctx->boot, &ctx->log);
+    if (st == UCFT_OK)
+        st = exchange(ctx);
+    return st;
+}
+
+ucft_status_t rt_context_open(const ucft_params_t *params,
+                              struct ucft_context **ctx_p)
 {
     struct ucft_context *ctx;
     char err[256];
     ucft_status_t st;
 
-    if (ctx_p == NULL)
-        return rt_bad_arg(NULL, "ucft_init", "NULL context pointer");
     ctx = calloc(1, sizeof(*ctx));
     if (ctx == NULL)
         return UCFT_ERR_NO_MEMORY;
     ctx->epfd = -1;
-    ctx->pending.next = ctx->pending.prev = &ctx->pending;
-    ctx->colls.next = ctx->colls.prev = &ctx->colls;
-    ctx->finishing.next = ctx->finishing.prev = &ctx->finishing;
-    ctx->zombies.next = ctx->zombies.prev = &ctx->zombies;
     ucft_log_init(&ctx->log, UCFT_LOG_WARN, "ucft");
     st = ucft_config_read(&rt_config_table, &ctx->cfg, NULL, NULL, err,
                           sizeof(err));
@@ -210,18 +227,13 @@ ucft_status_t ucft_init(const ucft_params_t *params, ucft_context_h *ctx_p)
     /* Before UCX and the heartbeat thread start: their threads inherit it. */
     rt_slice_set(&ctx->log, "ucft_init's thread", ctx->cfg.slice_ns,
                  &ctx->slice);
-    st = rt_inject_parse(ctx->cfg.inject, &ctx->inject, err, sizeof(err));
-    if (st != UCFT_OK) {
-        ucft_error(&ctx->log, "UCFT_INJECT='%s': %s", ctx->cfg.inject, err);
-        goto err_free;
-    }
     if (params != NULL && (params->field_mask & UCFT_PARAM_FIELD_FAILURE_CB)) {
         ctx->failure_cb = params->failure_cb;
         ctx->failure_arg = params->failure_cb_arg;
     }
     st = rt_inbox_init(&ctx->inbox);
     if (st != UCFT_OK)
-        goto err_free;
+        goto err_slice;
     st = boot_init(&ctx->boot, &ctx->log);
     if (st != UCFT_OK)
         goto err_inbox;
@@ -237,181 +249,143 @@ ucft_status_t ucft_init(const ucft_params_t *params, ucft_context_h *ctx_p)
                            .lookup_arg = &ctx->boot,
                            .keepalive_ns = ctx->cfg.keepalive_ns,
                            .probe_wait_ns = ctx->cfg.shm_probe_ns,
-                           .cut_off_cb = rt_failure_cut_off,
+                           .cut_off_cb = rt_monitor_cut_off,
                            .cut_off_arg = ctx};
     st = tp_ucp_create(&tpp, &ctx->tp);
     if (st != UCFT_OK)
-        goto err_failure;
+        goto err_failed_set;
     ctx->tp->peer_error_cb = rt_peer_error_cb;
     ctx->tp->peer_error_arg = ctx;
-    st = rt_inject_setup(&ctx->inject, ctx->boot.rank, ctx->boot.size, ctx->tp,
-                         &ctx->log, NULL, NULL, err, sizeof(err));
-    if (st != UCFT_OK) {
-        ucft_error(&ctx->log, "UCFT_INJECT='%s': %s", ctx->cfg.inject, err);
-        goto err_tp;
-    }
     st = setup_fd(ctx);
-    if (st == UCFT_OK)
-        st = rt_monitor_init(ctx);
     if (st != UCFT_OK)
-        goto err_tp;
-
-    const void *addr, *hb_addr;
-    size_t addr_len, hb_len;
-    tp_ucp_address(ctx->tp, &addr, &addr_len);
-    rt_monitor_address(ctx, &hb_addr, &hb_len);
+        goto err_fd;
+    st = rt_monitor_init(ctx);
+    if (st != UCFT_OK)
+        goto err_monitor;
     st = boot_watch_deaths(&ctx->boot, death_event, ctx);
-    if (st == UCFT_OK)
-        st = boot_publish(&ctx->boot, addr, addr_len);
-    if (st == UCFT_OK && hb_addr != NULL)
-        st = boot_publish_hb(&ctx->boot, hb_addr, hb_len);
-    if (st == UCFT_OK)
-        st = locality_publish(&ctx->boot, &ctx->log);
-    if (st == UCFT_OK)
-        st = exchange(ctx);
     if (st != UCFT_OK)
-        goto err_tp;
-
-    ctx->world.ctx = ctx;
-    ctx->world.ctx_id = 0;
-    ctx->world.rank = ctx->boot.rank;
-    ctx->world.size = ctx->boot.size;
-    ctx->world.mate = -1;
-    st = rt_place_init(ctx);
-    if (st == UCFT_OK)
-        st = rt_coll_init(ctx);
+        goto err_monitor;
+    st = publish_and_exchange(ctx);
     if (st != UCFT_OK)
-        goto err_tp;
-
-    st = wireup(ctx);
-    if (st == UCFT_OK)
-        st = rt_monitor_start(ctx);
-    if (st != UCFT_OK)
-        goto err_tp;
-    ctx->ready = 1;
-    ucft_debug(&ctx->log, "initialised: %d ranks, worker address %zu bytes",
-               ctx->boot.size, addr_len);
+        goto err_exchange;
     *ctx_p = ctx;
     return UCFT_OK;
 
-err_tp:
-    rt_place_cleanup(ctx);
+err_exchange:
+    /* No PMIx death event reaches the monitor from here on (a fence
+     * callback still in flight touches only the inbox, freed last). */
+    boot_unwatch_deaths(&ctx->boot);
+err_monitor:
     rt_monitor_cleanup(ctx);
-    boot_finalize(&ctx->boot); /* no PMIx callback from here on */
     rt_monitor_free(ctx);
+err_fd:
     if (ctx->epfd >= 0)
         close(ctx->epfd);
     tp_destroy(ctx->tp);
-    rt_coll_cs_free(ctx);
-err_failure:
+err_failed_set:
     rt_failure_cleanup(ctx);
 err_boot:
-    boot_finalize(&ctx->boot);
+    boot_finalize(&ctx->boot); /* no PMIx callback from here on */
 err_inbox:
     rt_inbox_cleanup(&ctx->inbox);
-err_free:
+err_slice:
     rt_slice_restore(&ctx->log, &ctx->slice);
+err_free:
     free(ctx);
     return st;
 }
 
-static int no_pending(void *arg)
+ucft_status_t rt_context_start(struct ucft_context *ctx)
 {
-    struct ucft_context *ctx = arg;
-    return ctx->pending.next == &ctx->pending;
+    ucft_status_t st = wireup(ctx);
+    if (st == UCFT_OK)
+        st = rt_monitor_start(ctx);
+    if (st != UCFT_OK)
+        return st;
+    ctx->ready = 1;
+    ucft_debug(&ctx->log, "initialised: %d ranks", ctx->boot.size);
+    return UCFT_OK;
 }
 
-ucft_status_t ucft_finalize(ucft_context_h ctx)
+void rt_context_abort(struct ucft_context *ctx)
 {
-    ucft_status_t st, ret = UCFT_OK;
-    uint64_t t = 0;
+    boot_unwatch_deaths(&ctx->boot);
+    rt_monitor_cleanup(ctx);
+    rt_monitor_free(ctx);
+    close(ctx->epfd);
+    tp_destroy(ctx->tp);
+    rt_modules_destroy(ctx); /* after the transport: its callbacks are done */
+    rt_failure_cleanup(ctx);
+    boot_finalize(&ctx->boot); /* no PMIx callback from here on */
+    rt_inbox_cleanup(&ctx->inbox);
+    rt_requests_cleanup(ctx);
+    rt_slice_restore(&ctx->log, &ctx->slice);
+    free(ctx);
+}
 
-    if (ctx == NULL)
+void rt_context_stop_monitor(struct ucft_context *ctx)
+{
+    rt_monitor_stop(ctx);
+    rt_wait_until(ctx, rt_monitor_quiet, ctx, RT_MONITOR_STOP_BOUND_NS);
+    rt_monitor_stopped(ctx);
+}
+
+/* Everyone must keep progressing until everyone is done sending: the final
+ * fence goes through PMIx without blocking the transport. */
+static ucft_status_t final_fence(struct ucft_context *ctx)
+{
+    ucft_status_t st = boot_fence_nb(&ctx->boot, 0, fence_done, &ctx->inbox);
+    if (st != UCFT_OK)
+        return st;
+    /* Some PMIx servers (Open MPI 4.1's mpirun) never complete a fence
+     * that includes a dead rank: once failures are known, bound the wait
+     * more tightly. */
+    uint64_t bound = ctx->cfg.finalize_timeout_ns;
+    if (ctx->nfailed > 0 && bound > ctx->cfg.finalize_failed_ns)
+        bound = ctx->cfg.finalize_failed_ns;
+    st = rt_wait_until(ctx, fence_finished, &ctx->inbox, bound);
+    if (st != UCFT_OK && ctx->nfailed > 0) {
+        /* Expected with some launchers: everyone alive has flushed by now
+         * or will fail its own fence the same way. */
+        ucft_info(&ctx->log, "finalize: the launcher did not end the "
+                             "final fence (failed ranks); closing anyway");
         return UCFT_OK;
+    }
+    if (st != UCFT_OK) {
+        ucft_error(&ctx->log, "finalize: fence did not complete within "
+                              "UCFT_FINALIZE_TIMEOUT");
+        return st;
+    }
+    if (atomic_load(&ctx->inbox.fence_done) < 0) {
+        /* A fence over a job with dead ranks may also end in an error;
+         * with known failures that is expected, not a finalize error:
+         * every survivor has flushed its own sends already. */
+        if (ctx->nfailed == 0)
+            return UCFT_ERR_BOOTSTRAP;
+        ucft_info(&ctx->log, "finalize: the final fence reported an "
+                             "error (failed ranks); closing anyway");
+    }
+    return UCFT_OK;
+}
+
+ucft_status_t rt_context_close(struct ucft_context *ctx)
+{
+    uint64_t t = 0;
     if (ctx->log.level >= UCFT_LOG_DEBUG)
         t = ucft_clock_now_ns();
-    /* Every live rank reaches finalize before anyone closes a connection:
-     * a peer that closed while this rank was still working would look
-     * failed (an endpoint error is failure evidence). The corrected barrier
-     * (whatever UCFT_BARRIER_ALG says) tolerates the dead ranks that the
-     * PMIx fence may not. Collectives that completed early for the caller
-     * first finish their part (their last messages go to ranks that may
-     * leave once the barrier is done). */
-    rt_coll_flow_end(&ctx->world);
-    rt_coll_flush(ctx);
-    rt_coll_quiesce(ctx, ctx->cfg.finalize_timeout_ns);
-    if (ctx->boot.size > 1) {
-        st = rt_coll_sync(&ctx->world);
-        if (st != UCFT_OK)
-            ucft_debug(&ctx->log, "finalize barrier: %s",
-                       ucft_status_string(st));
-    }
-    /* Then stop heartbeats (the observer is told not to watch us), so a
-     * rank that leaves is never reported as failed, and wait until every
-     * rank has: only then may heartbeat workers go away (a detector still
-     * connecting to a destroyed worker trips UCX's TCP transport). */
-    rt_monitor_stop(ctx);
-    if (ctx->boot.size > 1 && ctx->monitor.mode == RT_MONITOR_THREAD) {
-        st = rt_coll_sync(&ctx->world);
-        if (st != UCFT_OK)
-            ucft_debug(&ctx->log, "finalize barrier (detectors stopped): %s",
-                       ucft_status_string(st));
-    }
-    ctx->finalizing = 1;
-    rt_requests_cancel_all(ctx);
-    if (rt_wait_until(ctx, no_pending, ctx, ctx->cfg.finalize_timeout_ns) !=
-        UCFT_OK)
-        ucft_warn(&ctx->log,
-                  "finalize: requests still pending after "
-                  "UCFT_FINALIZE_TIMEOUT (%llu ms; sends nobody received?): "
-                  "abandoned",
-                  (unsigned long long)(ctx->cfg.finalize_timeout_ns / 1000000));
-    st = tp_ucp_flush(ctx->tp, ctx->cfg.finalize_timeout_ns);
+    ucft_status_t st = tp_ucp_flush(ctx->tp, ctx->cfg.finalize_timeout_ns);
     if (st != UCFT_OK)
         ucft_debug(&ctx->log, "flush at finalize: %s", ucft_status_string(st));
-    /* Everyone must keep progressing until everyone is done sending: fence
-     * through PMIx without blocking the transport. */
-    st = boot_fence_nb(&ctx->boot, 0, fence_done, &ctx->inbox);
-    if (st == UCFT_OK) {
-        /* Some PMIx servers (Open MPI 4.1's mpirun) never complete a fence
-         * that includes a dead rank: once failures are known, bound the
-         * wait more tightly. */
-        uint64_t bound = ctx->cfg.finalize_timeout_ns;
-        if (ctx->nfailed > 0 && bound > ctx->cfg.finalize_failed_ns)
-            bound = ctx->cfg.finalize_failed_ns;
-        st = rt_wait_until(ctx, fence_finished, &ctx->inbox, bound);
-        if (st != UCFT_OK && ctx->nfailed > 0) {
-            /* Expected with some launchers: everyone alive has flushed
-             * by now or will fail its own fence the same way. */
-            ucft_info(&ctx->log, "finalize: the launcher did not end the "
-                                 "final fence (failed ranks); closing anyway");
-        } else if (st != UCFT_OK) {
-            ucft_error(&ctx->log, "finalize: fence did not complete within "
-                                  "UCFT_FINALIZE_TIMEOUT");
-            ret = st;
-        } else if (atomic_load(&ctx->inbox.fence_done) < 0) {
-            /* A fence over a job with dead ranks may also end in an error;
-             * with known failures that is expected, not a finalize error:
-             * every survivor has flushed its own sends already. */
-            if (ctx->nfailed > 0)
-                ucft_info(&ctx->log, "finalize: the final fence reported an "
-                                     "error (failed ranks); closing anyway");
-            else
-                ret = UCFT_ERR_BOOTSTRAP;
-        }
-    } else {
-        ret = st;
-    }
+    ucft_status_t ret = final_fence(ctx);
     rt_monitor_cleanup(ctx);
-    rt_coll_cleanup(ctx);
+    rt_modules_cleanup(ctx);
     tp_destroy(ctx->tp);
-    rt_coll_free_all(ctx); /* after the transport: its callbacks are done */
-    rt_place_cleanup(ctx); /* the collectives pointed at its map */
+    rt_modules_destroy(ctx); /* after the transport: its callbacks are done */
     /* After this no PMIx thread callback can reach the inbox. */
     boot_finalize(&ctx->boot);
     rt_monitor_free(ctx);
     if (ctx->log.level >= UCFT_LOG_DEBUG)
-        ucft_debug(&ctx->log, "finalized in %.3f ms",
+        ucft_debug(&ctx->log, "closed in %.3f ms",
                    (double)(ucft_clock_now_ns() - t) / 1e6);
     close(ctx->epfd);
     rt_inbox_cleanup(&ctx->inbox);
@@ -422,22 +396,8 @@ ucft_status_t ucft_finalize(ucft_context_h ctx)
     return ret;
 }
 
-/* ---- queries, progress, fd -------------------------------------------------
+/* ---- queries -------------------------------------------------
  */
-
-ucft_status_t rt_bad_arg_at(const struct ucft_context *ctx, const char *call,
-                            const char *what, const char *file, int line)
-{
-    const char *base = strrchr(file, '/');
-
-    if (ctx == NULL)
-        fprintf(stderr, "[ucft] error: %s: %s (%s:%d)\n", call, what,
-                base ? base + 1 : file, line);
-    else if (ucft_log_enabled(&ctx->log, UCFT_LOG_ERROR))
-        ucft_log_emit(&ctx->log, UCFT_LOG_ERROR, file, line, "%s: %s", call,
-                      what);
-    return UCFT_ERR_INVALID_PARAM;
-}
 
 ucft_status_t ucft_context_query(ucft_context_h ctx, ucft_context_attr_t *attr)
 {
@@ -455,69 +415,12 @@ ucft_status_t ucft_context_query(ucft_context_h ctx, ucft_context_attr_t *attr)
     return UCFT_OK;
 }
 
-ucft_comm_h ucft_comm_world(ucft_context_h ctx)
-{
-    return ctx ? &ctx->world : NULL;
-}
-
-int ucft_comm_rank(ucft_comm_h comm)
-{
-    return comm ? comm->rank : -1;
-}
-
-int ucft_comm_size(ucft_comm_h comm)
-{
-    return comm ? comm->size : -1;
-}
-
-int ucft_progress(ucft_context_h ctx)
-{
-    if (ctx == NULL)
-        return 0;
-    unsigned n = tp_progress(ctx->tp);
-    if (atomic_load_explicit(&ctx->inbox.pending, memory_order_relaxed) ||
-        ctx->nfailed_reported < ctx->nfailed)
-        n += rt_failure_progress(ctx);
-    n += rt_coll_progress(ctx);
-    return (int)n;
-}
-
 ucft_status_t ucft_context_fd(ucft_context_h ctx, int *fd)
 {
     if (ctx == NULL || fd == NULL)
         return rt_bad_arg(ctx, "ucft_context_fd",
                           ctx ? "NULL fd pointer" : "NULL context");
     *fd = ctx->epfd;
-    return UCFT_OK;
-}
-
-ucft_status_t ucft_context_arm(ucft_context_h ctx, int *timeout_ms)
-{
-    if (ctx == NULL)
-        return rt_bad_arg(ctx, "ucft_context_arm", "NULL context");
-    rt_coll_flush(ctx); /* nothing is held back while the caller sleeps */
-    if (atomic_load(&ctx->inbox.pending) ||
-        ctx->nfailed_reported < ctx->nfailed)
-        return UCFT_INPROGRESS;
-    /* The eventfd is level-triggered: clear a stale wakeup before sleeping
-     * (news that arrives later writes it again). */
-    rt_inbox_drain_fd(&ctx->inbox);
-    if (atomic_load(&ctx->inbox.pending))
-        return UCFT_INPROGRESS;
-    ucft_status_t st = ctx->tp->ops->arm(ctx->tp);
-    if (st != UCFT_OK)
-        return st == UCFT_INPROGRESS ? st : UCFT_INPROGRESS;
-    if (timeout_ms != NULL) {
-        uint64_t now = ucft_clock_now_ns();
-        uint64_t next = ctx->tp->ops->timer_next(ctx->tp);
-        uint64_t limit = now + ctx->cfg.poll_ns;
-        if (next < limit)
-            limit = next;
-        *timeout_ms = limit <= now
-                          ? 0
-                          : (int)((limit - now + UCFT_NSEC_PER_MSEC - 1) /
-                                  UCFT_NSEC_PER_MSEC);
-    }
     return UCFT_OK;
 }
 

@@ -1,8 +1,11 @@
 /*
- * Membership, minimal form: a monotonic set of failed job ranks fed by the
- * transport (endpoint errors) and the launcher (PMIx death events). A newly
- * failed rank is fenced in the transport, the operations that depend on it
- * are ended, and the failure callback runs from ucft_progress().
+ * The context's failed set: the monotonic set of job ranks declared failed
+ * (by the monitor, runtime/monitor.c, from heartbeats and evidence; or at
+ * once from evidence when the detector is off). A newly failed rank is
+ * fenced in the transport, the modules are told (comm/: the operations
+ * that depend on it end), and the failure callback runs from
+ * ucft_progress(). The detector's own view of membership is
+ * runtime/detector/membership.c.
  */
 #include "runtime/context.h"
 
@@ -30,37 +33,6 @@ void rt_failure_cleanup(struct ucft_context *ctx)
     ctx->watched = NULL;
     ctx->failed_map = NULL;
     ctx->failed_list = NULL;
-}
-
-/* Ends the pending receives from `rank`: they can no longer complete
- * normally. A cancelled receive that had already matched still completes
- * with its data: nothing that arrived is lost. ANY_SOURCE receives stay
- * pending (test/wait report UCFT_ERR_PROC_FAILED_PENDING until the failure
- * is acknowledged, as the MPI chapter specifies). */
-static void sweep_receives(struct ucft_context *ctx, int rank)
-{
-    for (struct ucft_request *r = ctx->pending.next; r != &ctx->pending;
-         r = r->next) {
-        if (r->kind != RT_REQ_RECV || r->done || r->cancel_status != UCFT_OK)
-            continue;
-        if (r->peer_world != rank)
-            continue;
-        r->cancel_status = UCFT_ERR_PROC_FAILED;
-        tp_cancel(ctx->tp, &r->tp);
-    }
-}
-
-/* A transport found its shared-memory FIFO blocked (it logged how): this
- * rank can no longer hear its node, and a rank that cannot receive would
- * hang every collective that needs it. Stopping turns that into one more
- * failure, which the survivors detect and correct. The library's second
- * documented abort, beside fencing (runtime/monitor.c). */
-void rt_failure_cut_off(void *arg)
-{
-    struct ucft_context *ctx = arg;
-    ucft_error(&ctx->log, "stopping this rank (fail-stop): it can no "
-                          "longer receive from the ranks of its node");
-    abort();
 }
 
 void rt_failure_declare(struct ucft_context *ctx, int rank, ucft_status_t why)
@@ -94,8 +66,7 @@ void rt_failure_declare(struct ucft_context *ctx, int rank, ucft_status_t why)
                   ucft_status_string(why));
     }
     tp_peer_failed(ctx->tp, rank);
-    sweep_receives(ctx, rank);
-    rt_coll_failure(ctx, rank);
+    rt_modules_on_failure(ctx, rank);
 }
 
 /* Transport upcall, from tp progress: an endpoint error is evidence for

@@ -15,7 +15,6 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#define STOP_BOUND_NS (1000 * UCFT_NSEC_PER_MSEC)
 /* After a decision the heartbeat worker closes the rank's UCX endpoint,
  * which unmaps the dead process's shared-memory segments (and frees them
  * when this was the last mapping: milliseconds). The detector itself
@@ -59,11 +58,24 @@ static void on_self(void *arg)
     rt_monitor_t *d = arg;
     /* Fencing: the job has declared this rank dead; being alive anyway
      * would break every survivor's view. One of the two documented
-     * aborts (the other: rt_failure_cut_off, runtime/failed_set.c). */
+     * aborts (the other: rt_monitor_cut_off below). */
     ucft_error(&d->ctx->log,
                "this rank was declared failed by the job (its heartbeats "
                "stopped for longer than UCFT_HB_TIMEOUT, e.g. it was "
                "stopped or starved); aborting to keep the job consistent");
+    abort();
+}
+
+/* A transport found its shared-memory FIFO blocked (it logged how): this
+ * rank can no longer hear its node, and a rank that cannot receive would
+ * hang every collective that needs it. Stopping turns that into one more
+ * failure, which the survivors detect and correct. The library's second
+ * documented abort, beside fencing (on_self above). */
+void rt_monitor_cut_off(void *arg)
+{
+    struct ucft_context *ctx = arg;
+    ucft_error(&ctx->log, "stopping this rank (fail-stop): it can no "
+                          "longer receive from the ranks of its node");
     abort();
 }
 
@@ -254,7 +266,7 @@ static void *hb_thread_main(void *arg)
     }
     log_hb_stats(d);
     det_stop(d->det);
-    uint64_t end = ucft_clock_now_ns() + STOP_BOUND_NS;
+    uint64_t end = ucft_clock_now_ns() + RT_MONITOR_STOP_BOUND_NS;
     while (!det_idle(d->det) && ucft_clock_now_ns() < end)
         tp_progress(tp);
     apply_fences(d);
@@ -345,7 +357,7 @@ ucft_status_t rt_monitor_init(struct ucft_context *ctx)
                          .keepalive_ns = cfg->keepalive_ns,
                          .serialized = 1,
                          .probe_wait_ns = cfg->shm_probe_ns,
-                         .cut_off_cb = rt_failure_cut_off,
+                         .cut_off_cb = rt_monitor_cut_off,
                          .cut_off_arg = ctx};
     st = tp_ucp_create(&p, &d->hb_tp);
     if (st != UCFT_OK)
@@ -447,27 +459,22 @@ static void wake(rt_monitor_t *d)
     (void)r;
 }
 
-static int inline_idle(void *arg)
-{
-    return det_idle(arg);
-}
-
 void rt_monitor_stop(struct ucft_context *ctx)
 {
     rt_monitor_t *d = &ctx->monitor;
     if (d->mode == RT_MONITOR_INLINE && d->det != NULL) {
-        log_hb_stats(d);
-        det_stop(d->det);
-        rt_wait_until(ctx, inline_idle, d->det, STOP_BOUND_NS);
-        det_destroy(d->det);
-        d->det = NULL;
+        if (!d->inline_stopping) {
+            log_hb_stats(d);
+            det_stop(d->det);
+            d->inline_stopping = 1;
+        }
     } else if (d->mode == RT_MONITOR_THREAD && d->thread_started) {
         pthread_mutex_lock(&d->lock);
         d->stop = 1;
         pthread_mutex_unlock(&d->lock);
         wake(d);
         /* Wait (bounded) until the detector has told its observer. */
-        uint64_t end = ucft_clock_now_ns() + 2 * STOP_BOUND_NS;
+        uint64_t end = ucft_clock_now_ns() + 2 * RT_MONITOR_STOP_BOUND_NS;
         for (;;) {
             pthread_mutex_lock(&d->lock);
             int stopped = d->stopped;
@@ -476,6 +483,21 @@ void rt_monitor_stop(struct ucft_context *ctx)
                 break;
             nanosleep(&(struct timespec){0, 200 * 1000}, NULL);
         }
+    }
+}
+
+int rt_monitor_quiet(void *arg)
+{
+    const rt_monitor_t *d = &((struct ucft_context *)arg)->monitor;
+    return d->mode != RT_MONITOR_INLINE || d->det == NULL || det_idle(d->det);
+}
+
+void rt_monitor_stopped(struct ucft_context *ctx)
+{
+    rt_monitor_t *d = &ctx->monitor;
+    if (d->mode == RT_MONITOR_INLINE && d->det != NULL) {
+        det_destroy(d->det);
+        d->det = NULL;
     }
 }
 
@@ -499,6 +521,7 @@ void rt_monitor_cleanup(struct ucft_context *ctx)
     if (!d->inited)
         return; /* init failed before the detector: its fds are not ours */
     rt_monitor_stop(ctx);
+    rt_monitor_stopped(ctx);
     quit_thread(d);
     rt_procwatch_close(&d->pw);
     if (d->mode == RT_MONITOR_THREAD) {

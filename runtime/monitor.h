@@ -31,6 +31,7 @@
 #define UCFT_RT_MONITOR_H
 
 #include "ucft.h"
+#include "runtime/base/clock.h"
 #include "runtime/linux/procwatch.h"
 #include "transport/transport.h"
 
@@ -47,7 +48,7 @@ typedef enum rt_monitor_mode {
     RT_MONITOR_THREAD,
 } rt_monitor_mode_t;
 
-typedef struct rt_detect {
+typedef struct rt_monitor {
     int inited; /* rt_monitor_init ran (its fds are set) */
     rt_monitor_mode_t mode;
     int fastpath;
@@ -72,6 +73,7 @@ typedef struct rt_detect {
      * thread, read by any reporter): later evidence about them wakes
      * nobody. */
     _Atomic unsigned char *decided;
+    int inline_stopping; /* INLINE: det_stop done, det not yet destroyed */
     int pidfd;         /* watch local ranks' processes (UCFT_DETECTOR_PIDFD) */
     rt_procwatch_t pw; /* the thread's once started */
 } rt_monitor_t;
@@ -88,13 +90,22 @@ ucft_status_t rt_monitor_start(struct ucft_context *ctx);
 void rt_monitor_report(struct ucft_context *ctx, int rank, ucft_status_t why);
 /* INLINE only, from the owner's progress: evidence taken from the inbox. */
 void rt_monitor_declare(struct ucft_context *ctx, int rank);
-/* Clean stop (finalize), in two steps so that no heartbeat worker goes
- * away while another rank's detector may still connect to it:
+/* Clean stop (finalize), in steps so that no heartbeat worker goes away
+ * while another rank's detector may still connect to it:
  * rt_monitor_stop stops the detector (the observer is told not to watch us;
- * the worker keeps serving; evidence is applied directly from now on);
- * after a barrier, rt_monitor_cleanup destroys the worker. */
+ * the worker keeps serving; evidence is applied directly from now on).
+ * In the INLINE mode the detector's last messages go out on the context's
+ * transport: the caller progresses the context until rt_monitor_quiet
+ * (at most RT_MONITOR_STOP_BOUND_NS), then calls rt_monitor_stopped.
+ * After a barrier, rt_monitor_cleanup destroys the worker. */
+#define RT_MONITOR_STOP_BOUND_NS (1000 * UCFT_NSEC_PER_MSEC)
 void rt_monitor_stop(struct ucft_context *ctx);
+int rt_monitor_quiet(void *ctx);
+void rt_monitor_stopped(struct ucft_context *ctx);
 void rt_monitor_cleanup(struct ucft_context *ctx);
+/* cut_off_cb of the context's transports (tp_ucp.h): the FIFO self-probe
+ * found this rank deaf to its node; fail-stop (logs, aborts). */
+void rt_monitor_cut_off(void *ctx);
 /* What another thread's rt_monitor_report may still touch (its lock, the
  * decided set, the wake-up fd): freed only once no PMIx callback can run,
  * i.e. after boot_finalize. */

@@ -3,7 +3,8 @@
 # Needs root or sudo when something is missing; does nothing otherwise.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libucx-dev ucx-utils libpmix-dev
-      libhwloc-dev hwloc libcmocka-dev openmpi-bin libopenmpi-dev procps)
+      libhwloc-dev hwloc libcmocka-dev openmpi-bin libopenmpi-dev procps
+      python3 binutils)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -2,7 +2,7 @@
  * and names what is wrong in everything else; the filter transport "kills"
  * (a recorder here) exactly before the chosen message of the chosen call
  * and passes everything else through. */
-#include "runtime/inject.h"
+#include "comm/inject.h"
 #include "transport/sim/sim.h"
 
 #include <setjmp.h>
@@ -16,43 +16,43 @@
 
 static void test_inject_parse_valid(void **state)
 {
-    rt_inject_t inj;
+    cm_inject_t inj;
     char err[256];
 
-    assert_int_equal(rt_inject_parse(NULL, &inj, err, sizeof(err)), UCFT_OK);
+    assert_int_equal(cm_inject_parse(NULL, &inj, err, sizeof(err)), UCFT_OK);
     assert_int_equal(inj.n, 0);
-    assert_int_equal(rt_inject_parse("", &inj, err, sizeof(err)), UCFT_OK);
+    assert_int_equal(cm_inject_parse("", &inj, err, sizeof(err)), UCFT_OK);
     assert_int_equal(inj.n, 0);
-    assert_int_equal(rt_inject_parse("rank=3,op=allreduce,call=5,msg=2", &inj,
+    assert_int_equal(cm_inject_parse("rank=3,op=allreduce,call=5,msg=2", &inj,
                                      err, sizeof(err)),
                      UCFT_OK);
     assert_int_equal(inj.n, 1);
     assert_int_equal(inj.spec[0].rank, 3);
-    assert_int_equal(inj.spec[0].op, RT_COLL_ALLREDUCE);
+    assert_int_equal(inj.spec[0].op, CM_COLL_ALLREDUCE);
     assert_int_equal(inj.spec[0].call, 5);
     assert_int_equal(inj.spec[0].msg, 2);
     /* Defaults, any key order, several specs, one trailing ';'. */
-    assert_int_equal(rt_inject_parse("op=bcast,rank=0;rank=7,op=barrier,msg=0;"
+    assert_int_equal(cm_inject_parse("op=bcast,rank=0;rank=7,op=barrier,msg=0;"
                                      "msg=4,op=reduce,rank=2,call=9;",
                                      &inj, err, sizeof(err)),
                      UCFT_OK);
     assert_int_equal(inj.n, 3);
     assert_int_equal(inj.spec[0].rank, 0);
-    assert_int_equal(inj.spec[0].op, RT_COLL_BCAST);
+    assert_int_equal(inj.spec[0].op, CM_COLL_BCAST);
     assert_int_equal(inj.spec[0].call, 1);
     assert_int_equal(inj.spec[0].msg, 1);
-    assert_int_equal(inj.spec[1].op, RT_COLL_BARRIER);
+    assert_int_equal(inj.spec[1].op, CM_COLL_BARRIER);
     assert_int_equal(inj.spec[1].msg, 0);
     assert_int_equal(inj.spec[2].rank, 2);
-    assert_int_equal(inj.spec[2].op, RT_COLL_REDUCE);
+    assert_int_equal(inj.spec[2].op, CM_COLL_REDUCE);
     assert_int_equal(inj.spec[2].call, 9);
     assert_int_equal(inj.spec[2].msg, 4);
     /* Finalize's barriers are an operation of their own. */
     assert_int_equal(
-        rt_inject_parse("rank=1,op=finalize,call=2", &inj, err, sizeof(err)),
+        cm_inject_parse("rank=1,op=finalize,call=2", &inj, err, sizeof(err)),
         UCFT_OK);
-    assert_int_equal(inj.spec[0].op, RT_COLL_SYNC);
-    assert_string_equal(rt_inject_op_name(RT_COLL_SYNC), "finalize");
+    assert_int_equal(inj.spec[0].op, CM_COLL_SYNC);
+    assert_string_equal(cm_inject_op_name(CM_COLL_SYNC), "finalize");
 }
 
 /* Each bad text: UCFT_ERR_INVALID_PARAM, no spec kept, and the message
@@ -80,12 +80,12 @@ static void test_inject_parse_invalid(void **state)
         {"rank=1,op=bcast,", "trailing ','"},
         {"rank=1,op=bcast;rank=2", "'rank=2' lacks op="},
     };
-    rt_inject_t inj;
+    cm_inject_t inj;
     char err[256];
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         err[0] = '\0';
-        ucft_status_t st = rt_inject_parse(cases[i][0], &inj, err, sizeof(err));
+        ucft_status_t st = cm_inject_parse(cases[i][0], &inj, err, sizeof(err));
         if (st != UCFT_ERR_INVALID_PARAM || strstr(err, cases[i][1]) == NULL)
             fprintf(stderr, "'%s': %s, '%s' (want '%s')\n", cases[i][0],
                     ucft_status_string(st), err, cases[i][1]);
@@ -94,11 +94,11 @@ static void test_inject_parse_invalid(void **state)
         assert_int_equal(inj.n, 0);
     }
     /* More specs than the table holds. */
-    char many[RT_INJECT_MAX * 24 + 32] = "";
-    for (int i = 0; i <= RT_INJECT_MAX; i++)
+    char many[CM_INJECT_MAX * 24 + 32] = "";
+    for (int i = 0; i <= CM_INJECT_MAX; i++)
         snprintf(many + strlen(many), sizeof(many) - strlen(many),
                  "rank=%d,op=bcast;", i);
-    assert_int_equal(rt_inject_parse(many, &inj, err, sizeof(err)),
+    assert_int_equal(cm_inject_parse(many, &inj, err, sizeof(err)),
                      UCFT_ERR_INVALID_PARAM);
     assert_non_null(strstr(err, "more than"));
 }
@@ -109,10 +109,10 @@ typedef struct recorder {
     int deaths;
     unsigned sends_before; /* sends passed through before the death */
     unsigned sends;
-    const rt_inject_spec_t *spec;
+    const cm_inject_spec_t *spec;
 } recorder_t;
 
-static void record_death(void *arg, const rt_inject_spec_t *spec)
+static void record_death(void *arg, const cm_inject_spec_t *spec)
 {
     recorder_t *r = arg;
     r->deaths++;
@@ -144,7 +144,7 @@ static void test_inject_filter_counts(void **state)
 {
     sim_params_t sp;
     sim_world_t *w;
-    rt_inject_t inj;
+    cm_inject_t inj;
     recorder_t rec = {0};
     char err[256];
     tp_req_t reqs[32];
@@ -153,30 +153,30 @@ static void test_inject_filter_counts(void **state)
     sim_params_default(&sp, 2);
     assert_int_equal(sim_world_create(&sp, &w), UCFT_OK);
     tp_t *real = sim_world_tp(w, 0);
-    assert_int_equal(rt_inject_parse("rank=0,op=allreduce,call=2,msg=3;"
+    assert_int_equal(cm_inject_parse("rank=0,op=allreduce,call=2,msg=3;"
                                      "rank=1,op=allreduce,call=1,msg=1;"
                                      "rank=0,op=bcast,call=1,msg=0",
                                      &inj, err, sizeof(err)),
                      UCFT_OK);
     /* A rank beyond the job is an error at setup. */
-    rt_inject_t bad = inj;
-    assert_int_equal(rt_inject_setup(&bad, 0, 1, real, NULL, record_death, &rec,
+    cm_inject_t bad = inj;
+    assert_int_equal(cm_inject_setup(&bad, 0, 1, real, NULL, record_death, &rec,
                                      err, sizeof(err)),
                      UCFT_ERR_INVALID_PARAM);
     assert_non_null(strstr(err, "rank=1: the job has 1 ranks"));
-    assert_int_equal(rt_inject_setup(&inj, 0, 2, real, NULL, record_death, &rec,
+    assert_int_equal(cm_inject_setup(&inj, 0, 2, real, NULL, record_death, &rec,
                                      err, sizeof(err)),
                      UCFT_OK);
     assert_int_equal(inj.n, 2); /* rank 1's spec is not ours */
-    assert_true(rt_inject_active(&inj));
+    assert_true(cm_inject_active(&inj));
 
     /* Call 1 of allreduce: not chosen, the real transport. */
-    assert_ptr_equal(rt_inject_call(&inj, RT_COLL_ALLREDUCE, 0, 10), real);
+    assert_ptr_equal(cm_inject_call(&inj, CM_COLL_ALLREDUCE, 0, 10), real);
     /* Barrier and reduce calls do not count as allreduce calls. */
-    assert_ptr_equal(rt_inject_call(&inj, RT_COLL_BARRIER, 0, 11), real);
-    assert_ptr_equal(rt_inject_call(&inj, RT_COLL_REDUCE, 0, 12), real);
+    assert_ptr_equal(cm_inject_call(&inj, CM_COLL_BARRIER, 0, 11), real);
+    assert_ptr_equal(cm_inject_call(&inj, CM_COLL_REDUCE, 0, 12), real);
     /* Call 2 (seq 13): the filter. */
-    tp_t *f = rt_inject_call(&inj, RT_COLL_ALLREDUCE, 0, 13);
+    tp_t *f = cm_inject_call(&inj, CM_COLL_ALLREDUCE, 0, 13);
     assert_ptr_not_equal(f, real);
     assert_int_equal(f->rank, 0);
     assert_int_equal(f->size, 2);
@@ -190,21 +190,21 @@ static void test_inject_filter_counts(void **state)
     send_one(f, coll(0, 13, 49), &reqs[nr++], &rec);
     assert_int_equal(rec.deaths, 1);
     assert_int_equal(rec.sends_before, 5); /* before the 3rd of seq 13 */
-    assert_int_equal(rec.spec->op, RT_COLL_ALLREDUCE);
+    assert_int_equal(rec.spec->op, CM_COLL_ALLREDUCE);
     assert_int_equal(rec.spec->msg, 3);
     /* Once only. */
     send_one(f, coll(0, 13, 49), &reqs[nr++], &rec);
     assert_int_equal(rec.deaths, 1);
     /* msg=0: at the start of the call, nothing sent. */
-    assert_ptr_equal(rt_inject_call(&inj, RT_COLL_BCAST, 0, 14), real);
+    assert_ptr_equal(cm_inject_call(&inj, CM_COLL_BCAST, 0, 14), real);
     assert_int_equal(rec.deaths, 2);
-    assert_int_equal(rec.spec->op, RT_COLL_BCAST);
+    assert_int_equal(rec.spec->op, CM_COLL_BCAST);
     /* Later calls: never again. */
-    assert_ptr_equal(rt_inject_call(&inj, RT_COLL_ALLREDUCE, 0, 15), real);
-    assert_ptr_equal(rt_inject_call(&inj, RT_COLL_BCAST, 0, 16), real);
+    assert_ptr_equal(cm_inject_call(&inj, CM_COLL_ALLREDUCE, 0, 15), real);
+    assert_ptr_equal(cm_inject_call(&inj, CM_COLL_BCAST, 0, 16), real);
     assert_int_equal(rec.deaths, 2);
     /* Finalize's barriers count apart: none of the specs names them. */
-    assert_ptr_equal(rt_inject_call(&inj, RT_COLL_SYNC, 0, 17), real);
+    assert_ptr_equal(cm_inject_call(&inj, CM_COLL_SYNC, 0, 17), real);
     assert_int_equal(rec.deaths, 2);
     /* The filter passed every send to rank 1. */
     sim_world_run(w, UINT64_MAX, UINT64_MAX);
@@ -220,7 +220,7 @@ static void test_inject_finalize_calls(void **state)
 {
     sim_params_t sp;
     sim_world_t *w;
-    rt_inject_t inj;
+    cm_inject_t inj;
     recorder_t rec = {0};
     char err[256];
     tp_req_t req;
@@ -228,20 +228,20 @@ static void test_inject_finalize_calls(void **state)
     sim_params_default(&sp, 2);
     assert_int_equal(sim_world_create(&sp, &w), UCFT_OK);
     tp_t *real = sim_world_tp(w, 0);
-    assert_int_equal(rt_inject_parse("rank=0,op=finalize,call=2,msg=1", &inj,
+    assert_int_equal(cm_inject_parse("rank=0,op=finalize,call=2,msg=1", &inj,
                                      err, sizeof(err)),
                      UCFT_OK);
-    assert_int_equal(rt_inject_setup(&inj, 0, 2, real, NULL, record_death, &rec,
+    assert_int_equal(cm_inject_setup(&inj, 0, 2, real, NULL, record_death, &rec,
                                      err, sizeof(err)),
                      UCFT_OK);
-    assert_ptr_equal(rt_inject_call(&inj, RT_COLL_BARRIER, 0, 1), real);
-    assert_ptr_equal(rt_inject_call(&inj, RT_COLL_BARRIER, 0, 2), real);
-    assert_ptr_equal(rt_inject_call(&inj, RT_COLL_SYNC, 0, 3), real);
-    tp_t *f = rt_inject_call(&inj, RT_COLL_SYNC, 0, 4);
+    assert_ptr_equal(cm_inject_call(&inj, CM_COLL_BARRIER, 0, 1), real);
+    assert_ptr_equal(cm_inject_call(&inj, CM_COLL_BARRIER, 0, 2), real);
+    assert_ptr_equal(cm_inject_call(&inj, CM_COLL_SYNC, 0, 3), real);
+    tp_t *f = cm_inject_call(&inj, CM_COLL_SYNC, 0, 4);
     assert_ptr_not_equal(f, real);
     send_one(f, coll(0, 4, 48), &req, &rec);
     assert_int_equal(rec.deaths, 1);
-    assert_int_equal(rec.spec->op, RT_COLL_SYNC);
+    assert_int_equal(rec.spec->op, CM_COLL_SYNC);
     sim_world_run(w, UINT64_MAX, UINT64_MAX);
     sim_world_destroy(w);
 }

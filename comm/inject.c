@@ -1,5 +1,5 @@
 /* In-process failure injection (see inject.h). */
-#include "runtime/inject.h"
+#include "comm/inject.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -9,13 +9,13 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Indexed by RT_COLL_*; RT_COLL_SYNC is finalize's barrier. */
-static const char *const op_names[RT_INJECT_NOPS] = {
+/* Indexed by CM_COLL_*; CM_COLL_SYNC is finalize's barrier. */
+static const char *const op_names[CM_INJECT_NOPS] = {
     "bcast", "reduce", "allreduce", "barrier", "finalize"};
 
-const char *rt_inject_op_name(int op)
+const char *cm_inject_op_name(int op)
 {
-    return op >= 0 && op < RT_INJECT_NOPS ? op_names[op] : "?";
+    return op >= 0 && op < CM_INJECT_NOPS ? op_names[op] : "?";
 }
 
 static ucft_status_t bad(char *err, size_t errlen, const char *fmt, ...)
@@ -50,13 +50,13 @@ static int parse_num(const char *s, const char *e, long min, long max,
 
 /* One spec in [s, e). */
 static ucft_status_t parse_spec(const char *s, const char *e,
-                                rt_inject_spec_t *sp, char *err, size_t errlen)
+                                cm_inject_spec_t *sp, char *err, size_t errlen)
 {
     int seen[4] = {0, 0, 0, 0}; /* rank, op, call, msg */
     static const char *const keys[4] = {"rank", "op", "call", "msg"};
     int spec_len = (int)(e - s);
 
-    *sp = (rt_inject_spec_t){.rank = -1, .op = -1, .call = 1, .msg = 1};
+    *sp = (cm_inject_spec_t){.rank = -1, .op = -1, .call = 1, .msg = 1};
     if (s == e)
         return bad(err, errlen, "empty spec (two ';' in a row?)");
     while (s < e) {
@@ -84,11 +84,11 @@ static ucft_status_t parse_spec(const char *s, const char *e,
         long num;
         if (k == 1) {
             int o = 0;
-            while (o < RT_INJECT_NOPS &&
+            while (o < CM_INJECT_NOPS &&
                    !(strlen(op_names[o]) == (size_t)vlen &&
                      strncmp(op_names[o], v, (size_t)vlen) == 0))
                 o++;
-            if (o == RT_INJECT_NOPS)
+            if (o == CM_INJECT_NOPS)
                 return bad(err, errlen,
                            "op '%.*s': expected bcast, reduce, allreduce, "
                            "barrier or finalize",
@@ -119,7 +119,7 @@ static ucft_status_t parse_spec(const char *s, const char *e,
     return UCFT_OK;
 }
 
-ucft_status_t rt_inject_parse(const char *text, rt_inject_t *inj, char *err,
+ucft_status_t cm_inject_parse(const char *text, cm_inject_t *inj, char *err,
                               size_t errlen)
 {
     memset(inj, 0, sizeof(*inj));
@@ -131,9 +131,9 @@ ucft_status_t rt_inject_parse(const char *text, rt_inject_t *inj, char *err,
         const char *e = semi ? semi : end;
         if (semi == NULL && s == end && s != text)
             break; /* one trailing ';' is allowed */
-        if (inj->n == RT_INJECT_MAX) {
+        if (inj->n == CM_INJECT_MAX) {
             inj->n = 0;
-            return bad(err, errlen, "more than %d specs", RT_INJECT_MAX);
+            return bad(err, errlen, "more than %d specs", CM_INJECT_MAX);
         }
         ucft_status_t st = parse_spec(s, e, &inj->spec[inj->n], err, errlen);
         if (st != UCFT_OK) {
@@ -150,12 +150,12 @@ ucft_status_t rt_inject_parse(const char *text, rt_inject_t *inj, char *err,
 
 /* ---- the filter transport ---------------------------------------------- */
 
-static rt_inject_t *inj_of(tp_t *tp)
+static cm_inject_t *inj_of(tp_t *tp)
 {
-    return ((rt_inject_tp_t *)tp)->inj;
+    return ((cm_inject_tp_t *)tp)->inj;
 }
 
-static void die_default(void *arg, const rt_inject_spec_t *spec)
+static void die_default(void *arg, const cm_inject_spec_t *spec)
 {
     (void)arg;
     (void)spec;
@@ -166,20 +166,20 @@ static void die_default(void *arg, const rt_inject_spec_t *spec)
 static ucft_status_t w_send(tp_t *tp, int dst, uint64_t tag, const void *buf,
                             size_t len, tp_req_t *req)
 {
-    rt_inject_t *inj = inj_of(tp);
+    cm_inject_t *inj = inj_of(tp);
 
     if (ucft_tag_class(tag) == UCFT_TAG_CLASS_COLL) {
         uint32_t seq = ucft_tag_coll_seq(tag);
         unsigned cid = ucft_tag_ctx(tag);
         for (size_t i = 0; i < inj->n; i++) {
-            const rt_inject_spec_t *sp = &inj->spec[i];
+            const cm_inject_spec_t *sp = &inj->spec[i];
             if (!(inj->armed >> i & 1) || inj->ctx_id[i] != cid ||
                 inj->seq[i] != seq || ++inj->sent[i] != sp->msg)
                 continue;
             ucft_warn(inj->log,
                       "UCFT_INJECT: killing myself before message %u of "
                       "%s call %u (to rank %d)",
-                      sp->msg, rt_inject_op_name(sp->op), sp->call, dst);
+                      sp->msg, cm_inject_op_name(sp->op), sp->call, dst);
             inj->armed &= ~(1u << i);
             inj->die(inj->die_arg, sp);
         }
@@ -274,8 +274,8 @@ static const tp_ops_t inject_tp_ops = {
     .destroy = w_destroy,
 };
 
-ucft_status_t rt_inject_setup(rt_inject_t *inj, int rank, int size, tp_t *real,
-                              const ucft_log_t *log, rt_inject_die_cb die,
+ucft_status_t cm_inject_setup(cm_inject_t *inj, int rank, int size, tp_t *real,
+                              const ucft_log_t *log, cm_inject_die_cb die,
                               void *die_arg, char *err, size_t errlen)
 {
     size_t k = 0;
@@ -303,26 +303,26 @@ ucft_status_t rt_inject_setup(rt_inject_t *inj, int rank, int size, tp_t *real,
                             .log = real->log};
     for (size_t i = 0; i < k; i++)
         ucft_info(log, "UCFT_INJECT: will die before message %u of %s call %u",
-                  inj->spec[i].msg, rt_inject_op_name(inj->spec[i].op),
+                  inj->spec[i].msg, cm_inject_op_name(inj->spec[i].op),
                   inj->spec[i].call);
     return UCFT_OK;
 }
 
-tp_t *rt_inject_call(rt_inject_t *inj, int op, unsigned ctx_id, uint32_t seq)
+tp_t *cm_inject_call(cm_inject_t *inj, int op, unsigned ctx_id, uint32_t seq)
 {
     tp_t *tp = inj->real;
 
-    if (inj->n == 0 || op < 0 || op >= RT_INJECT_NOPS)
+    if (inj->n == 0 || op < 0 || op >= CM_INJECT_NOPS)
         return tp;
     unsigned call = ++inj->calls[op];
     for (size_t i = 0; i < inj->n; i++) {
-        const rt_inject_spec_t *sp = &inj->spec[i];
+        const cm_inject_spec_t *sp = &inj->spec[i];
         if (sp->op != op || sp->call != call)
             continue;
         if (sp->msg == 0) {
             ucft_warn(inj->log,
                       "UCFT_INJECT: killing myself at the start of %s call %u",
-                      rt_inject_op_name(op), call);
+                      cm_inject_op_name(op), call);
             inj->die(inj->die_arg, sp);
             continue;
         }

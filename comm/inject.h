@@ -24,78 +24,78 @@
  * messages of that instance (context id, sequence number) and kills the
  * process before the K-th. Everything else goes straight through.
  */
-#ifndef UCFT_RT_INJECT_H
-#define UCFT_RT_INJECT_H
+#ifndef UCFT_COMM_INJECT_H
+#define UCFT_COMM_INJECT_H
 
 #include "ucft.h"
-#include "runtime/coll.h"
+#include "comm/coll.h"
 #include "transport/transport.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define RT_INJECT_MAX  16
-#define RT_INJECT_NOPS (RT_COLL_SYNC + 1) /* the operations and finalize */
+#define CM_INJECT_MAX  16
+#define CM_INJECT_NOPS (CM_COLL_SYNC + 1) /* the operations and finalize */
 
-typedef struct rt_inject_spec {
+typedef struct cm_inject_spec {
     int rank;
-    int op; /* RT_COLL_* */
+    int op; /* CM_COLL_* */
     unsigned call;
     unsigned msg;
-} rt_inject_spec_t;
+} cm_inject_spec_t;
 
 /* How the injection kills: the process by default, a recorder in tests. */
-typedef void (*rt_inject_die_cb)(void *arg, const rt_inject_spec_t *spec);
+typedef void (*cm_inject_die_cb)(void *arg, const cm_inject_spec_t *spec);
 
-typedef struct rt_inject rt_inject_t;
+typedef struct cm_inject cm_inject_t;
 
 /* The filter transport handed to one matching call. */
-typedef struct rt_inject_tp {
+typedef struct cm_inject_tp {
     tp_t base; /* first: the collective sees a tp_t */
-    rt_inject_t *inj;
-} rt_inject_tp_t;
+    cm_inject_t *inj;
+} cm_inject_tp_t;
 
-struct rt_inject {
-    rt_inject_spec_t spec[RT_INJECT_MAX];
+struct cm_inject {
+    cm_inject_spec_t spec[CM_INJECT_MAX];
     size_t n;
     /* After setup: this rank's specs only. */
-    unsigned calls[RT_INJECT_NOPS]; /* calls so far, per operation */
+    unsigned calls[CM_INJECT_NOPS]; /* calls so far, per operation */
     unsigned armed;                 /* bit i: spec i's call is running */
-    unsigned ctx_id[RT_INJECT_MAX];
-    uint32_t seq[RT_INJECT_MAX];
-    unsigned sent[RT_INJECT_MAX];
+    unsigned ctx_id[CM_INJECT_MAX];
+    uint32_t seq[CM_INJECT_MAX];
+    unsigned sent[CM_INJECT_MAX];
     tp_t *real;
     const ucft_log_t *log;
-    rt_inject_tp_t wrap;
-    rt_inject_die_cb die;
+    cm_inject_tp_t wrap;
+    cm_inject_die_cb die;
     void *die_arg;
 };
 
 /* Parses `text` (NULL or "" = no injection) into inj->spec. Returns
  * UCFT_OK, or UCFT_ERR_INVALID_PARAM with what is wrong in `err`. Pure:
  * needs neither a context nor a transport. */
-ucft_status_t rt_inject_parse(const char *text, rt_inject_t *inj, char *err,
+ucft_status_t cm_inject_parse(const char *text, cm_inject_t *inj, char *err,
                               size_t errlen);
 
 /* Once the job is known: checks every spec's rank against `size` (the
  * same error convention), keeps the specs of `rank`, and builds the filter
  * in front of `real`. `die` NULL: SIGKILL this process. */
-ucft_status_t rt_inject_setup(rt_inject_t *inj, int rank, int size, tp_t *real,
-                              const ucft_log_t *log, rt_inject_die_cb die,
+ucft_status_t cm_inject_setup(cm_inject_t *inj, int rank, int size, tp_t *real,
+                              const ucft_log_t *log, cm_inject_die_cb die,
                               void *die_arg, char *err, size_t errlen);
 
 /* 1 if some spec concerns this rank (after setup). */
-static inline int rt_inject_active(const rt_inject_t *inj)
+static inline int cm_inject_active(const cm_inject_t *inj)
 {
     return inj->n > 0;
 }
 
-/* A call of operation `op` (RT_COLL_*, RT_COLL_SYNC included) on (ctx_id, seq)
+/* A call of operation `op` (CM_COLL_*, CM_COLL_SYNC included) on (ctx_id, seq)
  * is being posted: counts it and returns the transport it must use (the filter
  * if a spec matches, else `real`). A spec with msg = 0 dies here. */
-tp_t *rt_inject_call(rt_inject_t *inj, int op, unsigned ctx_id, uint32_t seq);
+tp_t *cm_inject_call(cm_inject_t *inj, int op, unsigned ctx_id, uint32_t seq);
 
-/* The name of RT_COLL_* operation `op` as the syntax spells it. */
-const char *rt_inject_op_name(int op);
+/* The name of CM_COLL_* operation `op` as the syntax spells it. */
+const char *cm_inject_op_name(int op);
 
 #endif

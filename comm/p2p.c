@@ -1,59 +1,48 @@
 /*
- * Point-to-point: requests (a pool owned by the context), isend / irecv /
- * test / wait / cancel / probe over the transport interface, and the
+ * Point-to-point on a communicator: isend / irecv / probe over the
+ * transport interface, the requests' ops (runtime/request.h), and the
  * failure rules of the MPI process fault tolerance chapter in the minimal
  * form (an operation with a failed peer ends with UCFT_ERR_PROC_FAILED; a
  * pending ANY_SOURCE receive ends with UCFT_ERR_PROC_FAILED_PENDING).
  */
-#include "runtime/context.h"
+#include "comm/comm.h"
 #include "transport/tag.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- request pool --------------------------------------------------- */
+/* ---- the requests' ops ----------------------------------------------------- */
 
-struct ucft_request *rt_req_get(struct ucft_context *ctx)
+/* A send cannot be cancelled (UCX cancels receives only): it completes
+ * when its receiver takes it (a large one waits for that), or fails with
+ * its peer. */
+static ucft_status_t send_cancel(struct ucft_request *r)
 {
-    struct ucft_request *r = ctx->free_reqs;
-    if (r == NULL) {
-        rt_req_chunk_t *c = calloc(1, sizeof(*c));
-        if (c == NULL)
-            return NULL;
-        c->next = ctx->chunks;
-        ctx->chunks = c;
-        for (size_t i = 0; i < 64; i++) {
-            c->reqs[i].next = ctx->free_reqs;
-            ctx->free_reqs = &c->reqs[i];
-        }
-        r = ctx->free_reqs;
-    }
-    ctx->free_reqs = r->next;
-    r->in_pool = 0;
-    r->ctx = ctx;
-    r->done = 0;
-    r->released = 0;
-    r->cancel_status = UCFT_OK;
-    r->coll = NULL;
-    r->info.status = UCFT_INPROGRESS;
-    r->info.source = UCFT_ANY_SOURCE;
-    r->info.tag = UCFT_ANY_TAG;
-    r->info.length = 0;
-    r->prev = r->next = NULL;
-    return r;
+    ucft_error(&r->ctx->log,
+               "ucft_cancel: a send cannot be cancelled; it completes "
+               "once received (or fails with its peer): wait for it or "
+               "free it with ucft_request_free");
+    return UCFT_ERR_NOT_SUPPORTED;
 }
 
-void rt_req_put(struct ucft_request *r)
+/* An unmatched ANY_SOURCE receive while the communicator has a failure
+ * the caller has not acknowledged. */
+static ucft_status_t recv_blocked(const struct ucft_request *r)
 {
-    struct ucft_context *ctx = r->ctx;
-    r->in_pool = 1;
-    r->next = ctx->free_reqs;
-    ctx->free_reqs = r;
+    return !r->done && r->peer == UCFT_ANY_SOURCE &&
+                   r->ctx->nfailed > r->comm->acked
+               ? UCFT_ERR_PROC_FAILED_PENDING
+               : UCFT_INPROGRESS;
 }
+
+static const rt_req_ops_t send_ops = {.cancel = send_cancel};
+static const rt_req_ops_t recv_ops = {.blocked = recv_blocked};
+
+/* ---- pending requests ---------------------------------------------------- */
 
 static void pending_add(struct ucft_request *r)
 {
-    struct ucft_request *head = &r->ctx->pending;
+    struct ucft_request *head = &r->comm->layer->pending;
     r->next = head;
     r->prev = head->prev;
     head->prev->next = r;
@@ -67,22 +56,30 @@ static void pending_del(struct ucft_request *r)
     r->prev = r->next = NULL;
 }
 
-void rt_requests_cleanup(struct ucft_context *ctx)
+void cm_p2p_cancel_all(cm_layer_t *cl)
 {
-    while (ctx->chunks != NULL) {
-        rt_req_chunk_t *c = ctx->chunks;
-        ctx->chunks = c->next;
-        free(c);
+    for (struct ucft_request *r = cl->pending.next; r != &cl->pending;
+         r = r->next) {
+        if (r->ops == &recv_ops && r->cancel_status == UCFT_OK)
+            tp_cancel(cl->ctx->tp, &r->tp);
     }
-    ctx->free_reqs = NULL;
 }
 
-void rt_requests_cancel_all(struct ucft_context *ctx)
+/* Ends the pending receives from `rank`: they can no longer complete
+ * normally. A cancelled receive that had already matched still completes
+ * with its data: nothing that arrived is lost. ANY_SOURCE receives stay
+ * pending (test/wait report UCFT_ERR_PROC_FAILED_PENDING until the failure
+ * is acknowledged, as the MPI chapter specifies). */
+void cm_p2p_failure(cm_layer_t *cl, int rank)
 {
-    for (struct ucft_request *r = ctx->pending.next; r != &ctx->pending;
+    for (struct ucft_request *r = cl->pending.next; r != &cl->pending;
          r = r->next) {
-        if (r->kind == RT_REQ_RECV && r->cancel_status == UCFT_OK)
-            tp_cancel(ctx->tp, &r->tp);
+        if (r->ops != &recv_ops || r->done || r->cancel_status != UCFT_OK)
+            continue;
+        if (r->peer_world != rank)
+            continue;
+        r->cancel_status = UCFT_ERR_PROC_FAILED;
+        tp_cancel(cl->ctx->tp, &r->tp);
     }
 }
 
@@ -121,7 +118,7 @@ static void req_tp_done(tp_req_t *t)
     if (st == UCFT_ERR_CANCELED && r->cancel_status != UCFT_OK)
         st = r->cancel_status;
     r->info.status = st;
-    if (r->kind == RT_REQ_RECV && (st == UCFT_OK || st == UCFT_ERR_TRUNCATED))
+    if (r->ops == &recv_ops && (st == UCFT_OK || st == UCFT_ERR_TRUNCATED))
         set_recv_info(r);
     r->done = 1;
     pending_del(r);
@@ -130,21 +127,6 @@ static void req_tp_done(tp_req_t *t)
 }
 
 /* ---- argument checks --------------------------------------------------- */
-
-/* A handle whose request was already released: completed by ucft_test /
- * ucft_wait, or given to ucft_request_free (a copy of a handle outlives
- * it). Its memory stays the context's, so the flags can be read; once the
- * request is handed out again the stale handle names the new one, which
- * no check can see. */
-static int req_stale(const struct ucft_request *r, const char *call)
-{
-    if (!r->in_pool && !r->released)
-        return 0;
-    rt_bad_arg(r->ctx, call,
-               "the request was already released (completed by ucft_test "
-               "or ucft_wait, or freed): a handle is used once");
-    return 1;
-}
 
 static ucft_status_t check_common(ucft_comm_h comm, const void *buf,
                                   size_t length, ucft_request_h *req,
@@ -210,10 +192,9 @@ ucft_status_t ucft_isend(ucft_comm_h comm, const void *buf, size_t length,
     struct ucft_context *ctx = comm->ctx;
     if (rt_is_failed(ctx, dest))
         return UCFT_ERR_PROC_FAILED;
-    struct ucft_request *r = rt_req_get(ctx);
+    struct ucft_request *r = rt_req_get(ctx, &send_ops);
     if (r == NULL)
         return UCFT_ERR_NO_MEMORY;
-    r->kind = RT_REQ_SEND;
     r->comm = comm;
     r->peer = dest;
     r->peer_world = dest;
@@ -248,14 +229,13 @@ ucft_status_t ucft_irecv(ucft_comm_h comm, void *buf, size_t length, int source,
     struct ucft_context *ctx = comm->ctx;
     if (source != UCFT_ANY_SOURCE && rt_is_failed(ctx, source))
         return UCFT_ERR_PROC_FAILED;
-    struct ucft_request *r = rt_req_get(ctx);
+    struct ucft_request *r = rt_req_get(ctx, &recv_ops);
     if (r == NULL)
         return UCFT_ERR_NO_MEMORY;
     if (source != UCFT_ANY_SOURCE && !ctx->watched[source]) {
         ctx->watched[source] = 1;
         tp_watch(ctx->tp, source);
     }
-    r->kind = RT_REQ_RECV;
     r->comm = comm;
     r->peer = source;
     r->peer_world = source;
@@ -274,141 +254,6 @@ ucft_status_t ucft_irecv(ucft_comm_h comm, void *buf, size_t length, int source,
         return st;
     }
     *req = r;
-    return UCFT_OK;
-}
-
-/* An unmatched ANY_SOURCE receive while the communicator has a failure
- * the caller has not acknowledged. */
-static int failed_pending(const struct ucft_request *r)
-{
-    return r->kind == RT_REQ_RECV && !r->done && r->peer == UCFT_ANY_SOURCE &&
-           r->ctx->nfailed > r->comm->acked;
-}
-
-ucft_status_t ucft_test(ucft_request_h *req, int *done, ucft_info_t *info)
-{
-    if (req == NULL || done == NULL)
-        return rt_bad_arg(req && *req ? (*req)->ctx : NULL, "ucft_test",
-                          req ? "NULL done pointer" : "NULL request pointer");
-    struct ucft_request *r = *req;
-    if (r != NULL && req_stale(r, "ucft_test"))
-        return UCFT_ERR_INVALID_PARAM;
-    if (r == NULL) {
-        *done = 1;
-        if (info != NULL)
-            *info = (ucft_info_t){UCFT_OK, UCFT_ANY_SOURCE, UCFT_ANY_TAG, 0};
-        return UCFT_OK;
-    }
-    if (!r->done) {
-        ucft_progress(r->ctx);
-        if (!r->done) {
-            rt_coll_flush(r->ctx); /* the caller polls: hold nothing back */
-            *done = 0;
-            return failed_pending(r) ? UCFT_ERR_PROC_FAILED_PENDING
-                                     : UCFT_INPROGRESS;
-        }
-    }
-    ucft_status_t st = r->info.status;
-    if (info != NULL)
-        *info = r->info;
-    *done = 1;
-    if (r->kind == RT_REQ_COLL)
-        rt_coll_release(r);
-    rt_req_put(r);
-    *req = NULL;
-    return st;
-}
-
-static int req_is_done(void *arg)
-{
-    struct ucft_request *r = arg;
-    return r->done || failed_pending(r);
-}
-
-/* Busy polls done in line before the generic wait: a completion that comes
- * within a few microseconds (a ping-pong on shared memory) then costs no
- * indirect call and no clock read per poll. */
-#define WAIT_INLINE_POLLS 64
-
-ucft_status_t ucft_wait(ucft_request_h *req, ucft_info_t *info)
-{
-    int done;
-    if (req == NULL)
-        return rt_bad_arg(NULL, "ucft_wait", "NULL request pointer");
-    struct ucft_request *r = *req;
-    if (r != NULL && req_stale(r, "ucft_wait"))
-        return UCFT_ERR_INVALID_PARAM;
-    if (r != NULL && !r->done) {
-        struct ucft_context *ctx = r->ctx;
-        unsigned n = ctx->cfg.wait_mode == RT_WAIT_SLEEP ||
-                             (ctx->cfg.wait_mode == RT_WAIT_HYBRID &&
-                              ctx->cfg.spin_ns == 0)
-                         ? 0
-                         : WAIT_INLINE_POLLS;
-        while (n-- > 0 && !r->done)
-            ucft_progress(ctx);
-        if (!req_is_done(r))
-            rt_wait_hinted(ctx, req_is_done,
-                           r->kind == RT_REQ_COLL ? rt_coll_remote_wait : NULL,
-                           r, UINT64_MAX);
-    }
-    return ucft_test(req, &done, info);
-}
-
-ucft_status_t ucft_waitall(size_t count, ucft_request_h reqs[],
-                           ucft_info_t infos[])
-{
-    ucft_status_t first = UCFT_OK;
-    if (count > 0 && reqs == NULL)
-        return rt_bad_arg(NULL, "ucft_waitall",
-                          "NULL request array with count > 0");
-    for (size_t i = 0; i < count; i++) {
-        ucft_status_t st = ucft_wait(&reqs[i], infos ? &infos[i] : NULL);
-        if (st != UCFT_OK && first == UCFT_OK)
-            first = st;
-    }
-    return first;
-}
-
-ucft_status_t ucft_cancel(ucft_request_h r)
-{
-    if (r == NULL)
-        return UCFT_OK; /* a NULL request is complete: nothing to cancel */
-    if (req_stale(r, "ucft_cancel"))
-        return UCFT_ERR_INVALID_PARAM;
-    if (r->kind == RT_REQ_SEND && !r->done) {
-        /* UCX cancels receives only: a send completes when its receiver
-         * takes it (a large one waits for that), or fails with its peer. */
-        ucft_error(&r->ctx->log,
-                   "ucft_cancel: a send cannot be cancelled; it completes "
-                   "once received (or fails with its peer): wait for it or "
-                   "free it with ucft_request_free");
-        return UCFT_ERR_NOT_SUPPORTED;
-    }
-    if (!r->done && r->cancel_status == UCFT_OK) {
-        r->cancel_status = UCFT_ERR_CANCELED;
-        tp_cancel(r->ctx->tp, &r->tp);
-    }
-    return UCFT_OK;
-}
-
-ucft_status_t ucft_request_free(ucft_request_h *req)
-{
-    if (req == NULL)
-        return rt_bad_arg(NULL, "ucft_request_free", "NULL request pointer");
-    struct ucft_request *r = *req;
-    if (r == NULL)
-        return UCFT_OK;
-    if (req_stale(r, "ucft_request_free"))
-        return UCFT_ERR_INVALID_PARAM;
-    if (r->done) {
-        if (r->kind == RT_REQ_COLL)
-            rt_coll_release(r);
-        rt_req_put(r);
-    } else {
-        r->released = 1;
-    }
-    *req = NULL;
     return UCFT_OK;
 }
 
@@ -487,28 +332,4 @@ ucft_status_t ucft_recv(ucft_comm_h comm, void *buf, size_t length, int source,
     ucft_request_h r;
     ucft_status_t st = ucft_irecv(comm, buf, length, source, tag, &r);
     return st == UCFT_OK ? ucft_wait(&r, info) : st;
-}
-
-ucft_status_t ucft_comm_failure_ack(ucft_comm_h comm)
-{
-    if (comm == NULL)
-        return rt_bad_arg(NULL, "ucft_comm_failure_ack", "NULL communicator");
-    ucft_progress(comm->ctx); /* take in what is known right now */
-    comm->acked = comm->ctx->nfailed;
-    return UCFT_OK;
-}
-
-ucft_status_t ucft_comm_failure_get_acked(ucft_comm_h comm, int *ranks,
-                                          size_t max, size_t *count)
-{
-    if (comm == NULL || count == NULL || (max > 0 && ranks == NULL))
-        return rt_bad_arg(comm ? comm->ctx : NULL,
-                          "ucft_comm_failure_get_acked",
-                          comm == NULL    ? "NULL communicator"
-                          : count == NULL ? "NULL count pointer"
-                                          : "NULL ranks array with max > 0");
-    for (size_t i = 0; i < max && i < comm->acked; i++)
-        ranks[i] = comm->ctx->failed_list[i]; /* world comm: identity */
-    *count = comm->acked;
-    return UCFT_OK;
 }

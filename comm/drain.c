@@ -22,7 +22,7 @@
  * is due whenever an instance ends and after every dropped message (and,
  * while finalizing, at every progress call: the other ranks' last late
  * messages arrive then, with no instance ending here any more); it
- * runs from rt_coll_progress and before a new instance starts, never
+ * runs from cm_coll_progress and before a new instance starts, never
  * inside a transport callback, and nothing stays posted in between (no
  * wildcard receive slows down the matching of other messages).
  *
@@ -38,41 +38,41 @@
  * Sequence numbers are 16 bits in the tag: an instance counts as past when
  * it is at most 32,767 instances older than the newest one started.
  */
-#include "runtime/context.h"
+#include "comm/comm.h"
 
 #define SEQ_MASK  ((1u << UCFT_TAG_SEQ_BITS) - 1)
 #define SWEEP_MAX 1024 /* messages dropped per sweep (then: next progress) */
 #define STALE_MAX 64   /* stale kinds asked of one instance per sweep */
 
-static struct ucft_comm *comm_of(struct ucft_context *ctx, unsigned cid)
+static struct ucft_comm *comm_of(cm_layer_t *cl, unsigned cid)
 {
-    return cid == ctx->world.ctx_id ? &ctx->world : NULL;
+    return cid == cl->world.ctx_id ? &cl->world : NULL;
 }
 
 /* 1 when a message with this tag can only be late: its instance has
  * started here and is not running any more; or when it names no
  * communicator (only the world exists: the tag is malformed, logged). */
-static int is_late(struct ucft_context *ctx, uint64_t tag)
+static int is_late(cm_layer_t *cl, uint64_t tag)
 {
     unsigned cid = ucft_tag_ctx(tag);
-    struct ucft_comm *comm = comm_of(ctx, cid);
+    struct ucft_comm *comm = comm_of(cl, cid);
     uint32_t s = ucft_tag_coll_seq(tag);
 
     if (comm == NULL) {
-        ucft_warn(&ctx->log,
+        ucft_warn(&cl->ctx->log,
                   "collective message from rank %u names communicator %u, "
                   "which does not exist: dropped",
                   (unsigned)ucft_tag_src(tag), cid);
         return 1;
     }
-    int owned = rt_coll_cs_kind(comm, ucft_tag_coll_kind(tag));
+    int owned = cm_coll_cs_kind(comm, ucft_tag_coll_kind(tag));
     if (owned != 0)
         return owned < 0; /* a communicator state's own messages */
     if (comm->seq == 0)
         return 0;
     if (((comm->seq - 1 - s) & SEQ_MASK) >= (SEQ_MASK + 1) / 2)
         return 0; /* not started here yet */
-    for (struct rt_coll *c = ctx->colls.next; c != &ctx->colls; c = c->next)
+    for (struct cm_coll *c = cl->colls.next; c != &cl->colls; c = c->next)
         if (c->args.ctx == cid && (c->args.seq & SEQ_MASK) == s)
             return 0;
     return 1;
@@ -80,35 +80,35 @@ static int is_late(struct ucft_context *ctx, uint64_t tag)
 
 static void drain_cb(tp_req_t *t)
 {
-    rt_drain_t *d = t->arg;
+    cm_drain_t *d = t->arg;
     d->posted = 0;
     if (t->status != UCFT_ERR_CANCELED) {
-        d->ctx->drained++; /* possibly truncated: it is dropped anyway */
+        d->layer->drained++; /* possibly truncated: it is dropped anyway */
         d->pending = 1;
     }
 }
 
-void rt_drain_finished(struct ucft_context *ctx)
+void cm_drain_finished(cm_layer_t *cl)
 {
-    ctx->drain.pending = 1;
+    cl->drain.pending = 1;
 }
 
 /* Receives and drops the message with this exact tag. 0: dropped, go on;
  * 1: a large message is on its way (drain_cb asks for the next sweep). */
-static int drop_one(struct ucft_context *ctx, rt_drain_t *d, uint64_t tag)
+static int drop_one(cm_layer_t *cl, cm_drain_t *d, uint64_t tag)
 {
-    ucft_trace(&ctx->log,
+    ucft_trace(&cl->ctx->log,
                "late message dropped: instance #%u, kind %u, rank %u",
                (unsigned)ucft_tag_coll_seq(tag), ucft_tag_coll_kind(tag),
                (unsigned)ucft_tag_src(tag));
     d->req = (tp_req_t){.cb = drain_cb, .arg = d};
-    ucft_status_t st = tp_recv(ctx->tp, tag, UCFT_TAG_FULL_MASK, d->buf,
+    ucft_status_t st = tp_recv(cl->ctx->tp, tag, UCFT_TAG_FULL_MASK, d->buf,
                                sizeof(d->buf), &d->req);
     if (st == UCFT_INPROGRESS) {
         d->posted = 1;
         return 1;
     }
-    ctx->drained++;
+    cl->drained++;
     return 0;
 }
 
@@ -118,9 +118,9 @@ static int drop_one(struct ucft_context *ctx, rt_drain_t *d, uint64_t tag)
  * message's send completes only once it is received), so each such kind
  * is looked up. Returns 1 when the sweep must stop (a drop in flight, or
  * the budget is spent). */
-static int sweep_stale(struct ucft_context *ctx, rt_drain_t *d, int *budget)
+static int sweep_stale(cm_layer_t *cl, cm_drain_t *d, int *budget)
 {
-    for (struct rt_coll *c = ctx->colls.next; c != &ctx->colls; c = c->next) {
+    for (struct cm_coll *c = cl->colls.next; c != &cl->colls; c = c->next) {
         unsigned kinds[STALE_MAX];
         unsigned nk = c->ops->stale_kinds == NULL
                           ? 0
@@ -128,9 +128,9 @@ static int sweep_stale(struct ucft_context *ctx, rt_drain_t *d, int *budget)
         for (unsigned k = 0; k < nk; k++) {
             tp_probe_info_t info;
             uint64_t tag = coll_tag(&c->args, 0, kinds[k]);
-            while (tp_probe(ctx->tp, tag, ~UCFT_TAG_SRC_MASK, &info) ==
+            while (tp_probe(cl->ctx->tp, tag, ~UCFT_TAG_SRC_MASK, &info) ==
                    UCFT_OK) {
-                if (drop_one(ctx, d, info.tag) || --*budget <= 0)
+                if (drop_one(cl, d, info.tag) || --*budget <= 0)
                     return 1;
             }
         }
@@ -138,9 +138,9 @@ static int sweep_stale(struct ucft_context *ctx, rt_drain_t *d, int *budget)
     return 0;
 }
 
-void rt_drain_sweep(struct ucft_context *ctx)
+void cm_drain_sweep(cm_layer_t *cl)
 {
-    rt_drain_t *d = &ctx->drain;
+    cm_drain_t *d = &cl->drain;
     const uint64_t ctag = ucft_tag_make(UCFT_TAG_CLASS_COLL, 0, 0, 0);
     const uint64_t cmask = (uint64_t)3 << UCFT_TAG_CLASS_SHIFT;
     int budget = SWEEP_MAX;
@@ -148,26 +148,26 @@ void rt_drain_sweep(struct ucft_context *ctx)
     if (!d->pending || d->posted || d->stopped)
         return;
     d->pending = 0;
-    d->ctx = ctx;
-    if (sweep_stale(ctx, d, &budget)) {
+    d->layer = cl;
+    if (sweep_stale(cl, d, &budget)) {
         d->pending = !d->posted;
         return;
     }
     while (budget-- > 0) {
         tp_probe_info_t info;
-        if (tp_probe(ctx->tp, ctag, cmask, &info) != UCFT_OK ||
-            !is_late(ctx, info.tag))
+        if (tp_probe(cl->ctx->tp, ctag, cmask, &info) != UCFT_OK ||
+            !is_late(cl, info.tag))
             return;
-        if (drop_one(ctx, d, info.tag))
+        if (drop_one(cl, d, info.tag))
             return;
     }
     d->pending = 1;
 }
 
-void rt_drain_cancel_all(struct ucft_context *ctx)
+void cm_drain_cancel_all(cm_layer_t *cl)
 {
-    ctx->drain.stopped = 1;
-    ctx->drain.pending = 0;
-    if (ctx->drain.posted)
-        tp_cancel(ctx->tp, &ctx->drain.req);
+    cl->drain.stopped = 1;
+    cl->drain.pending = 0;
+    if (cl->drain.posted)
+        tp_cancel(cl->ctx->tp, &cl->drain.req);
 }

@@ -1,4 +1,9 @@
 /*
+ * Progress and waiting. ucft_progress drives the transport, then the
+ * failure news (runtime/failed_set.c), then the attached modules
+ * (runtime/module.h), in that order; ucft_context_arm prepares a sleep on
+ * the context fd.
+ *
  * Waiting. spin: progress in a loop. sleep: arm the transport and sleep on
  * the context fd (UCX event fd + our eventfd) with a bounded poll. hybrid:
  * busy-poll for UCFT_SPIN_TIME (default 0), then poll for UCFT_YIELD_TIME
@@ -38,7 +43,7 @@
 #define YIELD_ALONE_POLLS 15
 
 /* A wait that has lasted this long (and every further stretch as long)
- * flushes what the collectives hold back (rt_coll_flush: the batched
+ * flushes what the collectives hold back (the modules' flush: the batched
  * broadcast's copies), as sleeping does at once. A shorter wait, the
  * common one in a loop of collectives on a shared core, does not: its
  * flush would send a batch of a few copies, and its receiver may be a
@@ -51,8 +56,50 @@ static void flush_if_due(struct ucft_context *ctx, uint64_t now,
 {
     if (now < *flush_at)
         return;
-    rt_coll_flush(ctx);
+    rt_modules_flush(ctx);
     *flush_at = now + FLUSH_WAIT_NS;
+}
+
+int ucft_progress(ucft_context_h ctx)
+{
+    if (ctx == NULL)
+        return 0;
+    unsigned n = tp_progress(ctx->tp);
+    if (atomic_load_explicit(&ctx->inbox.pending, memory_order_relaxed) ||
+        ctx->nfailed_reported < ctx->nfailed)
+        n += rt_failure_progress(ctx);
+    n += rt_modules_progress(ctx);
+    return (int)n;
+}
+
+ucft_status_t ucft_context_arm(ucft_context_h ctx, int *timeout_ms)
+{
+    if (ctx == NULL)
+        return rt_bad_arg(ctx, "ucft_context_arm", "NULL context");
+    rt_modules_flush(ctx); /* nothing is held back while the caller sleeps */
+    if (atomic_load(&ctx->inbox.pending) ||
+        ctx->nfailed_reported < ctx->nfailed)
+        return UCFT_INPROGRESS;
+    /* The eventfd is level-triggered: clear a stale wakeup before sleeping
+     * (news that arrives later writes it again). */
+    rt_inbox_drain_fd(&ctx->inbox);
+    if (atomic_load(&ctx->inbox.pending))
+        return UCFT_INPROGRESS;
+    ucft_status_t st = ctx->tp->ops->arm(ctx->tp);
+    if (st != UCFT_OK)
+        return st == UCFT_INPROGRESS ? st : UCFT_INPROGRESS;
+    if (timeout_ms != NULL) {
+        uint64_t now = ucft_clock_now_ns();
+        uint64_t next = ctx->tp->ops->timer_next(ctx->tp);
+        uint64_t limit = now + ctx->cfg.poll_ns;
+        if (next < limit)
+            limit = next;
+        *timeout_ms = limit <= now
+                          ? 0
+                          : (int)((limit - now + UCFT_NSEC_PER_MSEC - 1) /
+                                  UCFT_NSEC_PER_MSEC);
+    }
+    return UCFT_OK;
 }
 
 #define EMPTY_WAKEUPS_BEFORE_BACKOFF 8

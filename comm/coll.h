@@ -1,0 +1,144 @@
+/*
+ * The collectives driver of the communicator layer: posting
+ * (comm/coll_post.c), the life of instances (comm/coll_life.c), the
+ * per-communicator algorithm states (comm/coll_cs.c), the sweeper of late
+ * messages (comm/drain.c), the public calls (comm/coll_api.c).
+ */
+#ifndef UCFT_COMM_COLL_H
+#define UCFT_COMM_COLL_H
+
+#include "ucft.h"
+#include "collectives/coll_op.h"
+#include "runtime/request.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ucft_context;
+struct cm_layer;
+struct ucft_request;
+
+/* A collective instance: its state, its buffer and its arguments. The
+ * layer keeps circular lists of them (running, finishing, lingering) with
+ * sentinels of this type, and a free list per operation of the ones ready
+ * for reuse (singly linked through next). */
+typedef struct cm_coll {
+    struct cm_coll *prev, *next;
+    struct cm_layer *cl;
+    struct ucft_request *req; /* NULL once the caller let go of it */
+    struct ucft_comm *comm;
+    const coll_op_ops_t *ops;
+    coll_args_t args;
+    void *state; /* ops->state_size bytes */
+    unsigned char *buf;
+    size_t bufcap;    /* bytes allocated at buf */
+    void *out;        /* where the first len bytes go on success, or NULL */
+    uint64_t free_at; /* lingering (no ops->idle): when to free */
+    int slot;         /* the operation (CM_COLL_*): its free list */
+    int ready;        /* the request completed before the state finished */
+    /* ops->keep_after_done: while running, the communicator's count of
+     * kept completions when this instance was posted; once completed
+     * ("kept": still running, request done), its own number in that
+     * count. */
+    uint64_t gen;
+    uint8_t kept;        /* completed, still running for the others */
+    uint8_t retired;     /* kept and no longer needed: to be cleaned up */
+    uint8_t remote_wait; /* args.remote_wait points here (or is NULL) */
+} cm_coll_t;
+
+enum {
+    CM_COLL_BCAST = 0,
+    CM_COLL_REDUCE,
+    CM_COLL_ALLREDUCE,
+    CM_COLL_BARRIER,
+    CM_COLL_NOPS,
+    /* Not an operation of its own: the corrected barrier whatever
+     * UCFT_BARRIER_ALG says (finalize's synchronisation must tolerate the
+     * dead ranks; a baseline barrier would only report them). */
+    CM_COLL_SYNC = CM_COLL_NOPS
+};
+
+/* Counters of collective states (for the finalize log line and tests). */
+typedef struct cm_coll_stats {
+    uint64_t ops;    /* instances posted */
+    uint64_t allocs; /* states allocated (the others were reused) */
+    unsigned live;   /* states allocated now (free lists included) */
+    unsigned peak;   /* the most at once */
+    unsigned nfree[CM_COLL_NOPS + 1]; /* per free list */
+} cm_coll_stats_t;
+
+ucft_status_t cm_coll_init(struct cm_layer *cl);
+/* Posts operation `op` (CM_COLL_*): `in` is copied into the op buffer,
+ * the result is copied to `out` (NULL: not wanted) on success. */
+ucft_status_t cm_coll_post(ucft_comm_h comm, int op, int root, const void *in,
+                           void *out, size_t count, int dtype, int redop,
+                           ucft_request_h *req);
+/* Finalize: progress until the states that run on after their request
+ * completed (early completion) have finished, at most timeout_ns. */
+void cm_coll_quiesce(struct cm_layer *cl, uint64_t timeout_ns);
+/* The corrected barrier on `comm` (CM_COLL_SYNC), blocking. */
+ucft_status_t cm_coll_sync(ucft_comm_h comm);
+/* Finalize: wait for the last flow-control barrier of reduce loops
+ * (UCFT_REDUCE_WINDOW, comm/coll_post.c). */
+void cm_coll_flow_end(struct ucft_comm *comm);
+/* `rank` failed: tell every running collective. */
+void cm_coll_failure(struct cm_layer *cl, int rank);
+/* The rank waits (runtime/progress.c: a wait that has lasted 20 us, or that
+ * goes to sleep; ucft_context_arm; a ucft_test that finds its request
+ * pending): the communicator states send what they hold back
+ * (corrected-batched's copies). Cheap when nothing is held. */
+void cm_coll_flush(struct cm_layer *cl);
+/* 1 when `kind` is received by a communicator state of `comm` that still
+ * runs (the sweeper of late messages leaves those alone); -1 when such a
+ * state owned it but is closed (finalize: the message is late); 0 when no
+ * state owns it. */
+int cm_coll_cs_kind(const struct ucft_comm *comm, unsigned kind);
+/* coll_cs.c: the communicator states (coll_op_ops_t.comm) of the
+ * world's algorithms: made by cm_coll_init, told of failures by
+ * cm_coll_failure; finalize cleans them up (cm_coll_cleanup) and frees them
+ * after the transport (also after an init that failed). */
+ucft_status_t cm_coll_cs_init(struct cm_layer *cl, struct ucft_comm *comm);
+void cm_coll_cs_failure(struct cm_layer *cl, int rank);
+void cm_coll_cs_cleanup(struct cm_layer *cl);
+int cm_coll_cs_idle(const struct cm_layer *cl);
+void cm_coll_cs_free(struct cm_layer *cl);
+/* Recycles finished states whose requests have completed, frees lingering
+ * ones, drops late messages; the work done. */
+unsigned cm_coll_progress(struct cm_layer *cl);
+/* The ops of a collective's request (runtime/request.h): release when the
+ * caller lets go, the wait's spin hint. */
+extern const rt_req_ops_t cm_coll_req_ops;
+/* Finalize: cancel every collective and let the cancellations complete;
+ * then, after the transport is destroyed, free their states. */
+void cm_coll_cleanup(struct cm_layer *cl);
+void cm_coll_free_all(struct cm_layer *cl);
+
+/* coll_life.c, for coll_post.c: the lists, the free lists, and the
+ * callbacks an instance's algorithm calls (done_cb, ready_cb). */
+void cm_coll_list_add(struct cm_coll *head, struct cm_coll *c);
+void cm_coll_list_del(struct cm_coll *c);
+/* A state from the operation's free list, or a new one (NULL: no memory). */
+struct cm_coll *cm_coll_get(struct cm_layer *cl, int slot,
+                            const coll_op_ops_t *ops);
+/* The state's requests have all completed: reuse it, or free it. */
+void cm_coll_recycle(struct cm_layer *cl, struct cm_coll *c);
+/* After ops->cleanup: recycle now or once idle (in_cb: from inside the
+ * algorithm's callback, where the state is still in use). */
+void cm_coll_retire(struct cm_layer *cl, struct cm_coll *c, int in_cb);
+void cm_coll_done(void *arg, int rank, ucft_status_t status);
+void cm_coll_ready(void *arg, int rank, ucft_status_t status);
+/* Cleans up the retired kept instances whose requests are released. */
+unsigned cm_coll_retire_kept(struct cm_layer *cl);
+/* Retires the kept instance whose tag sequence the next instance of
+ * `comm` would reuse. */
+void cm_coll_retire_aliased(struct cm_layer *cl, struct ucft_comm *comm);
+
+/* drain.c: an instance is over at this rank (completed, given up,
+ * or failed to start): a sweep of late messages is due. */
+void cm_drain_finished(struct cm_layer *cl);
+/* Drops the late messages now waiting (when a sweep is due). */
+void cm_drain_sweep(struct cm_layer *cl);
+/* Finalize: stop sweeping. */
+void cm_drain_cancel_all(struct cm_layer *cl);
+
+#endif

@@ -1,0 +1,91 @@
+/*
+ * The public collective calls (include/ucft.h): argument checks that need
+ * the caller's role, then comm/coll_post.c. The blocking forms are the
+ * non-blocking ones followed by ucft_wait.
+ */
+#include "comm/comm.h"
+
+/* A NULL output buffer where one is needed: logged. */
+static ucft_status_t null_output(ucft_comm_h comm, const char *call,
+                                 const char *what)
+{
+    if (comm == NULL)
+        return rt_bad_arg(NULL, call, "NULL communicator");
+    ucft_error(&comm->ctx->log, "%s: NULL %s with a count above 0", call, what);
+    return UCFT_ERR_INVALID_PARAM;
+}
+
+ucft_status_t ucft_ibcast(ucft_comm_h comm, void *buf, size_t count,
+                          ucft_datatype_t dtype, int root, ucft_request_h *req)
+{
+    int me = ucft_comm_rank(comm);
+    if (count > 0 && buf == NULL)
+        return null_output(comm, "ucft_ibcast", "buffer");
+    return cm_coll_post(comm, CM_COLL_BCAST, root, me == root ? buf : NULL,
+                        me == root ? NULL : buf, count, (int)dtype, 0, req);
+}
+
+ucft_status_t ucft_ireduce(ucft_comm_h comm, const void *sendbuf, void *recvbuf,
+                           size_t count, ucft_datatype_t dtype, ucft_op_t op,
+                           int root, ucft_request_h *req)
+{
+    int me = ucft_comm_rank(comm);
+    if (count > 0 && me == root && recvbuf == NULL)
+        return null_output(comm, "ucft_ireduce", "receive buffer");
+    return cm_coll_post(comm, CM_COLL_REDUCE, root, sendbuf,
+                        me == root ? recvbuf : NULL, count, (int)dtype, (int)op,
+                        req);
+}
+
+ucft_status_t ucft_iallreduce(ucft_comm_h comm, const void *sendbuf,
+                              void *recvbuf, size_t count,
+                              ucft_datatype_t dtype, ucft_op_t op,
+                              ucft_request_h *req)
+{
+    if (count > 0 && recvbuf == NULL)
+        return null_output(comm, "ucft_iallreduce", "receive buffer");
+    return cm_coll_post(comm, CM_COLL_ALLREDUCE, 0, sendbuf, recvbuf, count,
+                        (int)dtype, (int)op, req);
+}
+
+ucft_status_t ucft_ibarrier(ucft_comm_h comm, ucft_request_h *req)
+{
+    return cm_coll_post(comm, CM_COLL_BARRIER, 0, NULL, NULL, 0, UCFT_UINT8, 0,
+                        req);
+}
+
+ucft_status_t ucft_bcast(ucft_comm_h comm, void *buf, size_t count,
+                         ucft_datatype_t dtype, int root)
+{
+    ucft_request_h r;
+    ucft_status_t st = ucft_ibcast(comm, buf, count, dtype, root, &r);
+    return st == UCFT_OK ? ucft_wait(&r, NULL) : st;
+}
+
+ucft_status_t ucft_reduce(ucft_comm_h comm, const void *sendbuf, void *recvbuf,
+                          size_t count, ucft_datatype_t dtype, ucft_op_t op,
+                          int root)
+{
+    ucft_request_h r;
+    ucft_status_t st =
+        ucft_ireduce(comm, sendbuf, recvbuf, count, dtype, op, root, &r);
+    return st == UCFT_OK ? ucft_wait(&r, NULL) : st;
+}
+
+ucft_status_t ucft_allreduce(ucft_comm_h comm, const void *sendbuf,
+                             void *recvbuf, size_t count, ucft_datatype_t dtype,
+                             ucft_op_t op)
+{
+    ucft_request_h r;
+    ucft_status_t st =
+        ucft_iallreduce(comm, sendbuf, recvbuf, count, dtype, op, &r);
+    return st == UCFT_OK ? ucft_wait(&r, NULL) : st;
+}
+
+ucft_status_t ucft_barrier(ucft_comm_h comm)
+{
+    ucft_request_h r;
+    ucft_status_t st = ucft_ibarrier(comm, &r);
+    return st == UCFT_OK ? ucft_wait(&r, NULL) : st;
+}
+

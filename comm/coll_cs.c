@@ -1,0 +1,108 @@
+/*
+ * Per-communicator states of the collective algorithms
+ * (coll_op_ops_t.comm): today corrected-batched's copy channel
+ * (collectives/copy_chan.h). The state of each operation's algorithm is
+ * made when the communicator is (cm_coll_init, before wire-up; the copy
+ * channel posts its receives when its first instance starts), handed to
+ * every instance of that algorithm (coll_args_t.comm_state), told of
+ * every failure, flushed whenever the rank waits (runtime/progress.c: after
+ * 20 us, and before it sleeps; ucft_context_arm; a ucft_test that finds
+ * its request pending) and at finalize, cleaned up by finalize and freed
+ * after the transport.
+ */
+#include "comm/comm.h"
+
+#include <stdlib.h>
+
+static const coll_comm_ops_t *cs_ops(const cm_layer_t *cl, int op)
+{
+    return cl->coll_alg[op] != NULL ? cl->coll_alg[op]->comm : NULL;
+}
+
+ucft_status_t cm_coll_cs_init(cm_layer_t *cl, struct ucft_comm *comm)
+{
+    for (int op = 0; op < CM_COLL_NOPS; op++) {
+        const coll_comm_ops_t *co = cs_ops(cl, op);
+        if (co == NULL)
+            continue;
+        comm->coll_cs[op] = calloc(1, co->size);
+        if (comm->coll_cs[op] == NULL)
+            return UCFT_ERR_NO_MEMORY;
+        coll_comm_params_t p = {.ctx = comm->ctx_id,
+                                .map = comm->place.map.n > 0 ? &comm->place.map : NULL,
+                                .flushes = 1,
+                                .batch = cl->ctx->cfg.coll_batch};
+        ucft_status_t st = co->init(comm->coll_cs[op], cl->ctx->tp, &p);
+        if (st != UCFT_OK) {
+            ucft_error(&cl->ctx->log,
+                       "%s algorithm '%s': cannot set up its state on the "
+                       "communicator: %s",
+                       cl->coll_alg[op]->op, cl->coll_alg[op]->alg,
+                       ucft_status_string(st));
+            return st;
+        }
+    }
+    return UCFT_OK;
+}
+
+void cm_coll_flush(cm_layer_t *cl)
+{
+    struct ucft_comm *comm = &cl->world;
+    for (int op = 0; op < CM_COLL_NOPS; op++)
+        if (comm->coll_cs[op] != NULL && !comm->coll_cs_closed)
+            cs_ops(cl, op)->flush(comm->coll_cs[op]);
+}
+
+void cm_coll_cs_failure(cm_layer_t *cl, int rank)
+{
+    struct ucft_comm *comm = &cl->world;
+    for (int op = 0; op < CM_COLL_NOPS; op++)
+        if (comm->coll_cs[op] != NULL && !comm->coll_cs_closed)
+            cs_ops(cl, op)->on_failure(comm->coll_cs[op], rank);
+}
+
+int cm_coll_cs_kind(const struct ucft_comm *comm, unsigned kind)
+{
+    const cm_layer_t *cl = comm->layer;
+    for (int op = 0; op < CM_COLL_NOPS; op++) {
+        const coll_comm_ops_t *co = cs_ops(cl, op);
+        if (comm->coll_cs[op] != NULL && kind >= co->kind_first &&
+            kind <= co->kind_last)
+            return comm->coll_cs_closed ? -1 : 1;
+    }
+    return 0;
+}
+
+void cm_coll_cs_cleanup(cm_layer_t *cl)
+{
+    struct ucft_comm *comm = &cl->world;
+    if (comm->coll_cs_closed)
+        return;
+    for (int op = 0; op < CM_COLL_NOPS; op++)
+        if (comm->coll_cs[op] != NULL)
+            cs_ops(cl, op)->cleanup(comm->coll_cs[op]);
+    comm->coll_cs_closed = 1;
+}
+
+int cm_coll_cs_idle(const cm_layer_t *cl)
+{
+    const struct ucft_comm *comm = &cl->world;
+    for (int op = 0; op < CM_COLL_NOPS; op++)
+        if (comm->coll_cs[op] != NULL &&
+            !cs_ops(cl, op)->idle(comm->coll_cs[op]))
+            return 0;
+    return 1;
+}
+
+void cm_coll_cs_free(cm_layer_t *cl)
+{
+    struct ucft_comm *comm = &cl->world;
+    for (int op = 0; op < CM_COLL_NOPS; op++) {
+        if (comm->coll_cs[op] == NULL)
+            continue;
+        cs_ops(cl, op)->destroy(comm->coll_cs[op]);
+        free(comm->coll_cs[op]);
+        comm->coll_cs[op] = NULL;
+    }
+    comm->coll_cs_closed = 1;
+}

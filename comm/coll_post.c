@@ -1,0 +1,283 @@
+/*
+ * Posting a collective (comm/coll.h): the checks of the call, the
+ * instance's arguments (the communicator's f, sequence, placement map and
+ * algorithm state), UCFT_INJECT, the failures already known, and the flow
+ * control of reduce loops. The instance's life after its start is
+ * comm/coll_life.c's.
+ */
+#include "comm/comm.h"
+#include "runtime/base/clock.h"
+#include "collectives/dtype.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const op_names[CM_COLL_NOPS + 1] = {
+    "bcast", "reduce", "allreduce", "barrier", "barrier"};
+
+ucft_status_t cm_coll_init(cm_layer_t *cl)
+{
+    for (int i = 0; i < CM_COLL_NOPS; i++) {
+        cl->coll_alg[i] = coll_op_find(op_names[i], cl->ctx->cfg.alg[i]);
+        if (cl->coll_alg[i] == NULL) {
+            ucft_error(&cl->ctx->log,
+                       "UCFT_%s_ALG='%s': no such %s algorithm (ucft-sim "
+                       "--list shows them)",
+                       i == 0   ? "BCAST"
+                       : i == 1 ? "REDUCE"
+                       : i == 2 ? "ALLREDUCE"
+                                : "BARRIER",
+                       cl->ctx->cfg.alg[i], op_names[i]);
+            return UCFT_ERR_INVALID_PARAM;
+        }
+    }
+    cl->coll_sync = coll_op_find("barrier", "corrected");
+    if (cl->coll_sync == NULL)
+        return UCFT_ERR_INTERNAL;
+    if (cl->ctx->cfg.f < 1 || cl->ctx->cfg.f > 64) {
+        ucft_error(&cl->ctx->log, "UCFT_F=%d: must be 1..64", cl->ctx->cfg.f);
+        return UCFT_ERR_INVALID_PARAM;
+    }
+    if (cl->ctx->cfg.coll_batch < 1 || cl->ctx->cfg.coll_batch > 64) {
+        ucft_error(&cl->ctx->log, "UCFT_COLL_BATCH=%u: must be 1..64",
+                   cl->ctx->cfg.coll_batch);
+        return UCFT_ERR_INVALID_PARAM;
+    }
+    cl->world.f = cl->ctx->cfg.f;
+    return cm_coll_cs_init(cl, &cl->world);
+}
+
+/* Whether the collectives of `comm` tell the wait when a yield cannot help
+ * (coll_args_t.remote_wait): a hybrid wait with a mate to spin for. */
+static int mate_spin(const cm_layer_t *cl,
+                     const struct ucft_comm *comm)
+{
+    return comm->place.mate >= 0 && cl->ctx->cfg.wait_mode == RT_WAIT_HYBRID &&
+           cl->ctx->cfg.mate_spin_ns > 0;
+}
+
+/* cm_coll_post; `inject_op` is the operation UCFT_INJECT counts the call
+ * as (-1: none). */
+static void coll_flow(struct ucft_comm *comm, int op);
+
+static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
+                               int root, const void *in, void *out,
+                               size_t count, int dtype, int redop,
+                               ucft_request_h *req)
+{
+    ucft_status_t st;
+
+    if (comm == NULL)
+        return rt_bad_arg(NULL, op_names[op], "NULL communicator");
+    cm_layer_t *cl = comm->layer;
+    size_t esize = dtype_size(dtype);
+    int reduces =
+        op != CM_COLL_BCAST && op != CM_COLL_BARRIER && op != CM_COLL_SYNC;
+    const coll_user_op_t *uop = reduces ? cm_user_op(cl, redop) : NULL;
+    const coll_op_ops_t *ops =
+        op == CM_COLL_SYNC ? cl->coll_sync : cl->coll_alg[op];
+    const char *bad =
+        req == NULL                      ? "NULL request pointer"
+        : cl->ctx->finalizing                ? "called after ucft_finalize"
+        : esize == 0                     ? "unknown datatype"
+        : root < 0 || root >= comm->size ? "root out of range"
+        : count > 0 && in == NULL && op != CM_COLL_BCAST ? "NULL send buffer"
+        : reduces && uop == NULL && dtype_validate(dtype, redop) != UCFT_OK
+            ? "unknown operation, or one the datatype does not "
+              "support"
+        : count > 0 && esize * ops->buf_mult > SIZE_MAX / count
+            ? "count too large"
+            : NULL;
+    if (bad != NULL) {
+        ucft_error(&cl->ctx->log,
+                   "%s: %s (count %zu, datatype %d, op %d, root %d of %d, "
+                   "buffers %p/%p)",
+                   op_names[op], bad, count, dtype, redop, root, comm->size, in,
+                   out);
+        return UCFT_ERR_INVALID_PARAM;
+    }
+    coll_flow(comm, op); /* may post and wait for a barrier first */
+    size_t len = count * esize;
+    /* A rank whose operations complete at once (a broadcast root) never
+     * waits, so nothing else progresses it: without this, the late messages
+     * of its finished instances would stay in the transport until the next
+     * wait (thousands of them), and the cancellations of its finished
+     * instances would not complete (their states could not be reused). */
+    if ((cl->coll_free[op] == NULL &&
+         cl->finishing.next != &cl->finishing) ||
+        (cl->drain.pending && (++cl->coll_post_tick & 7) == 0))
+        ucft_progress(cl->ctx);
+    /* Retired kept instances are cleaned up from progress; a rank whose
+     * operations all complete inside their post (a job of one rank)
+     * never progresses, and would keep one per operation. */
+    if (cl->coll_retire)
+        cm_coll_retire_kept(cl);
+    cm_coll_retire_aliased(cl, comm);
+    if (cl->drain.pending)
+        cm_drain_sweep(cl); /* before this instance posts its receives */
+    struct cm_coll *c = cm_coll_get(cl, op, ops);
+    if (c == NULL)
+        return UCFT_ERR_NO_MEMORY;
+    c->ops = ops;
+    size_t need = len * ops->buf_mult;
+    if (need > c->bufcap) {
+        free(c->buf);
+        c->buf = malloc(need);
+        c->bufcap = c->buf != NULL ? need : 0;
+    }
+    struct ucft_request *r = rt_req_get(cl->ctx, &cm_coll_req_ops);
+    if ((need && c->buf == NULL) || r == NULL) {
+        if (r != NULL)
+            rt_req_put(r);
+        cm_coll_recycle(cl, c); /* nothing was posted */
+        return UCFT_ERR_NO_MEMORY;
+    }
+    cl->coll_stats.ops++;
+    if (len > 0 && in != NULL)
+        memcpy(c->buf, in, len);
+    c->out = out;
+    c->req = r;
+    c->cl = cl;
+    c->ready = 0;
+    c->comm = comm;
+    c->gen = comm->kept_gen;
+    c->kept = c->retired = 0;
+    c->args = (coll_args_t){
+        .root = root,
+        .len = len,
+        .ctx = comm->ctx_id,
+        .seq = comm->seq++,
+        .f = comm->f,
+        .count = count,
+        .dtype = dtype,
+        .redop = redop,
+        .user_op = uop,
+        .map = comm->place.map.n > 0 ? &comm->place.map : NULL,
+        .rndv_min = cl->ctx->cfg.coll_rndv_min,
+        .comm_state = op < CM_COLL_NOPS && ops == cl->coll_alg[op]
+                          ? comm->coll_cs[op]
+                          : NULL,
+        .done_cb = cm_coll_done,
+        .done_arg = c,
+        .ready_cb = cm_coll_ready,
+        .remote_wait = mate_spin(cl, comm) ? &c->remote_wait : NULL,
+        .mate = comm->place.mate};
+    c->remote_wait = 0;
+    r->comm = comm;
+    r->coll = c;
+    /* UCFT_INJECT: a call it names runs on a filter that may kill us. */
+    tp_t *tp = cl->ctx->tp;
+    if (cm_inject_active(&cl->inject))
+        tp = cm_inject_call(&cl->inject, inject_op, comm->ctx_id, c->args.seq);
+    st = ops->init(c->state, tp, &c->args, c->buf);
+    if (st == UCFT_OK) {
+        cm_coll_list_add(&cl->colls, c);
+        st = ops->start(c->state);
+    }
+    /* Failures known before this operation began are news to it too (the
+     * algorithm must not wait for a rank this context knows is dead), all
+     * of them while the state runs: also when the request has completed
+     * already (ready_cb, or a kept instance), as the state then runs on
+     * and still waits for its peers. */
+    for (size_t i = 0; st == UCFT_INPROGRESS && i < cl->ctx->nfailed; i++) {
+        if (ops->on_failure != NULL)
+            ops->on_failure(c->state, cl->ctx->failed_list[i]);
+        if (c->next == c)
+            return *req = r, UCFT_OK; /* finished by that news */
+    }
+    if (st == UCFT_OK) {
+        /* Done at once (e.g. one rank): done_cb did not run. */
+        cm_coll_done(c, comm->rank, ops->test(c->state));
+    } else if (st != UCFT_INPROGRESS) {
+        if (c->ready)
+            cl->coll_early--;
+        cm_coll_list_del(c);
+        cm_drain_finished(cl);
+        ops->cleanup(c->state);
+        cm_coll_retire(cl, c, 0);
+        r->coll = NULL;
+        rt_req_put(r);
+        return st;
+    }
+    *req = r;
+    return UCFT_OK;
+}
+
+ucft_status_t cm_coll_post(ucft_comm_h comm, int op, int root, const void *in,
+                           void *out, size_t count, int dtype, int redop,
+                           ucft_request_h *req)
+{
+    return coll_post(comm, op, op, root, in, out, count, dtype, redop, req);
+}
+
+
+ucft_status_t cm_coll_sync(ucft_comm_h comm)
+{
+    ucft_request_h r;
+    ucft_status_t st =
+        cm_coll_post(comm, CM_COLL_SYNC, 0, NULL, NULL, 0, UCFT_UINT8, 0, &r);
+    return st == UCFT_OK ? ucft_wait(&r, NULL) : st;
+}
+
+/* ---- flow control of reduce loops ---------------------------------------- */
+
+/* A reduce does not synchronise: a leaf
+ * sends its value and is done, so in a loop of reduces the leaves run
+ * ahead of the ranks that combine, without bound, and their messages pile
+ * up unmatched there (every receive then pays for the pile; with 8 ranks on
+ * 2 cores a loop of 20,000 reduces took 3-10x longer per operation than
+ * one of 5,000, docs/bench.md).
+ *
+ * After every UCFT_REDUCE_WINDOW reduces in a row on a communicator, a
+ * corrected barrier (CM_COLL_SYNC) is posted without waiting; the reduce
+ * that ends the next window waits for it before it posts its own barrier.
+ * A rank that passes that wait knows every live rank has posted the
+ * previous barrier, so no rank runs more than two windows ahead of
+ * another. Every rank takes these decisions at the same place in the
+ * sequence of the communicator's collectives (they count the same calls),
+ * so the barriers match. An allreduce or a barrier synchronises by itself
+ * and restarts the count; a broadcast neither counts nor restarts it.
+ *
+ * The barrier is corrected: with up to f failures it completes, with more
+ * it ends with an error and never hangs. Its outcome is not the reduce's:
+ * an error is logged (the reduces themselves report what they see).
+ */
+
+static void flow_log(const struct ucft_comm *comm, ucft_status_t st)
+{
+    if (st != UCFT_OK)
+        ucft_debug(&comm->ctx->log, "reduce flow-control barrier: %s",
+                   ucft_status_string(st));
+}
+
+/* A collective's request always completes: the wait releases it and
+ * clears flow_req. */
+static void flow_wait(struct ucft_comm *comm)
+{
+    if (comm->flow_req != NULL)
+        flow_log(comm, ucft_wait(&comm->flow_req, NULL));
+}
+
+static void coll_flow(struct ucft_comm *comm, int op)
+{
+    unsigned window = comm->ctx->cfg.reduce_window;
+
+    if (op == CM_COLL_ALLREDUCE || op == CM_COLL_BARRIER ||
+        op == CM_COLL_SYNC) {
+        comm->flow_run = 0;
+        return;
+    }
+    if (op != CM_COLL_REDUCE || window == 0 || ++comm->flow_run < window)
+        return;
+    comm->flow_run = 0;
+    flow_wait(comm);
+    /* A post that fails creates no request: flow_req stays NULL. */
+    flow_log(comm, coll_post(comm, CM_COLL_SYNC, -1, 0, NULL, NULL, 0,
+                              UCFT_UINT8, 0, &comm->flow_req));
+}
+
+void cm_coll_flow_end(struct ucft_comm *comm)
+{
+    flow_wait(comm);
+    comm->flow_run = 0;
+}

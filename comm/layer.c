@@ -1,0 +1,126 @@
+/*
+ * The communicator layer of a context (comm/comm.h): made by ucft_init
+ * once the context is open, attached to it as a module (runtime/module.h),
+ * taken down by finalize through the module's cleanup and destroy.
+ */
+#include "comm/comm.h"
+
+#include <stdlib.h>
+
+static void layer_on_failure(void *state, int rank)
+{
+    cm_layer_t *cl = state;
+    cm_p2p_failure(cl, rank);
+    cm_coll_failure(cl, rank);
+}
+
+static unsigned layer_progress(void *state)
+{
+    return cm_coll_progress(state);
+}
+
+static void layer_flush(void *state)
+{
+    cm_coll_flush(state);
+}
+
+static void layer_cleanup(void *state)
+{
+    cm_coll_cleanup(state);
+}
+
+/* After the transport is destroyed: nothing can touch the states now. */
+static void layer_destroy(void *state)
+{
+    cm_layer_t *cl = state;
+    cm_coll_free_all(cl);
+    place_map_cleanup(&cl->world.place); /* the collectives used its map */
+    cl->ctx->world = NULL;
+    free(cl);
+}
+
+static const rt_module_ops_t layer_ops = {.name = "communicators",
+                                          .on_failure = layer_on_failure,
+                                          .progress = layer_progress,
+                                          .flush = layer_flush,
+                                          .cleanup = layer_cleanup,
+                                          .destroy = layer_destroy};
+
+static void sentinel(cm_coll_t *head)
+{
+    head->next = head->prev = head;
+}
+
+ucft_status_t cm_layer_create(struct ucft_context *ctx)
+{
+    char err[256];
+    cm_layer_t *cl = calloc(1, sizeof(*cl));
+    if (cl == NULL)
+        return UCFT_ERR_NO_MEMORY;
+    cl->ctx = ctx;
+    cl->pending.next = cl->pending.prev = &cl->pending;
+    sentinel(&cl->colls);
+    sentinel(&cl->finishing);
+    sentinel(&cl->zombies);
+    struct ucft_comm *w = &cl->world;
+    w->ctx = ctx;
+    w->layer = cl;
+    w->ctx_id = 0;
+    w->rank = ctx->boot.rank;
+    w->size = ctx->boot.size;
+    w->place.mate = -1;
+    ctx->world = w;
+    ucft_status_t st = rt_module_attach(ctx, &layer_ops, cl);
+    if (st != UCFT_OK) {
+        ctx->world = NULL;
+        free(cl);
+        return st;
+    }
+    /* From here on the context's teardown destroys the layer. */
+    st = cm_inject_parse(ctx->cfg.inject, &cl->inject, err, sizeof(err));
+    if (st == UCFT_OK)
+        st = cm_inject_setup(&cl->inject, w->rank, w->size, ctx->tp, &ctx->log,
+                             NULL, NULL, err, sizeof(err));
+    if (st != UCFT_OK) {
+        ucft_error(&ctx->log, "UCFT_INJECT='%s': %s", ctx->cfg.inject, err);
+        return st;
+    }
+    st = place_map_init(&w->place, &ctx->boot, &ctx->log, ctx->cfg.placement,
+                        w->rank, w->size);
+    if (st == UCFT_OK)
+        st = cm_coll_init(cl);
+    return st;
+}
+
+void cm_layer_quiesce(cm_layer_t *cl)
+{
+    struct ucft_context *ctx = cl->ctx;
+    cm_coll_flow_end(&cl->world);
+    cm_coll_flush(cl);
+    cm_coll_quiesce(cl, ctx->cfg.finalize_timeout_ns);
+    if (ctx->boot.size > 1) {
+        ucft_status_t st = cm_coll_sync(&cl->world);
+        if (st != UCFT_OK)
+            ucft_debug(&ctx->log, "finalize barrier: %s",
+                       ucft_status_string(st));
+    }
+}
+
+static int no_pending(void *arg)
+{
+    const cm_layer_t *cl = arg;
+    return cl->pending.next == &cl->pending;
+}
+
+void cm_layer_drain_requests(cm_layer_t *cl)
+{
+    struct ucft_context *ctx = cl->ctx;
+    cm_p2p_cancel_all(cl);
+    if (rt_wait_until(ctx, no_pending, cl, ctx->cfg.finalize_timeout_ns) !=
+        UCFT_OK)
+        ucft_warn(&ctx->log,
+                  "finalize: requests still pending after "
+                  "UCFT_FINALIZE_TIMEOUT (%llu ms; sends nobody received?): "
+                  "abandoned",
+                  (unsigned long long)(ctx->cfg.finalize_timeout_ns / 1000000));
+}
