@@ -12,9 +12,10 @@
  * more ranks than cores, the one that will send us our message) instead of
  * holding it for a time slice, and costs one system call when nobody else
  * wants the core; sleeping makes every later message a wakeup (tens of
- * microseconds on a loaded node). docs/bench.md (coll) has the measurements
- * behind the defaults. Sixteen idle ranks on two cores must not burn the
- * cores: after the yield budget they sleep.
+ * microseconds on a loaded node). docs/archive/bench-history.md
+ * (2026-11-22, "coll: where the per-operation cost went") has the
+ * measurements behind the defaults. Sixteen idle ranks on two cores must
+ * not burn the cores: after the yield budget they sleep.
  *
  * A yield can only run the ranks bound to this core. When exactly one other
  * rank shares it and the collective waited for says it needs messages only
