@@ -87,7 +87,7 @@ typedef struct coll_comm_params {
     unsigned ctx;          /* communicator context id */
     const coll_map_t *map; /* its placement (NULL: identity) */
     /* 1: the driver calls flush whenever its rank waits (the runtime:
-     * runtime/coll.h, rt_coll_flush); 0: never (then nothing may be held
+     * comm/coll.h, cm_coll_flush); 0: never (then nothing may be held
      * back). */
     int flushes;
     /* Messages the state may merge into one before it sends (the copy
@@ -171,7 +171,7 @@ typedef struct coll_args {
      * one other rank bound to this rank's core, placement_core_mate) has
      * yet to do, directly or through other ranks (1), or it may (0, also
      * the value before the first write). While 1, the runtime's wait
-     * polls instead of yielding the core to `mate` (runtime/wait.c). A
+     * polls instead of yielding the core to `mate` (runtime/progress.c). A
      * hint: it changes when ranks run, never what they compute; an
      * algorithm gives it only where that was measured to pay (with 1 where
      * the mate could help, ranks would hold the core it needs for up to
@@ -225,7 +225,7 @@ typedef struct coll_op_ops {
      * kinds, returns how many. A message nobody receives can hold its
      * sender's request for ever (UCX's rendezvous protocol completes a
      * large send only once the receiver has matched it), so the runtime
-     * receives and drops these (runtime/coll_drain.c). NULL: the state
+     * receives and drops these (comm/drain.c). NULL: the state
      * receives every message sent to it while it runs. */
     unsigned (*stale_kinds)(const void *state, unsigned *kinds, unsigned max);
     /* Optional: the per-communicator state the algorithm uses (NULL:

@@ -28,7 +28,7 @@
  *   is also the flow control of a root that runs ahead.
  * - Late messages of finished operations (corrections keep coming after a
  *   rank is done) are swept out of the transport's unexpected queue
- *   (runtime/coll_drain.c): they cannot match a later instance (the tag
+ *   (comm/drain.c): they cannot match a later instance (the tag
  *   carries the sequence) and must not pile up there, where every masked
  *   receive would have to scan them.
  * - Kept instances (ops->keep_after_done: corrected allreduce, barrier):

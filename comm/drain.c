@@ -1,5 +1,5 @@
 /*
- * Late messages of finished collectives (runtime/coll.h).
+ * Late messages of finished collectives (comm/coll.h).
  *
  * Corrected algorithms keep sending after a rank is done (corrections,
  * down-phase copies), so a finished instance's messages keep arriving,

@@ -63,7 +63,7 @@ ucft_status_t placement_compute(placement_policy_t policy,
 /* The one other rank bound to the core of `rank` (same known node, same
  * known core), or -1: `rank` is unbound, alone on its core, shares it with
  * two or more ranks, or the arguments are bad. Two such ranks take turns
- * on one core (runtime/wait.c). O(n). */
+ * on one core (runtime/progress.c). O(n). */
 int placement_core_mate(const placement_locus_t *loci, int n, int rank);
 
 /* Package / NUMA / core of a PMIx locality string

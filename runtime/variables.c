@@ -5,7 +5,7 @@
 static const char *const log_levels[] = {"none",  "error", "warn", "info",
                                          "debug", "trace", NULL};
 static const char *const wait_modes[] = {"spin", "sleep", "hybrid", NULL};
-/* In the order of placement_policy_t (runtime/place.c checks it). */
+/* In the order of placement_policy_t (placement/comm_map.c checks it). */
 static const char *const placements[] = {"interleave", "locality", "identity",
                                          NULL};
 

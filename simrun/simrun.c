@@ -21,7 +21,7 @@ typedef struct simrun_rank_ref {
     uint64_t scratch; /* where dropped messages are truncated to */
     /* Staggered start (simrun_params_t.start_spread_ns): the start timer,
      * and the failures the rank heard of before it started, told to its
-     * state after its start as runtime/coll.c does. */
+     * state after its start as comm/coll_post.c does. */
     uint8_t started;
     ucft_timer_t start_timer;
     int *known;
@@ -100,7 +100,7 @@ static void peer_error(void *arg, int failed, ucft_status_t why)
         c->op->on_failure(c->states + (size_t)ref->rank * c->ssize, failed);
 }
 
-/* The runtime's sweeper of late messages (runtime/coll_drain.c) once a
+/* The runtime's sweeper of late messages (comm/drain.c) once a
  * rank has released its state: whatever of the operation still reaches
  * the rank is received and dropped, truncated into a scratch word (which
  * also completes a rendezvous sender, T7). */
@@ -132,7 +132,7 @@ static void release_cb(ucft_timer_t *t)
     drop_post(ref);
 }
 
-/* Starts rank r's operation, as runtime/coll.c posts one: start, then the
+/* Starts rank r's operation, as comm/coll_post.c posts one: start, then the
  * failures the rank already knows of, while the state still runs. */
 static void start_rank(simrun_ctx_t *c, int r)
 {

@@ -44,7 +44,7 @@ typedef struct simrun_params {
     const simrun_fail_t *fails;
     size_t nfails;
     uint64_t max_events; /* bound on the run (0: none) */
-    /* What the runtime does (runtime/coll.c): once a rank's operation has
+    /* What the runtime does (comm/coll_life.c): once a rank's operation has
      * completed, its state hears of no more failures and is cleaned up
      * right after (the caller released the request), unless the operation
      * says op->keep_after_done. 0: every state lives and is told of every
@@ -56,7 +56,7 @@ typedef struct simrun_params {
      * starts after it heard of a failure (sim.detect_delay_ns) has a
      * transport that refuses sends to the dead rank at once (T5), and its
      * state is told of the failure right after its start, as
-     * runtime/coll.c does. Latencies still count from the earliest
+     * comm/coll_post.c does. Latencies still count from the earliest
      * possible start. */
     uint64_t start_spread_ns;
     coll_args_t args; /* f, count, dtype, redop, map (the rest is set

@@ -165,7 +165,7 @@ static void done_cb(void *arg, int rank, ucft_status_t status)
     tp_timer_start(tp_of(c, rank), &s->release, sim_world_now(c->w));
 }
 
-/* Rank r calls instance rk->cur, as runtime/coll.c posts one. */
+/* Rank r calls instance rk->cur, as comm/coll_post.c posts one. */
 static void call_one(seq_ctx_t *c, seq_rank_t *rk)
 {
     int r = rk->r, k = rk->cur;

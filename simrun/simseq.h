@@ -1,7 +1,7 @@
 /*
  * Runs a sequence of instances of one collective on one sim world, every
  * rank looping over them as an application's loop of blocking calls does
- * under the runtime (runtime/coll.c, runtime/wait.c):
+ * under the runtime (comm/coll_post.c, runtime/progress.c):
  *  - rank r calls instance k + 1 once instance k has delivered its output
  *    to it (early completion, coll_args_t.ready_cb, or completion), after
  *    a seeded "compute" time; with a window of W, it calls up to W

@@ -24,7 +24,7 @@
  *               no further check inside the payload: a message that
  *               arrives 65,536 instances late would be taken by the
  *               instance that reuses its sequence (the sweeper of late
- *               messages, runtime/coll_drain.c, drops them long before).
+ *               messages, comm/drain.c, drops them long before).
  *
  * Trust: the source field is written by the sender and is not checked
  * against the endpoint the message came in on (UCP's tag receives do not

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Flow control of reduce loops (runtime/coll_flow.c): with a slow root, no
+# Flow control of reduce loops (comm/coll_post.c): with a slow root, no
 # rank may run more than two windows of reduces ahead of it. 6 ranks, the
 # root sleeping 300 us before each of 600 reduces; for each reduce
 # algorithm, with UCFT_REDUCE_WINDOW=16 every rank's largest lead over the

@@ -2,9 +2,9 @@
 # Two ranks per core: ucftrun --bind-to core on a node of two cores
 # (HWLOC_SYNTHETIC, whatever this machine has; it binds rank i to core
 # i mod 2). Every rank must find the rank it shares its core with (i ^ 2,
-# runtime/place.c), and it_coll's loops of recursive doubling and exchange
+# placement/comm_map.c), and it_coll's loops of recursive doubling and exchange
 # and of the corrected algorithms (allreduce and barrier), which then give
-# the wait its hint (coll_args_t.remote_wait, runtime/wait.c), must check
+# the wait its hint (coll_args_t.remote_wait, runtime/progress.c), must check
 # out at every rank:
 # small values, and vectors of 2 MiB (UCX rendezvous: a send to the mate
 # stays pending, the hint must say 0). Then the same with the spin off

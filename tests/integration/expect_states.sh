@@ -6,10 +6,10 @@
 # completed (coll_op_ops_t.idle), so the count stays small whatever the
 # number of operations (it was one per operation before reuse, and up to
 # two seconds' worth of them alive at once). A corrected broadcast
-# completes early and runs on (at most 16 such states, runtime/coll.c), so
+# completes early and runs on (at most 16 such states, comm/coll_life.c), so
 # the bound is 24. One rank: every operation completes inside its post and
 # nothing else makes progress; a corrected allreduce or barrier is kept
-# after it completed (runtime/coll.c) and its successor retires it, which
+# after it completed (comm/coll_life.c) and its successor retires it, which
 # piled up one state per operation until the post cleaned the retired ones
 # up itself (10,000 states; 200 us per operation after 20,000).
 set -u

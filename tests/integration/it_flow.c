@@ -1,5 +1,5 @@
 /*
- * Flow control of reduce loops (runtime/coll_flow.c). Rank 0, the root,
+ * Flow control of reduce loops (comm/coll_post.c). Rank 0, the root,
  * is slow (it sleeps SLEEP_US before every reduce); the others are leaves
  * or combiners that would otherwise run ahead without bound. Every rank
  * publishes the number of reduces it has completed in a file shared by

@@ -458,7 +458,7 @@ static void test_baselines_allreduce_fp_consistent(void **state)
     }
 }
 
-/* The wait's hint (coll_args_t.remote_wait, runtime/wait.c): mate(r) =
+/* The wait's hint (coll_args_t.remote_wait, runtime/progress.c): mate(r) =
  * r ^ flip (flip 0: no mate). With ucftrun --bind-to core on n / 2 cores
  * the mate is r ^ (n / 2), recursive doubling's last-round peer: the only
  * case it says 1 (nothing it waits for needs more of the mate), in every

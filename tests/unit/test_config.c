@@ -170,7 +170,7 @@ static void test_config_runtime_table_defaults_parse(void **state)
         assert_true(strlen(f->doc) > 10);
 }
 
-/* UCFT_PLACEMENT: the placement policies in enum order (runtime/place.c
+/* UCFT_PLACEMENT: the placement policies in enum order (placement/comm_map.c
  * asserts the same at compile time), and a bad one names the variable. */
 static void test_config_placement(void **state)
 {

@@ -1,4 +1,4 @@
-/* UCFT_INJECT (runtime/inject.h): the parser accepts the documented syntax
+/* UCFT_INJECT (comm/inject.h): the parser accepts the documented syntax
  * and names what is wrong in everything else; the filter transport "kills"
  * (a recorder here) exactly before the chosen message of the chosen call
  * and passes everything else through. */
