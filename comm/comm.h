@@ -22,7 +22,7 @@
 #include "ucft.h"
 #include "collectives/coll_op.h"
 #include "comm/coll.h"
-#include "comm/inject.h"
+#include "comm/coll_inject.h"
 #include "placement/comm_map.h"
 #include "runtime/context.h"
 
@@ -94,7 +94,7 @@ typedef struct cm_layer {
     unsigned coll_tick;
     unsigned coll_post_tick; /* posts: a progress call every 8th */
     uint64_t drained;        /* late collective messages dropped */
-    cm_inject_t inject;      /* UCFT_INJECT (comm/inject.h) */
+    cm_inject_t inject;      /* UCFT_INJECT (comm/coll_inject.h) */
 } cm_layer_t;
 
 /* ---- the layer (comm/layer.c; ucft_init and ucft_finalize: comm/lib.c) --- */

@@ -8,7 +8,7 @@
 #ifndef UCFTRUN_JOB_H
 #define UCFTRUN_JOB_H
 
-#include "launcher/inject.h"
+#include "launcher/kill_schedule.h"
 #include "launcher/nodes.h"
 #include "launcher/opts.h"
 #include "launcher/server.h"

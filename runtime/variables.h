@@ -38,7 +38,7 @@ typedef struct rt_config {
     unsigned reduce_window; /* reduces between flow-control barriers (0: off) */
     int placement;          /* placement_policy_t (UCFT_PLACEMENT) */
     const char *alg[4];     /* bcast, reduce, allreduce, barrier */
-    const char *inject;     /* UCFT_INJECT specs (comm/inject.h) */
+    const char *inject;     /* UCFT_INJECT specs (comm/coll_inject.h) */
 } rt_config_t;
 
 extern const ucft_config_table_t rt_config_table;

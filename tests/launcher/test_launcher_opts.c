@@ -1,6 +1,6 @@
 /*
  * Unit tests of ucftrun's option parsing (launcher/opts.c), injection
- * schedule (launcher/inject.c) and pretend-node map (launcher/nodes.c):
+ * schedule (launcher/kill_schedule.c) and pretend-node map (launcher/nodes.c):
  * accepted command lines give the right struct, every bad one gives
  * UCFTRUN_ACTION_ERROR (exit status 2) with a message naming the problem;
  * the map puts every rank where --map-by says.
@@ -11,7 +11,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "launcher/inject.h"
+#include "launcher/kill_schedule.h"
 #include "launcher/nodes.h"
 #include "launcher/opts.h"
 

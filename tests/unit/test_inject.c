@@ -1,8 +1,8 @@
-/* UCFT_INJECT (comm/inject.h): the parser accepts the documented syntax
+/* UCFT_INJECT (comm/coll_inject.h): the parser accepts the documented syntax
  * and names what is wrong in everything else; the filter transport "kills"
  * (a recorder here) exactly before the chosen message of the chosen call
  * and passes everything else through. */
-#include "comm/inject.h"
+#include "comm/coll_inject.h"
 #include "transport/sim/sim.h"
 
 #include <setjmp.h>

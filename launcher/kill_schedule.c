@@ -1,7 +1,7 @@
 /*
  * Failure-injection schedule (see inject.h).
  */
-#include "launcher/inject.h"
+#include "launcher/kill_schedule.h"
 
 #include <errno.h>
 #include <fcntl.h>

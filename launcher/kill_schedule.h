@@ -11,8 +11,8 @@
  * CLOCK_MONOTONIC is system-wide on one machine, so a rank can subtract
  * the value from its own clock readings.
  */
-#ifndef UCFTRUN_INJECT_H
-#define UCFTRUN_INJECT_H
+#ifndef UCFTRUN_KILL_SCHEDULE_H
+#define UCFTRUN_KILL_SCHEDULE_H
 
 #include "launcher/opts.h"
 

@@ -24,8 +24,8 @@
  * messages of that instance (context id, sequence number) and kills the
  * process before the K-th. Everything else goes straight through.
  */
-#ifndef UCFT_COMM_INJECT_H
-#define UCFT_COMM_INJECT_H
+#ifndef UCFT_COMM_COLL_INJECT_H
+#define UCFT_COMM_COLL_INJECT_H
 
 #include "ucft.h"
 #include "comm/coll.h"

@@ -1,5 +1,5 @@
 /* In-process failure injection (see inject.h). */
-#include "comm/inject.h"
+#include "comm/coll_inject.h"
 
 #include <errno.h>
 #include <signal.h>
