@@ -39,6 +39,15 @@
 extern "C" {
 #endif
 
+/* UCFT_API marks the functions of this header, and only them, as the
+ * interface that libucft exports (default visibility, whatever the
+ * visibility the library is built with). */
+#if defined(__GNUC__)
+#define UCFT_API __attribute__((visibility("default")))
+#else
+#define UCFT_API
+#endif
+
 #define UCFT_VERSION_MAJOR 0
 #define UCFT_VERSION_MINOR 1
 #define UCFT_VERSION_PATCH 0
@@ -83,10 +92,10 @@ typedef enum ucft_status {
 
 /* Returns a static, human-readable string for any status value (unknown
  * values give "unknown status"). Thread-safe. */
-const char *ucft_status_string(ucft_status_t status);
+UCFT_API const char *ucft_status_string(ucft_status_t status);
 
 /* Returns the enum name without prefix, e.g. "ERR_PROC_FAILED". */
-const char *ucft_status_name(ucft_status_t status);
+UCFT_API const char *ucft_status_name(ucft_status_t status);
 
 typedef struct ucft_context *ucft_context_h;
 typedef struct ucft_comm *ucft_comm_h;
@@ -120,12 +129,13 @@ typedef struct ucft_params {
  * rank 0 of 1, when none is reachable), creates the UCX worker, exchanges
  * worker addresses and wires up. Collective over the job. `params` may be
  * NULL. On success *ctx_p holds the new context. */
-ucft_status_t ucft_init(const ucft_params_t *params, ucft_context_h *ctx_p);
+UCFT_API ucft_status_t ucft_init(const ucft_params_t *params,
+                                 ucft_context_h *ctx_p);
 
 /* Flushes outstanding sends, synchronises with the other live ranks and
  * releases everything. Collective over the live ranks. Outstanding
  * requests are cancelled and released. `ctx` may be NULL. */
-ucft_status_t ucft_finalize(ucft_context_h ctx);
+UCFT_API ucft_status_t ucft_finalize(ucft_context_h ctx);
 
 typedef struct ucft_context_attr {
     int rank;             /* job rank */
@@ -139,24 +149,25 @@ typedef struct ucft_context_attr {
 } ucft_context_attr_t;
 
 /* Fills *attr. Pointers inside stay valid until ucft_finalize(). */
-ucft_status_t ucft_context_query(ucft_context_h ctx, ucft_context_attr_t *attr);
+UCFT_API ucft_status_t ucft_context_query(ucft_context_h ctx,
+                                          ucft_context_attr_t *attr);
 
 /* The world communicator (all ranks of the job). Owned by the context. */
-ucft_comm_h ucft_comm_world(ucft_context_h ctx);
-int ucft_comm_rank(ucft_comm_h comm);
-int ucft_comm_size(ucft_comm_h comm);
+UCFT_API ucft_comm_h ucft_comm_world(ucft_context_h ctx);
+UCFT_API int ucft_comm_rank(ucft_comm_h comm);
+UCFT_API int ucft_comm_size(ucft_comm_h comm);
 
 /* Runs one round of progress: transport, timers, failure handling,
  * callbacks. Returns the number of events processed (0 = nothing to do). */
-int ucft_progress(ucft_context_h ctx);
+UCFT_API int ucft_progress(ucft_context_h ctx);
 
 /* A file descriptor that becomes readable when ucft has work. For an
  * external event loop: call ucft_context_arm(); if it returns UCFT_OK,
  * poll the fd for at most *timeout_ms milliseconds (-1 = no limit), then
  * call ucft_progress(). If it returns UCFT_INPROGRESS, call ucft_progress()
  * at once. */
-ucft_status_t ucft_context_fd(ucft_context_h ctx, int *fd);
-ucft_status_t ucft_context_arm(ucft_context_h ctx, int *timeout_ms);
+UCFT_API ucft_status_t ucft_context_fd(ucft_context_h ctx, int *fd);
+UCFT_API ucft_status_t ucft_context_arm(ucft_context_h ctx, int *timeout_ms);
 
 /* Completion information of a request. */
 typedef struct ucft_info {
@@ -175,50 +186,52 @@ typedef struct ucft_info {
  * acknowledge, then wait again, or cancel it). A message longer than the
  * receive buffer completes the receive with UCFT_ERR_TRUNCATED and writes
  * nothing past the buffer. */
-ucft_status_t ucft_isend(ucft_comm_h comm, const void *buf, size_t length,
-                         int dest, int tag, ucft_request_h *req);
-ucft_status_t ucft_irecv(ucft_comm_h comm, void *buf, size_t length, int source,
-                         int tag, ucft_request_h *req);
+UCFT_API ucft_status_t ucft_isend(ucft_comm_h comm, const void *buf,
+                                  size_t length, int dest, int tag,
+                                  ucft_request_h *req);
+UCFT_API ucft_status_t ucft_irecv(ucft_comm_h comm, void *buf, size_t length,
+                                  int source, int tag, ucft_request_h *req);
 
 /* Tests a request. If it is complete, *done is set to 1, `info` (may be
  * NULL) receives its completion information, the request is released and
  * *req set to NULL; the return value is its final status. Otherwise *done
  * is 0 and UCFT_INPROGRESS is returned. A NULL *req is complete with OK. */
-ucft_status_t ucft_test(ucft_request_h *req, int *done, ucft_info_t *info);
+UCFT_API ucft_status_t ucft_test(ucft_request_h *req, int *done,
+                                 ucft_info_t *info);
 
 /* Waits for a request (spinning, then sleeping; UCFT_WAIT), then behaves as
  * ucft_test() on a completed request. */
-ucft_status_t ucft_wait(ucft_request_h *req, ucft_info_t *info);
+UCFT_API ucft_status_t ucft_wait(ucft_request_h *req, ucft_info_t *info);
 
 /* Waits for all requests. `infos` may be NULL. Returns UCFT_OK when all
  * succeeded, else the status of the first failed request (in array order);
  * every request is released either way. */
-ucft_status_t ucft_waitall(size_t count, ucft_request_h reqs[],
-                           ucft_info_t infos[]);
+UCFT_API ucft_status_t ucft_waitall(size_t count, ucft_request_h reqs[],
+                                    ucft_info_t infos[]);
 
 /* Asks for cancellation of a receive or a collective. The request still
  * completes (with UCFT_ERR_CANCELED, or normally if it already matched)
  * and must be waited for or freed. A pending send cannot be cancelled
  * (UCFT_ERR_NOT_SUPPORTED, logged): it completes once received, or fails
  * with its peer. A NULL request is complete: UCFT_OK, no effect. */
-ucft_status_t ucft_cancel(ucft_request_h req);
+UCFT_API ucft_status_t ucft_cancel(ucft_request_h req);
 
 /* Releases a request the caller will not wait for; *req becomes NULL. */
-ucft_status_t ucft_request_free(ucft_request_h *req);
+UCFT_API ucft_status_t ucft_request_free(ucft_request_h *req);
 
 /* Probe for a matching message without receiving it. ucft_iprobe sets
  * *flag to 0 or 1; ucft_probe waits until a message matches or the source
  * fails. On a match `info` gets source, tag and length. */
-ucft_status_t ucft_iprobe(ucft_comm_h comm, int source, int tag, int *flag,
-                          ucft_info_t *info);
-ucft_status_t ucft_probe(ucft_comm_h comm, int source, int tag,
-                         ucft_info_t *info);
+UCFT_API ucft_status_t ucft_iprobe(ucft_comm_h comm, int source, int tag,
+                                   int *flag, ucft_info_t *info);
+UCFT_API ucft_status_t ucft_probe(ucft_comm_h comm, int source, int tag,
+                                  ucft_info_t *info);
 
 /* Blocking forms (post + wait). */
-ucft_status_t ucft_send(ucft_comm_h comm, const void *buf, size_t length,
-                        int dest, int tag);
-ucft_status_t ucft_recv(ucft_comm_h comm, void *buf, size_t length, int source,
-                        int tag, ucft_info_t *info);
+UCFT_API ucft_status_t ucft_send(ucft_comm_h comm, const void *buf,
+                                 size_t length, int dest, int tag);
+UCFT_API ucft_status_t ucft_recv(ucft_comm_h comm, void *buf, size_t length,
+                                 int source, int tag, ucft_info_t *info);
 
 /* ---- Collectives ---------------------------------------------------------
  * Fault-tolerant ("corrected") broadcast, reduce, allreduce and barrier:
@@ -284,14 +297,14 @@ typedef void (*ucft_user_op_fn)(const void *in, void *inout, size_t count,
  * and ucft_allreduce of this context. The handle is local: each rank
  * creates its own and passes it to the same calls as the other ranks pass
  * theirs. UCFT_ERR_NO_RESOURCE when 64 operations are registered. */
-ucft_status_t ucft_op_create(ucft_context_h ctx, ucft_user_op_fn fn, void *arg,
-                             ucft_op_t *op);
+UCFT_API ucft_status_t ucft_op_create(ucft_context_h ctx, ucft_user_op_fn fn,
+                                      void *arg, ucft_op_t *op);
 /* Unregisters a user-defined operation; later calls with it fail with
  * UCFT_ERR_INVALID_PARAM. Free it only once no collective that uses it is
  * running at this rank (a corrected allreduce may still combine values
  * for a failed root's successor after its request completed: free it
  * after the next collective of the communicator, or at finalize). */
-ucft_status_t ucft_op_free(ucft_context_h ctx, ucft_op_t op);
+UCFT_API ucft_status_t ucft_op_free(ucft_context_h ctx, ucft_op_t op);
 
 /* ---- Placement ------------------------------------------------------------
  * Which rank holds which position in the trees and rings of a
@@ -328,59 +341,62 @@ typedef struct ucft_placement_attr {
 
 /* Fills *attr (for tools such as `ucft-topo`). Any thread that may use
  * the communicator. */
-ucft_status_t ucft_comm_query_placement(ucft_comm_h comm,
-                                        ucft_placement_attr_t *attr);
+UCFT_API ucft_status_t ucft_comm_query_placement(ucft_comm_h comm,
+                                                 ucft_placement_attr_t *attr);
 
 /* Failures each collective of `comm` tolerates (f >= 1). Collective: every
  * rank must set the same value before its next collective. */
-ucft_status_t ucft_comm_set_f(ucft_comm_h comm, int f);
-int ucft_comm_get_f(ucft_comm_h comm);
+UCFT_API ucft_status_t ucft_comm_set_f(ucft_comm_h comm, int f);
+UCFT_API int ucft_comm_get_f(ucft_comm_h comm);
 
 /* `count` elements of `dtype` from `root` to every rank (in place). */
-ucft_status_t ucft_ibcast(ucft_comm_h comm, void *buf, size_t count,
-                          ucft_datatype_t dtype, int root, ucft_request_h *req);
+UCFT_API ucft_status_t ucft_ibcast(ucft_comm_h comm, void *buf, size_t count,
+                                   ucft_datatype_t dtype, int root,
+                                   ucft_request_h *req);
 /* recvbuf (significant at root only) = op over every rank's sendbuf. */
-ucft_status_t ucft_ireduce(ucft_comm_h comm, const void *sendbuf, void *recvbuf,
-                           size_t count, ucft_datatype_t dtype, ucft_op_t op,
-                           int root, ucft_request_h *req);
+UCFT_API ucft_status_t ucft_ireduce(ucft_comm_h comm, const void *sendbuf,
+                                    void *recvbuf, size_t count,
+                                    ucft_datatype_t dtype, ucft_op_t op,
+                                    int root, ucft_request_h *req);
 /* recvbuf at every rank = op over every rank's sendbuf. */
-ucft_status_t ucft_iallreduce(ucft_comm_h comm, const void *sendbuf,
-                              void *recvbuf, size_t count,
-                              ucft_datatype_t dtype, ucft_op_t op,
-                              ucft_request_h *req);
-ucft_status_t ucft_ibarrier(ucft_comm_h comm, ucft_request_h *req);
+UCFT_API ucft_status_t ucft_iallreduce(ucft_comm_h comm, const void *sendbuf,
+                                       void *recvbuf, size_t count,
+                                       ucft_datatype_t dtype, ucft_op_t op,
+                                       ucft_request_h *req);
+UCFT_API ucft_status_t ucft_ibarrier(ucft_comm_h comm, ucft_request_h *req);
 
-ucft_status_t ucft_bcast(ucft_comm_h comm, void *buf, size_t count,
-                         ucft_datatype_t dtype, int root);
-ucft_status_t ucft_reduce(ucft_comm_h comm, const void *sendbuf, void *recvbuf,
-                          size_t count, ucft_datatype_t dtype, ucft_op_t op,
-                          int root);
-ucft_status_t ucft_allreduce(ucft_comm_h comm, const void *sendbuf,
-                             void *recvbuf, size_t count, ucft_datatype_t dtype,
-                             ucft_op_t op);
-ucft_status_t ucft_barrier(ucft_comm_h comm);
+UCFT_API ucft_status_t ucft_bcast(ucft_comm_h comm, void *buf, size_t count,
+                                  ucft_datatype_t dtype, int root);
+UCFT_API ucft_status_t ucft_reduce(ucft_comm_h comm, const void *sendbuf,
+                                   void *recvbuf, size_t count,
+                                   ucft_datatype_t dtype, ucft_op_t op,
+                                   int root);
+UCFT_API ucft_status_t ucft_allreduce(ucft_comm_h comm, const void *sendbuf,
+                                      void *recvbuf, size_t count,
+                                      ucft_datatype_t dtype, ucft_op_t op);
+UCFT_API ucft_status_t ucft_barrier(ucft_comm_h comm);
 
 /* Failure knowledge. ucft_failed_ranks copies up to `max` job ranks known
  * to have failed, in the order they were learnt, into `ranks` and sets
  * *count to the total known. */
-ucft_status_t ucft_failed_ranks(ucft_context_h ctx, int *ranks, size_t max,
-                                size_t *count);
+UCFT_API ucft_status_t ucft_failed_ranks(ucft_context_h ctx, int *ranks,
+                                         size_t max, size_t *count);
 
 /* Acknowledges every failure of a member of `comm` known locally now:
  * ANY_SOURCE receives stop reporting UCFT_ERR_PROC_FAILED_PENDING for them.
  * Local; as MPI_Comm_failure_ack. */
-ucft_status_t ucft_comm_failure_ack(ucft_comm_h comm);
+UCFT_API ucft_status_t ucft_comm_failure_ack(ucft_comm_h comm);
 
 /* Copies up to `max` acknowledged failed ranks (comm ranks, in the order
  * they were learnt) into `ranks` and sets *count to how many were
  * acknowledged by the last ucft_comm_failure_ack. Repeated calls without an
  * ack in between return the same set. As MPI_Comm_failure_get_acked. */
-ucft_status_t ucft_comm_failure_get_acked(ucft_comm_h comm, int *ranks,
-                                          size_t max, size_t *count);
+UCFT_API ucft_status_t ucft_comm_failure_get_acked(ucft_comm_h comm, int *ranks,
+                                                   size_t max, size_t *count);
 
 /* Replaces the failure callback (NULL removes it). */
-ucft_status_t ucft_set_failure_cb(ucft_context_h ctx, ucft_failure_cb_t cb,
-                                  void *arg);
+UCFT_API ucft_status_t ucft_set_failure_cb(ucft_context_h ctx,
+                                           ucft_failure_cb_t cb, void *arg);
 
 #ifdef __cplusplus
 }
