@@ -1,33 +1,183 @@
 /*
  * ucft.h - the public API of ucft, a UCX-native fault-tolerant transport
- * runtime.
+ * runtime. This header is the contract: what each call does, who owns what,
+ * which thread may call, when callbacks run and what an error leaves
+ * behind. docs/api.md is the tour.
  *
  * Objects:
  *   ucft_context_h  one per participating process and job (handle; long-lived)
  *   ucft_comm_h     a communicator: a group of ranks with its own tag space
  *   ucft_request_h  one non-blocking operation (request; completes once)
  *
- * Rules (numbered so that other documents can cite them):
- *   1. A context is used by one thread at a time. Nothing in ucft is global:
- *      two contexts in one process are independent.
- *   2. Requests are allocated by the library. A request completes exactly
- *      once. (One status is not a completion: an ANY_SOURCE receive reports
- *      UCFT_ERR_PROC_FAILED_PENDING while a failure is unacknowledged and
- *      stays pending; see ucft_comm_failure_ack.) A NULL request is a complete
- * one (status UCFT_OK): a send that completes in place (short messages) returns
- * *req == NULL. ucft_test() and ucft_wait() return its final status and release
- *      it, setting the caller's handle to NULL; ucft_request_free() releases
- *      a request the caller no longer wants to observe (the operation still
- *      runs to completion). A copy of a released handle is refused
- *      (UCFT_ERR_INVALID_PARAM) until the library reuses the request.
- *   3. If a call that starts an operation fails, no request is created and
- *      nothing completes later.
- *   4. Callbacks (failure callback) run only from inside ucft_progress() or a
- *      call that waits (ucft_wait, blocking send/recv), never from the call
- *      that registered them.
- *   5. Outputs are written only when the call returns UCFT_OK.
- *   6. Statuses: UCFT_OK is 0, "in progress" values are positive, errors are
- *      negative and grouped by blast radius (see UCFT_FOREACH_STATUS).
+ * Rules R1-R12, numbered so that other documents can cite them; docs/api.md
+ * has the same list, and the comment of each function names the rules it
+ * relies on.
+ *
+ * R1. Threads. A context, and everything obtained from it (its communicators,
+ *     requests and user-defined operations), is used by one thread at a time:
+ *     ucft takes no lock on the caller's path, so an application that calls
+ *     into one context from several threads serialises those calls itself. Two
+ *     contexts share nothing and may be driven by two threads at once.
+ *     ucft_status_string and ucft_status_name may be called from any thread at
+ *     any time.
+ *
+ * R2. The library's thread, and the caller's. ucft_init starts one thread of
+ *     ucft's own, the heartbeat thread ("ucft-hb"), which exchanges heartbeats
+ *     on a UCX worker of its own and never runs application code; ucft_finalize
+ *     joins it. UCFT_DETECTOR_THREAD=n runs the failure detector inside the
+ *     calls that progress the context instead (R7), without a thread;
+ *     UCFT_DETECTOR=n, or a job of one rank, runs no detector. The libraries
+ *     ucft uses may run threads of their own (the PMIx client's progress thread
+ *     delivers the launcher's death events). ucft_init asks a short time slice
+ *     (UCFT_SLICE, default 100 us; Linux 6.12 and later, ignored elsewhere) for
+ *     the thread that calls it, which threads created from that thread
+ *     afterwards inherit; ucft_finalize gives the old slice back when it runs
+ *     on that thread, and a failing ucft_init gives it back itself.
+ *     UCFT_SLICE=0 leaves the thread alone. ucft installs no signal handler,
+ *     registers no atexit handler and keeps no mutable global state.
+ *
+ * R3. Memory and file descriptors. The caller owns every buffer, array and
+ *     structure it passes in: ucft reads or writes them only during the call
+ *     and keeps no pointer to them, except the buffers of an operation that
+ *     returns a request (R4) and the arg pointer registered with a callback,
+ *     which it hands back to that callback untouched. What ucft returns stays
+ *     ucft's: the strings and arrays of ucft_context_query and
+ *     ucft_comm_query_placement belong to the context and stay valid until
+ *     ucft_finalize; status strings are static; the context fd
+ *     (ucft_context_fd) belongs to the context, and the caller may wait on it
+ *     (poll, select, epoll) until ucft_finalize but never reads, writes or
+ *     closes it. Every other fd that ucft opens is its own and is closed by
+ *     ucft_finalize (or by a failing ucft_init).
+ *
+ * R4. Buffers of an operation. A call that returns a request borrows its
+ *     buffers until the request is complete. A point-to-point send may read its
+ *     buffer, and a receive may write its buffer, at any time until then: the
+ *     caller neither changes the send buffer nor touches the receive buffer
+ *     before ucft_test or ucft_wait reports the request complete (a send that
+ *     returns a NULL request is done with its buffer already). A receive that
+ *     ends with an error may have written part of its buffer, never beyond its
+ *     length. Collectives copy their input when they start: the send buffer
+ *     (and the root's buffer of a broadcast) may be reused as soon as the
+ *     starting call returns, and may be the receive buffer as well; the output
+ *     (the receive buffer, a non-root's broadcast buffer) is written once, when
+ *     the operation completes, and only if it succeeds. A request released by
+ *     ucft_request_free still runs, and its buffers stay borrowed until it
+ *     completes, which the caller can no longer see: they must stay valid until
+ *     ucft_finalize returns. The blocking forms borrow nothing once they return
+ *     (one exception: ucft_recv from UCFT_ANY_SOURCE that returns
+ *     UCFT_ERR_PROC_FAILED_PENDING).
+ *
+ * R5. Requests. Requests are allocated by the library, from a pool of the
+ *     context (no allocation once the pool is warm). A request completes
+ *     exactly once. A NULL request is a complete one, with status UCFT_OK: a
+ *     send that completes in place (a short message) returns a NULL request.
+ *     ucft_test, ucft_wait and ucft_waitall hand a complete request back: they
+ *     return its final status, write its completion information, release it and
+ *     set the caller's handle to NULL. ucft_request_free releases a request
+ *     whose outcome the caller does not want; the operation still runs to
+ *     completion (R4). A released handle is not used again: a copy of it is
+ *     refused with UCFT_ERR_INVALID_PARAM and a log line as long as the pool
+ *     has not handed the request out again, after which the copy names the new
+ *     request, which no check can tell. One status is not a completion: an
+ *     unmatched UCFT_ANY_SOURCE receive reports UCFT_ERR_PROC_FAILED_PENDING
+ *     and stays pending (R10).
+ *
+ * R6. Progress and completion. There are no completion callbacks: completion is
+ *     seen only through ucft_test, ucft_wait and ucft_waitall. Operations move
+ *     only while the thread that drives the context is inside a ucft call on it
+ *     (ucft_progress, a test, a wait or a blocking call; the weak progress rule
+ *     of MPI): a rank that computes for long without calling ucft delays the
+ *     peers that wait for it. The heartbeat thread keeps failure detection
+ *     going meanwhile, not the application's operations. A request may already
+ *     be complete when the call that started it returns (a send completed in
+ *     place, a receive whose message had arrived, a collective of one rank). A
+ *     call that fails to start an operation creates no request, and nothing of
+ *     that operation completes later.
+ *
+ * R7. Callbacks. The failure callback (ucft_params_t, ucft_set_failure_cb) and
+ *     user-defined reduction functions (ucft_op_create) run on the thread that
+ *     drives the context, and only inside the calls that progress it:
+ *     ucft_progress, ucft_test, ucft_wait, ucft_waitall, ucft_iprobe,
+ *     ucft_probe, the blocking calls, ucft_comm_failure_ack, the calls that
+ *     start a collective (they may progress the context first, and may wait:
+ *     R12) and ucft_finalize. Never inside the call that registers them, never
+ *     inside any other call, never on another thread, never two at once for one
+ *     context. A failure callback calls only what neither progresses the
+ *     context nor starts an operation: the queries (ucft_context_query,
+ *     ucft_comm_world, ucft_comm_rank, ucft_comm_size, ucft_comm_get_f,
+ *     ucft_comm_query_placement, ucft_failed_ranks,
+ *     ucft_comm_failure_get_acked, the status strings) and ucft_set_failure_cb.
+ *     A user-defined reduction calls no ucft function.
+ *
+ * R8. Errors and outputs. A call that can fail returns a ucft_status_t: UCFT_OK
+ *     (0) on success, UCFT_INPROGRESS (positive) where its comment says so, a
+ *     negative error otherwise, grouped by what breaks (UCFT_FOREACH_STATUS).
+ *     Outputs (what pointer arguments point to, and handles) are written only
+ *     when the call returns UCFT_OK; a call that fails leaves them as they
+ *     were, unless its comment says otherwise: ucft_test, ucft_wait and
+ *     ucft_waitall return the status of the operation and hand back a complete
+ *     request whatever that status (R5), and a receive that fails may have
+ *     written its buffer (R4). An invalid argument gives UCFT_ERR_INVALID_PARAM
+ *     and a log line naming it (UCFT_LOG_LEVEL; on standard error when no
+ *     context is known); the calls that return an int or a handle return -1 or
+ *     NULL for a NULL argument instead.
+ *
+ * R9. Lifetimes. A context lives from a successful ucft_init to ucft_finalize.
+ *     Its communicators (ucft_comm_world; the caller creates and destroys
+ *     none), the strings, arrays and fd it returns (R3) and its user-defined
+ *     operations live as long as it. A request lives from the call that returns
+ *     it until ucft_test, ucft_wait, ucft_waitall or ucft_request_free releases
+ *     it, or until ucft_finalize, which cancels and releases every outstanding
+ *     request. After ucft_finalize every handle of the context is invalid:
+ *     using one is undefined, not an error. Under a PMIx server a process holds
+ *     one context at a time (a second ucft_init fails with
+ *     UCFT_ERR_INVALID_PARAM; a new one after ucft_finalize works); processes
+ *     started without a server (singletons) may hold several. A process that
+ *     exits without ucft_finalize is a failed rank to the others (R10).
+ *
+ * R10. Failures. A rank fails when the job declares it failed: the heartbeat
+ *     detector does so after a silence longer than UCFT_HB_TIMEOUT (every rank
+ *     is watched by its ring successor), and at once on evidence (a launcher's
+ *     death event, a UCX endpoint error, the end of a process of this node as
+ *     the kernel reports it). The failed set of a context only grows: a failed
+ *     rank is never readmitted (R11). A failure takes effect in a context from
+ *     a call that progresses it (R7). From then on, an operation that needs a
+ *     failed rank fails to start, or completes, with UCFT_ERR_PROC_FAILED (a
+ *     receive whose message had already matched completes with its data); an
+ *     unmatched UCFT_ANY_SOURCE receive reports UCFT_ERR_PROC_FAILED_PENDING to
+ *     ucft_test and ucft_wait and stays pending while its communicator has a
+ *     failure not acknowledged by ucft_comm_failure_ack; messages of a failed
+ *     rank that arrive afterwards are dropped (those already here are
+ *     delivered); operations between live ranks never see a failure error. The
+ *     failure callback runs once per failed rank, after the state it reports is
+ *     consistent. Corrected collectives complete at every survivor with up to f
+ *     failures (ucft_comm_set_f) and end with UCFT_ERR_PROC_FAILED beyond that,
+ *     never hanging.
+ *
+ * R11. Fail-stop: where ucft ends the process. ucft calls abort() in two cases
+ *     only, each after an error line in the log. (a) Fencing: this rank learns
+ *     that the job has declared it failed (its heartbeats stopped for longer
+ *     than UCFT_HB_TIMEOUT: it was stopped, or starved of CPU), and going on
+ *     would contradict every survivor's view. (b) The shared-memory FIFO
+ *     self-probe (UCFT_SHM_PROBE, run after a failure) finds that this rank can
+ *     no longer receive from the ranks of its node (a process killed inside a
+ *     send to it blocked the FIFO; docs/transport.md). Either may happen at any
+ *     time from ucft_init until ucft_finalize returns: on the heartbeat thread,
+ *     or inside a call that progresses the context. The survivors then see one
+ *     more failure and handle it as any other (R10). UCFT_SHM_PROBE=0 turns (b)
+ *     off; (a) comes with the detector (UCFT_DETECTOR=n: neither heartbeats nor
+ *     fencing).
+ *
+ * R12. Collectives. Every rank of a communicator calls the same collectives in
+ *     the same order with matching arguments (count, datatype, operation,
+ *     root); a rank that receives a payload of another size ends its call with
+ *     UCFT_ERR_TRUNCATED. Collectives may synchronise, as in MPI: a program
+ *     must not rely on one returning before the other ranks have called it. In
+ *     particular, after every UCFT_REDUCE_WINDOW (64) reduces in a row on a
+ *     communicator the runtime posts a barrier, and the reduce (blocking or
+ *     not) that ends the next window waits for that barrier inside its starting
+ *     call, so that loops of reduces cannot run ahead of the root without
+ *     bound.
  */
 #ifndef UCFT_H
 #define UCFT_H

@@ -307,7 +307,7 @@ int bench_detector_main(int argc, char **argv)
     run.size = attr.size;
     if (!attr.singleton && det_pmix_watch(&run.pmix, run.size) != 0)
         bench_err("detector", "rank %d: no PMIx event times", run.rank);
-    /* Callbacks run only from progress (ucft.h rule 4): none yet. */
+    /* Callbacks run only from progress (ucft.h, rule R7): none yet. */
     run.told_ns = calloc((size_t)run.size, sizeof(*run.told_ns));
 
     det_rank_result_t mine;
