@@ -81,7 +81,10 @@ ucft_status_t ucft_comm_query_placement(ucft_comm_h comm,
                                         ucft_placement_attr_t *attr)
 {
     if (comm == NULL || attr == NULL || comm->pub_loci == NULL)
-        return UCFT_ERR_INVALID_PARAM;
+        return rt_bad_arg(comm ? comm->ctx : NULL, "ucft_comm_query_placement",
+                          comm == NULL   ? "NULL communicator"
+                          : attr == NULL ? "NULL attribute pointer"
+                                         : "no placement (finalized?)");
     attr->policy = placement_policy_name(comm->policy);
     attr->size = comm->size;
     attr->nnodes = comm->nnodes;

@@ -14,7 +14,7 @@ ucft_status_t ucft_op_create(ucft_context_h ctx, ucft_user_op_fn fn, void *arg,
                              ucft_op_t *op)
 {
     if (ctx == NULL)
-        return UCFT_ERR_INVALID_PARAM;
+        return rt_bad_arg(NULL, "ucft_op_create", "NULL context");
     if (fn == NULL || op == NULL) {
         ucft_error(&ctx->log, "ucft_op_create: NULL %s",
                    fn == NULL ? "function" : "handle pointer");
@@ -47,7 +47,7 @@ const coll_user_op_t *rt_user_op(struct ucft_context *ctx, int op)
 ucft_status_t ucft_op_free(ucft_context_h ctx, ucft_op_t op)
 {
     if (ctx == NULL)
-        return UCFT_ERR_INVALID_PARAM;
+        return rt_bad_arg(NULL, "ucft_op_free", "NULL context");
     if (rt_user_op(ctx, (int)op) == NULL) {
         ucft_error(&ctx->log,
                    "ucft_op_free: %d is no registered user-defined operation",
