@@ -44,7 +44,7 @@
  *     ucft's: the strings and arrays of ucft_context_query and
  *     ucft_comm_query_placement belong to the context and stay valid until
  *     ucft_finalize; status strings are static; the context fd
- *     (ucft_context_fd) belongs to the context, and the caller may wait on it
+ *     (ucft_context_get_fd) belongs to the context, and the caller may wait on it
  *     (poll, select, epoll) until ucft_finalize but never reads, writes or
  *     closes it. Every other fd that ucft opens is its own and is closed by
  *     ucft_finalize (or by a failing ucft_init).
@@ -85,7 +85,7 @@
  * R6. Progress and completion. There are no completion callbacks: completion is
  *     seen only through ucft_test, ucft_wait and ucft_waitall. Operations move
  *     only while the thread that drives the context is inside a ucft call on it
- *     (ucft_progress, a test, a wait or a blocking call; the weak progress rule
+ *     (ucft_context_progress, a test, a wait or a blocking call; the weak progress rule
  *     of MPI): a rank that computes for long without calling ucft delays the
  *     peers that wait for it. The heartbeat thread keeps failure detection
  *     going meanwhile, not the application's operations. A request may already
@@ -94,10 +94,10 @@
  *     call that fails to start an operation creates no request, and nothing of
  *     that operation completes later.
  *
- * R7. Callbacks. The failure callback (ucft_params_t, ucft_set_failure_cb) and
+ * R7. Callbacks. The failure callback (ucft_params_t, ucft_context_set_failure_cb) and
  *     user-defined reduction functions (ucft_op_create) run on the thread that
  *     drives the context, and only inside the calls that progress it:
- *     ucft_progress, ucft_test, ucft_wait, ucft_waitall, ucft_iprobe,
+ *     ucft_context_progress, ucft_test, ucft_wait, ucft_waitall, ucft_iprobe,
  *     ucft_probe, the blocking calls, ucft_comm_failure_ack, the calls that
  *     start a collective (they may progress the context first, and may wait:
  *     R12) and ucft_finalize. Never inside the call that registers them, never
@@ -105,8 +105,8 @@
  *     context. A failure callback calls only what neither progresses the
  *     context nor starts an operation: the queries (ucft_context_query,
  *     ucft_comm_world, ucft_comm_rank, ucft_comm_size, ucft_comm_get_f,
- *     ucft_comm_query_placement, ucft_failed_ranks,
- *     ucft_comm_failure_get_acked, the status strings) and ucft_set_failure_cb.
+ *     ucft_comm_query_placement, ucft_context_get_failed_ranks,
+ *     ucft_comm_failure_get_acked, the status strings) and ucft_context_set_failure_cb.
  *     A user-defined reduction calls no ucft function.
  *
  * R8. Errors and outputs. A call that can fail returns a ucft_status_t: UCFT_OK
@@ -265,7 +265,7 @@ typedef struct ucft_request *ucft_request_h;
  * UCFT_ERR_PROC_FAILED and the `arg` registered with it. `rank` is a job
  * (world) rank. It runs on the thread that drives the context, inside a
  * call that progresses it, never inside ucft_init or
- * ucft_set_failure_cb, and calls only the queries listed in R7. Rules: R7,
+ * ucft_context_set_failure_cb, and calls only the queries listed in R7. Rules: R7,
  * R10. */
 typedef void (*ucft_failure_cb_t)(ucft_context_h ctx, int rank,
                                   ucft_status_t reason, void *arg);
@@ -365,7 +365,7 @@ UCFT_API int ucft_comm_size(ucft_comm_h comm);
  * context calls it, or any call that waits, often enough for operations
  * to move (R6). Inside it a fencing or FIFO self-probe abort may happen
  * (R11). Rules: R1, R6, R7, R10, R11. */
-UCFT_API int ucft_progress(ucft_context_h ctx);
+UCFT_API int ucft_context_progress(ucft_context_h ctx);
 
 /* For an external event loop: *fd is a file descriptor (an epoll fd) that
  * becomes readable when ucft has work (a transport event or failure
@@ -374,19 +374,19 @@ UCFT_API int ucft_progress(ucft_context_h ctx);
  * written only on UCFT_OK. The loop is:
  *
  *     for (;;) {
- *         while (ucft_progress(ctx) > 0) {}
+ *         while (ucft_context_progress(ctx) > 0) {}
  *         if (ucft_context_arm(ctx, &ms) == UCFT_OK)
  *             poll the fd for at most ms milliseconds;
  *     }
  *
  * Rules: R1, R3, R6, R8, R9. */
-UCFT_API ucft_status_t ucft_context_fd(ucft_context_h ctx, int *fd);
+UCFT_API ucft_status_t ucft_context_get_fd(ucft_context_h ctx, int *fd);
 
 /* Prepares the context fd for a sleep. UCFT_OK: nothing is pending, the
  * caller may sleep on the fd for at most *timeout_ms milliseconds (never
  * -1: a bound, UCFT_POLL_TIMEOUT or the next timer; `timeout_ms` may be
- * NULL), then call ucft_progress(). UCFT_INPROGRESS: work is pending
- * (*timeout_ms not written): call ucft_progress() at once instead of
+ * NULL), then call ucft_context_progress(). UCFT_INPROGRESS: work is pending
+ * (*timeout_ms not written): call ucft_context_progress() at once instead of
  * sleeping. Also sends what the collectives hold back (batched broadcast
  * copies), as any wait does. Runs no callback. Rules: R1, R6, R8. */
 UCFT_API ucft_status_t ucft_context_arm(ucft_context_h ctx, int *timeout_ms);
@@ -726,7 +726,7 @@ UCFT_API ucft_status_t ucft_barrier(ucft_comm_h comm);
  * progress it. On an error (NULL ctx or count, NULL ranks with max > 0:
  * UCFT_ERR_INVALID_PARAM) nothing is written. May be called from the
  * failure callback. Rules: R1, R3, R7, R8, R10. */
-UCFT_API ucft_status_t ucft_failed_ranks(ucft_context_h ctx, int *ranks,
+UCFT_API ucft_status_t ucft_context_get_failed_ranks(ucft_context_h ctx, int *ranks,
                                          size_t max, size_t *count);
 
 /* Acknowledges every failure of a member of `comm` known locally now (it
@@ -751,7 +751,7 @@ UCFT_API ucft_status_t ucft_comm_failure_get_acked(ucft_comm_h comm, int *ranks,
  * this call (R7). `arg` is handed to it untouched (R3). May be called
  * from the failure callback. UCFT_ERR_INVALID_PARAM for a NULL ctx.
  * Rules: R1, R3, R7, R8. */
-UCFT_API ucft_status_t ucft_set_failure_cb(ucft_context_h ctx,
+UCFT_API ucft_status_t ucft_context_set_failure_cb(ucft_context_h ctx,
                                            ucft_failure_cb_t cb, void *arg);
 
 #ifdef __cplusplus

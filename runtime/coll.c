@@ -403,7 +403,7 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
     if ((ctx->coll_free[op] == NULL &&
          ctx->finishing.next != &ctx->finishing) ||
         (ctx->drain.pending && (++ctx->coll_post_tick & 7) == 0))
-        ucft_progress(ctx);
+        ucft_context_progress(ctx);
     /* Retired kept instances are cleaned up from progress; a rank whose
      * operations all complete inside their post (a job of one rank)
      * never progresses, and would keep one per operation. */

@@ -73,10 +73,10 @@ static ucft_status_t wireup(struct ucft_context *ctx)
     if (!w.rdone) {
         tp_cancel(ctx->tp, &w.rreq);
         while (!w.rdone)
-            ucft_progress(ctx);
+            ucft_context_progress(ctx);
     }
     while (!w.sdone)
-        ucft_progress(ctx);
+        ucft_context_progress(ctx);
     if (st != UCFT_OK)
         ucft_error(&ctx->log, "wire-up with rank %d timed out", w.left);
     return st;
@@ -133,7 +133,7 @@ static ucft_status_t exchange(struct ucft_context *ctx)
                              : (end > now ? end - now : 0);
         st = rt_wait_until(ctx, fence_finished, in, grace);
     }
-    ucft_progress(ctx); /* hand over death news still in the inbox */
+    ucft_context_progress(ctx); /* hand over death news still in the inbox */
     if (atomic_load(&in->fence_done) == 1) {
         atomic_store(&in->fence_done, 0);
         if (ctx->nfailed > 0)
@@ -470,7 +470,7 @@ int ucft_comm_size(ucft_comm_h comm)
     return comm ? comm->size : -1;
 }
 
-int ucft_progress(ucft_context_h ctx)
+int ucft_context_progress(ucft_context_h ctx)
 {
     if (ctx == NULL)
         return 0;
@@ -482,10 +482,10 @@ int ucft_progress(ucft_context_h ctx)
     return (int)n;
 }
 
-ucft_status_t ucft_context_fd(ucft_context_h ctx, int *fd)
+ucft_status_t ucft_context_get_fd(ucft_context_h ctx, int *fd)
 {
     if (ctx == NULL || fd == NULL)
-        return rt_bad_arg(ctx, "ucft_context_fd",
+        return rt_bad_arg(ctx, "ucft_context_get_fd",
                           ctx ? "NULL fd pointer" : "NULL context");
     *fd = ctx->epfd;
     return UCFT_OK;
@@ -521,11 +521,11 @@ ucft_status_t ucft_context_arm(ucft_context_h ctx, int *timeout_ms)
     return UCFT_OK;
 }
 
-ucft_status_t ucft_failed_ranks(ucft_context_h ctx, int *ranks, size_t max,
+ucft_status_t ucft_context_get_failed_ranks(ucft_context_h ctx, int *ranks, size_t max,
                                 size_t *count)
 {
     if (ctx == NULL || count == NULL || (max > 0 && ranks == NULL))
-        return rt_bad_arg(ctx, "ucft_failed_ranks",
+        return rt_bad_arg(ctx, "ucft_context_get_failed_ranks",
                           ctx == NULL     ? "NULL context"
                           : count == NULL ? "NULL count pointer"
                                           : "NULL ranks array with max > 0");
@@ -535,11 +535,11 @@ ucft_status_t ucft_failed_ranks(ucft_context_h ctx, int *ranks, size_t max,
     return UCFT_OK;
 }
 
-ucft_status_t ucft_set_failure_cb(ucft_context_h ctx, ucft_failure_cb_t cb,
+ucft_status_t ucft_context_set_failure_cb(ucft_context_h ctx, ucft_failure_cb_t cb,
                                   void *arg)
 {
     if (ctx == NULL)
-        return rt_bad_arg(ctx, "ucft_set_failure_cb", "NULL context");
+        return rt_bad_arg(ctx, "ucft_context_set_failure_cb", "NULL context");
     ctx->failure_cb = cb;
     ctx->failure_arg = arg;
     return UCFT_OK;

@@ -2,7 +2,7 @@
  * Membership, minimal form: a monotonic set of failed job ranks fed by the
  * transport (endpoint errors) and the launcher (PMIx death events). A newly
  * failed rank is fenced in the transport, the operations that depend on it
- * are ended, and the failure callback runs from ucft_progress().
+ * are ended, and the failure callback runs from ucft_context_progress().
  */
 #include "runtime/context.h"
 

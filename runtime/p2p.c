@@ -300,7 +300,7 @@ ucft_status_t ucft_test(ucft_request_h *req, int *done, ucft_info_t *info)
         return UCFT_OK;
     }
     if (!r->done) {
-        ucft_progress(r->ctx);
+        ucft_context_progress(r->ctx);
         if (!r->done) {
             rt_coll_flush(r->ctx); /* the caller polls: hold nothing back */
             *done = 0;
@@ -346,7 +346,7 @@ ucft_status_t ucft_wait(ucft_request_h *req, ucft_info_t *info)
                          ? 0
                          : WAIT_INLINE_POLLS;
         while (n-- > 0 && !r->done)
-            ucft_progress(ctx);
+            ucft_context_progress(ctx);
         if (!req_is_done(r))
             rt_wait_hinted(ctx, req_is_done,
                            r->kind == RT_REQ_COLL ? rt_coll_remote_wait : NULL,
@@ -427,7 +427,7 @@ ucft_status_t ucft_iprobe(ucft_comm_h comm, int source, int tag, int *flag,
     tp_probe_info_t pi;
     st = tp_probe(ctx->tp, t, mask, &pi);
     if (st == UCFT_ERR_NO_MESSAGE) {
-        ucft_progress(ctx);
+        ucft_context_progress(ctx);
         st = tp_probe(ctx->tp, t, mask, &pi);
     }
     if (st == UCFT_ERR_NO_MESSAGE) {
@@ -493,7 +493,7 @@ ucft_status_t ucft_comm_failure_ack(ucft_comm_h comm)
 {
     if (comm == NULL)
         return rt_bad_arg(NULL, "ucft_comm_failure_ack", "NULL communicator");
-    ucft_progress(comm->ctx); /* take in what is known right now */
+    ucft_context_progress(comm->ctx); /* take in what is known right now */
     comm->acked = comm->ctx->nfailed;
     return UCFT_OK;
 }

@@ -105,7 +105,7 @@ ucft_status_t rt_wait_hinted(struct ucft_context *ctx, int (*cond)(void *),
         for (unsigned i = 1;; i++) {
             if (cond(arg))
                 return UCFT_OK;
-            ucft_progress(ctx);
+            ucft_context_progress(ctx);
             /* Reading the clock costs ~20 ns: do it once every 64 turns. */
             if ((i & 63) != 0)
                 continue;
@@ -131,7 +131,7 @@ ucft_status_t rt_wait_hinted(struct ucft_context *ctx, int (*cond)(void *),
         for (unsigned skip = 0, stale = 0;;) {
             if (cond(arg))
                 return UCFT_OK;
-            if (ucft_progress(ctx) > 0) {
+            if (ucft_context_progress(ctx) > 0) {
                 stale = 1;
                 continue;
             }
@@ -169,7 +169,7 @@ ucft_status_t rt_wait_hinted(struct ucft_context *ctx, int (*cond)(void *),
         uint64_t now = ucft_clock_now_ns();
         if (now >= deadline)
             return UCFT_ERR_TIMED_OUT;
-        if (ucft_progress(ctx) > 0) {
+        if (ucft_context_progress(ctx) > 0) {
             empty = 0;
             continue;
         }
@@ -186,7 +186,7 @@ ucft_status_t rt_wait_hinted(struct ucft_context *ctx, int (*cond)(void *),
         int ms = poll_ms(ctx, now, deadline);
         struct pollfd pfd = {.fd = ctx->epfd, .events = POLLIN};
         int rc = poll(&pfd, 1, ms);
-        if (rc > 0 && ucft_progress(ctx) == 0 && !cond(arg)) {
+        if (rc > 0 && ucft_context_progress(ctx) == 0 && !cond(arg)) {
             if (++empty >= EMPTY_WAKEUPS_BEFORE_BACKOFF) {
                 unsigned shift = empty - EMPTY_WAKEUPS_BEFORE_BACKOFF;
                 uint64_t ns =
