@@ -44,8 +44,8 @@
  *     ucft's: the strings and arrays of ucft_context_query and
  *     ucft_comm_query_placement belong to the context and stay valid until
  *     ucft_finalize; status strings are static; the context fd
- *     (ucft_context_get_fd) belongs to the context, and the caller may wait on it
- *     (poll, select, epoll) until ucft_finalize but never reads, writes or
+ *     (ucft_context_get_fd) belongs to the context, and the caller may wait on
+ *     it (poll, select, epoll) until ucft_finalize but never reads, writes or
  *     closes it. Every other fd that ucft opens is its own and is closed by
  *     ucft_finalize (or by a failing ucft_init).
  *
@@ -85,29 +85,30 @@
  * R6. Progress and completion. There are no completion callbacks: completion is
  *     seen only through ucft_test, ucft_wait and ucft_waitall. Operations move
  *     only while the thread that drives the context is inside a ucft call on it
- *     (ucft_context_progress, a test, a wait or a blocking call; the weak progress rule
- *     of MPI): a rank that computes for long without calling ucft delays the
- *     peers that wait for it. The heartbeat thread keeps failure detection
- *     going meanwhile, not the application's operations. A request may already
- *     be complete when the call that started it returns (a send completed in
- *     place, a receive whose message had arrived, a collective of one rank). A
- *     call that fails to start an operation creates no request, and nothing of
- *     that operation completes later.
+ *     (ucft_context_progress, a test, a wait or a blocking call; the weak
+ *     progress rule of MPI): a rank that computes for long without calling ucft
+ *     delays the peers that wait for it. The heartbeat thread keeps failure
+ *     detection going meanwhile, not the application's operations. A request
+ *     may already be complete when the call that started it returns (a send
+ *     completed in place, a receive whose message had arrived, a collective of
+ *     one rank). A call that fails to start an operation creates no request,
+ *     and nothing of that operation completes later.
  *
- * R7. Callbacks. The failure callback (ucft_params_t, ucft_context_set_failure_cb) and
- *     user-defined reduction functions (ucft_op_create) run on the thread that
- *     drives the context, and only inside the calls that progress it:
- *     ucft_context_progress, ucft_test, ucft_wait, ucft_waitall, ucft_iprobe,
- *     ucft_probe, the blocking calls, ucft_comm_failure_ack, the calls that
- *     start a collective (they may progress the context first, and may wait:
- *     R12) and ucft_finalize. Never inside the call that registers them, never
- *     inside any other call, never on another thread, never two at once for one
- *     context. A failure callback calls only what neither progresses the
- *     context nor starts an operation: the queries (ucft_context_query,
- *     ucft_comm_world, ucft_comm_rank, ucft_comm_size, ucft_comm_get_f,
- *     ucft_comm_query_placement, ucft_context_get_failed_ranks,
- *     ucft_comm_failure_get_acked, the status strings) and ucft_context_set_failure_cb.
- *     A user-defined reduction calls no ucft function.
+ * R7. Callbacks. The failure callback (ucft_params_t,
+ *     ucft_context_set_failure_cb) and user-defined reduction functions
+ *     (ucft_op_create) run on the thread that drives the context, and only
+ *     inside the calls that progress it: ucft_context_progress, ucft_test,
+ *     ucft_wait, ucft_waitall, ucft_iprobe, ucft_probe, the blocking calls,
+ *     ucft_comm_failure_ack, the calls that start a collective (they may
+ *     progress the context first, and may wait: R12) and ucft_finalize. Never
+ *     inside the call that registers them, never inside any other call, never
+ *     on another thread, never two at once for one context. A failure callback
+ *     calls only what neither progresses the context nor starts an operation:
+ *     the queries (ucft_context_query, ucft_comm_world, ucft_comm_rank,
+ *     ucft_comm_size, ucft_comm_get_f, ucft_comm_query_placement,
+ *     ucft_context_get_failed_ranks, ucft_comm_failure_get_acked, the status
+ *     strings) and ucft_context_set_failure_cb. A user-defined reduction calls
+ *     no ucft function.
  *
  * R8. Errors and outputs. A call that can fail returns a ucft_status_t: UCFT_OK
  *     (0) on success, UCFT_INPROGRESS (positive) where its comment says so, a
@@ -265,8 +266,8 @@ typedef struct ucft_request *ucft_request_h;
  * UCFT_ERR_PROC_FAILED and the `arg` registered with it. `rank` is a job
  * (world) rank. It runs on the thread that drives the context, inside a
  * call that progresses it, never inside ucft_init or
- * ucft_context_set_failure_cb, and calls only the queries listed in R7. Rules: R7,
- * R10. */
+ * ucft_context_set_failure_cb, and calls only the queries listed in R7. Rules:
+ * R7, R10. */
 typedef void (*ucft_failure_cb_t)(ucft_context_h ctx, int rank,
                                   ucft_status_t reason, void *arg);
 
@@ -726,8 +727,9 @@ UCFT_API ucft_status_t ucft_barrier(ucft_comm_h comm);
  * progress it. On an error (NULL ctx or count, NULL ranks with max > 0:
  * UCFT_ERR_INVALID_PARAM) nothing is written. May be called from the
  * failure callback. Rules: R1, R3, R7, R8, R10. */
-UCFT_API ucft_status_t ucft_context_get_failed_ranks(ucft_context_h ctx, int *ranks,
-                                         size_t max, size_t *count);
+UCFT_API ucft_status_t ucft_context_get_failed_ranks(ucft_context_h ctx,
+                                                     int *ranks, size_t max,
+                                                     size_t *count);
 
 /* Acknowledges every failure of a member of `comm` known locally now (it
  * progresses the context once first: R7): ANY_SOURCE receives stop
@@ -752,7 +754,8 @@ UCFT_API ucft_status_t ucft_comm_failure_get_acked(ucft_comm_h comm, int *ranks,
  * from the failure callback. UCFT_ERR_INVALID_PARAM for a NULL ctx.
  * Rules: R1, R3, R7, R8. */
 UCFT_API ucft_status_t ucft_context_set_failure_cb(ucft_context_h ctx,
-                                           ucft_failure_cb_t cb, void *arg);
+                                                   ucft_failure_cb_t cb,
+                                                   void *arg);
 
 #ifdef __cplusplus
 }

@@ -521,8 +521,8 @@ ucft_status_t ucft_context_arm(ucft_context_h ctx, int *timeout_ms)
     return UCFT_OK;
 }
 
-ucft_status_t ucft_context_get_failed_ranks(ucft_context_h ctx, int *ranks, size_t max,
-                                size_t *count)
+ucft_status_t ucft_context_get_failed_ranks(ucft_context_h ctx, int *ranks,
+                                            size_t max, size_t *count)
 {
     if (ctx == NULL || count == NULL || (max > 0 && ranks == NULL))
         return rt_bad_arg(ctx, "ucft_context_get_failed_ranks",
@@ -535,8 +535,8 @@ ucft_status_t ucft_context_get_failed_ranks(ucft_context_h ctx, int *ranks, size
     return UCFT_OK;
 }
 
-ucft_status_t ucft_context_set_failure_cb(ucft_context_h ctx, ucft_failure_cb_t cb,
-                                  void *arg)
+ucft_status_t ucft_context_set_failure_cb(ucft_context_h ctx,
+                                          ucft_failure_cb_t cb, void *arg)
 {
     if (ctx == NULL)
         return rt_bad_arg(ctx, "ucft_context_set_failure_cb", "NULL context");

@@ -6,8 +6,8 @@
  *  OFF     no heartbeats; external evidence (death events, endpoint
  *          errors) declares a rank failed at once.
  *  INLINE  the detector runs on the context's own transport and is driven
- *          by ucft_context_progress (a rank that stops calling ucft stops sending
- *          heartbeats and will be suspected).
+ *          by ucft_context_progress (a rank that stops calling ucft stops
+ *          sending heartbeats and will be suspected).
  *  THREAD  the one documented internal thread: it owns a second UCP worker
  *          (its address travels in the same PMIx exchange) and the
  *          detector, so a rank that computes for minutes is still watched

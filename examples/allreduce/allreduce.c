@@ -68,8 +68,7 @@ int main(void)
         for (int r = 0; r < size; r++)
             if (mask >> r & 1)
                 expect += r + 1;
-        int ok = (mask & ~all) == 0 && (mask | dead) == all &&
-                 out[0] == expect;
+        int ok = (mask & ~all) == 0 && (mask | dead) == all && out[0] == expect;
         wrong += !ok;
         if (it % 10 == 0 || !ok || it == ITERS - 1)
             printf("iteration %2d: sum %3lld of %d live ranks %s\n", it,

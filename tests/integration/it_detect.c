@@ -84,8 +84,8 @@ static void mode_told(ucft_context_h ctx, seen_t *seen, int rank, int size,
           seen->total);
     size_t n = 0;
     int ranks[4];
-    CHECK(ucft_context_get_failed_ranks(ctx, ranks, 4, &n) == UCFT_OK && n == 1 &&
-              ranks[0] == victim,
+    CHECK(ucft_context_get_failed_ranks(ctx, ranks, 4, &n) == UCFT_OK &&
+              n == 1 && ranks[0] == victim,
           "failed set has %zu ranks", n);
     long v;
     ucft_status_t st =

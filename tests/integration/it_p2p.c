@@ -205,8 +205,10 @@ static void misuse_pointers(ucft_context_h ctx, ucft_comm_h w)
     CHECK_ST(ucft_request_free(NULL), UCFT_ERR_INVALID_PARAM);
     CHECK_ST(ucft_context_get_fd(ctx, NULL), UCFT_ERR_INVALID_PARAM);
     CHECK_ST(ucft_context_arm(NULL, NULL), UCFT_ERR_INVALID_PARAM);
-    CHECK_ST(ucft_context_get_failed_ranks(ctx, NULL, 0, NULL), UCFT_ERR_INVALID_PARAM);
-    CHECK_ST(ucft_context_get_failed_ranks(ctx, NULL, 4, &n), UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_context_get_failed_ranks(ctx, NULL, 0, NULL),
+             UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_context_get_failed_ranks(ctx, NULL, 4, &n),
+             UCFT_ERR_INVALID_PARAM);
     CHECK_ST(ucft_iprobe(w, 0, 0, NULL, NULL), UCFT_ERR_INVALID_PARAM);
     CHECK_ST(ucft_iprobe(NULL, 0, 0, &flag, NULL), UCFT_ERR_INVALID_PARAM);
     CHECK_ST(ucft_comm_failure_ack(NULL), UCFT_ERR_INVALID_PARAM);
@@ -332,7 +334,8 @@ static void mode_killwait(ucft_comm_h w, int rank, int size, double bound)
     CHECK(dt <= bound, "took %.3f s, bound %.1f s", dt, bound);
     size_t n = 0;
     int failed[4];
-    CHECK_ST(ucft_context_get_failed_ranks(NULL, failed, 4, &n), UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_context_get_failed_ranks(NULL, failed, 4, &n),
+             UCFT_ERR_INVALID_PARAM);
     if (rank == 0) {
         /* The chapter's rules: the ANY_SOURCE receive reports PENDING and
          * stays pending until the failure is acknowledged. */

@@ -7,10 +7,10 @@
  *   1. ucft_init with a failure callback that records CLOCK_MONOTONIC the
  *      first time each rank is reported.
  *   2. Sleep on the context fd (ucft_context_arm + poll, then
- *      ucft_context_progress; never spinning) until --expect injections are in the
- *      launcher's log and every injected rank has been reported, or
- *      --bound passes. The log is re-read on every wakeup (at least every
- *      100 ms).
+ *      ucft_context_progress; never spinning) until --expect injections
+ *      are in the launcher's log and every injected rank has been
+ *      reported, or --bound passes. The log is re-read on every wakeup
+ *      (at least every 100 ms).
  *   3. CPU window: from --warmup after init to the last wakeup before
  *      anything happened (no injection logged, no failure reported), so
  *      the heartbeat threads are measured in steady state, idle job.
