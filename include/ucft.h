@@ -192,11 +192,15 @@ extern "C" {
 
 /* UCFT_API marks the functions of this header, and only them, as the
  * interface that libucft exports (default visibility, whatever the
- * visibility the library is built with). */
+ * visibility the library is built with). UCFT_DEPRECATED(msg) marks a name
+ * kept for compatibility ("Deprecated names" below): a call to it compiles
+ * with a warning that says what to use instead. */
 #if defined(__GNUC__)
-#define UCFT_API __attribute__((visibility("default")))
+#define UCFT_API             __attribute__((visibility("default")))
+#define UCFT_DEPRECATED(msg) __attribute__((deprecated(msg)))
 #else
 #define UCFT_API
+#define UCFT_DEPRECATED(msg)
 #endif
 
 #define UCFT_VERSION_MAJOR 0
@@ -756,6 +760,26 @@ UCFT_API ucft_status_t ucft_comm_failure_get_acked(ucft_comm_h comm, int *ranks,
 UCFT_API ucft_status_t ucft_context_set_failure_cb(ucft_context_h ctx,
                                                    ucft_failure_cb_t cb,
                                                    void *arg);
+
+/* ---- Deprecated names ---------------------------------------------------
+ * The four functions renamed to ucft_<object>_<verb> keep their old names
+ * for one release, so that programs built against them still link (each
+ * is an exported function that calls its new name, with exactly its
+ * contract) and their sources still compile, with a warning naming the
+ * new call. Define UCFT_NO_DEPRECATED before including this header to hide
+ * them. docs/api.md lists them. */
+#ifndef UCFT_NO_DEPRECATED
+UCFT_API int ucft_progress(ucft_context_h ctx)
+    UCFT_DEPRECATED("use ucft_context_progress");
+UCFT_API ucft_status_t ucft_context_fd(ucft_context_h ctx, int *fd)
+    UCFT_DEPRECATED("use ucft_context_get_fd");
+UCFT_API ucft_status_t ucft_failed_ranks(ucft_context_h ctx, int *ranks,
+                                         size_t max, size_t *count)
+    UCFT_DEPRECATED("use ucft_context_get_failed_ranks");
+UCFT_API ucft_status_t ucft_set_failure_cb(ucft_context_h ctx,
+                                           ucft_failure_cb_t cb, void *arg)
+    UCFT_DEPRECATED("use ucft_context_set_failure_cb");
+#endif /* UCFT_NO_DEPRECATED */
 
 #ifdef __cplusplus
 }
