@@ -298,8 +298,8 @@ typedef struct ucft_params {
  * the process (R2): it starts the heartbeat thread (none with
  * UCFT_DETECTOR_THREAD=n, UCFT_DETECTOR=n or one rank); it asks a short
  * time slice for the calling thread (UCFT_SLICE, given back by
- * ucft_finalize on the same thread); from its return on, the process may
- * stop itself with abort() in the two cases of R11 (fencing, and the
+ * ucft_finalize on the same thread); from inside this call on, the process
+ * may stop itself with abort() in the two cases of R11 (fencing, and the
  * shared-memory FIFO self-probe). The failure callback does not run
  * inside this call: failures learnt during start-up are reported from the
  * first call that progresses the context.
@@ -365,11 +365,11 @@ UCFT_API int ucft_comm_size(ucft_comm_h comm);
 
 /* Runs one round of progress: transport, timers, failure handling and
  * callbacks (the failure callback, user-defined reductions: R7). Never
- * sleeps. Returns the number of events processed (0 =
- * nothing to do, also for a NULL ctx). The thread that drives the
- * context calls it, or any call that waits, often enough for operations
- * to move (R6). Inside it a fencing or FIFO self-probe abort may happen
- * (R11). Rules: R1, R6, R7, R10, R11. */
+ * sleeps. Returns the number of events processed (0 = nothing to do, also
+ * for a NULL ctx). The thread that drives the context calls it, or any
+ * call that waits, often enough for operations to move (R6). Inside it a
+ * fencing or FIFO self-probe abort may happen (R11). Rules: R1, R6, R7,
+ * R10, R11. */
 UCFT_API int ucft_context_progress(ucft_context_h ctx);
 
 /* For an external event loop: *fd is a file descriptor (an epoll fd) that
@@ -390,10 +390,11 @@ UCFT_API ucft_status_t ucft_context_get_fd(ucft_context_h ctx, int *fd);
 /* Prepares the context fd for a sleep. UCFT_OK: nothing is pending, the
  * caller may sleep on the fd for at most *timeout_ms milliseconds (never
  * -1: a bound, UCFT_POLL_TIMEOUT or the next timer; `timeout_ms` may be
- * NULL), then call ucft_context_progress(). UCFT_INPROGRESS: work is pending
- * (*timeout_ms not written): call ucft_context_progress() at once instead of
- * sleeping. Also sends what the collectives hold back (batched broadcast
- * copies), as any wait does. Runs no callback. Rules: R1, R6, R8. */
+ * NULL), then call ucft_context_progress(). UCFT_INPROGRESS: work is
+ * pending (*timeout_ms not written): call ucft_context_progress() at once
+ * instead of sleeping. Also sends what the collectives hold back (batched
+ * broadcast copies), as any wait does. Runs no callback. Rules: R1, R6,
+ * R8. */
 UCFT_API ucft_status_t ucft_context_arm(ucft_context_h ctx, int *timeout_ms);
 
 /* Completion information of a request. */
@@ -448,10 +449,10 @@ UCFT_API ucft_status_t ucft_irecv(ucft_comm_h comm, void *buf, size_t length,
                                   int source, int tag, ucft_request_h *req);
 
 /* Tests a request without waiting (when it is not complete yet, it
- * progresses the context once: R7).
- * Complete: *done = 1, *info (if `info` is not NULL) gets the completion
- * information, the request is released and *req set to NULL (R5); the
- * return value is the operation's final status, an error included. Not
+ * progresses the context once: R7). Complete: *done = 1, *info (if `info`
+ * is not NULL) gets the completion information, the request is released
+ * and *req set to NULL (R5); the return value is the operation's final
+ * status, an error included. Not
  * complete: *done = 0 and *req kept; returns UCFT_INPROGRESS, or
  * UCFT_ERR_PROC_FAILED_PENDING for an unmatched ANY_SOURCE receive while
  * a failure is unacknowledged (R10). A NULL *req is complete with
@@ -683,28 +684,29 @@ UCFT_API ucft_status_t ucft_comm_set_f(ucft_comm_h comm, int f);
 UCFT_API int ucft_comm_get_f(ucft_comm_h comm);
 
 /* Non-blocking collectives: on UCFT_OK *req is the request (R5), complete
- * when ucft_test or ucft_wait says so. Rules of all of them: R1, R4, R5,
- * R6, R7, R8, R10, R12. */
+ * when ucft_test or ucft_wait says so; buffers and errors as above. */
 
 /* `count` elements of `dtype` from `root` to every rank (in place): the
  * root's `buf` is read when the call starts, the others' written at
- * completion, on success only. */
+ * completion, on success only. Rules: R1, R4, R5, R6, R7, R8, R10, R12. */
 UCFT_API ucft_status_t ucft_ibcast(ucft_comm_h comm, void *buf, size_t count,
                                    ucft_datatype_t dtype, int root,
                                    ucft_request_h *req);
 /* recvbuf (significant at root only: elsewhere never touched, may be NULL)
- * = op over every rank's sendbuf. sendbuf is read when the call starts. */
+ * = op over every rank's sendbuf. sendbuf is read when the call starts.
+ * Rules: R1, R4, R5, R6, R7, R8, R10, R12. */
 UCFT_API ucft_status_t ucft_ireduce(ucft_comm_h comm, const void *sendbuf,
                                     void *recvbuf, size_t count,
                                     ucft_datatype_t dtype, ucft_op_t op,
                                     int root, ucft_request_h *req);
 /* recvbuf at every rank = op over every rank's sendbuf. sendbuf is read
- * when the call starts. */
+ * when the call starts. Rules: R1, R4, R5, R6, R7, R8, R10, R12. */
 UCFT_API ucft_status_t ucft_iallreduce(ucft_comm_h comm, const void *sendbuf,
                                        void *recvbuf, size_t count,
                                        ucft_datatype_t dtype, ucft_op_t op,
                                        ucft_request_h *req);
-/* Completes at a rank once every live rank has started it. */
+/* Completes at a rank once every live rank has started it. Rules: R1, R5,
+ * R6, R7, R8, R10, R12. */
 UCFT_API ucft_status_t ucft_ibarrier(ucft_comm_h comm, ucft_request_h *req);
 
 /* Blocking forms: the non-blocking call, then ucft_wait. They return the
@@ -765,9 +767,9 @@ UCFT_API ucft_status_t ucft_context_set_failure_cb(ucft_context_h ctx,
  * The four functions renamed to ucft_<object>_<verb> keep their old names
  * for one release, so that programs built against them still link (each
  * is an exported function that calls its new name, with exactly its
- * contract) and their sources still compile, with a warning naming the
- * new call. Define UCFT_NO_DEPRECATED before including this header to hide
- * them. docs/api.md lists them. */
+ * contract and rules) and their sources still compile, with a warning
+ * naming the new call. Define UCFT_NO_DEPRECATED before including this
+ * header to hide them. docs/api.md lists them. */
 #ifndef UCFT_NO_DEPRECATED
 UCFT_API int ucft_progress(ucft_context_h ctx)
     UCFT_DEPRECATED("use ucft_context_progress");
