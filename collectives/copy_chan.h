@@ -32,7 +32,8 @@
  * A copy so held is a copy whose sender is slow: the correction argument
  * of the broadcast does not depend on timing, only on every live sender
  * sending its copies eventually, which the flush rules give as long as the
- * sender's owner calls into the library (the weak progress rule of MPI).
+ * sender's owner calls into the library (the weak progress rule of MPI;
+ * docs/api.md, rule R6).
  *
  * Wire format of a message (kind COLL_KIND_BCAST_BATCH + link, the 16-bit
  * tag sequence field = the link's batch number, so the standing receive is

@@ -106,7 +106,7 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
     if ((cl->coll_free[op] == NULL &&
          cl->finishing.next != &cl->finishing) ||
         (cl->drain.pending && (++cl->coll_post_tick & 7) == 0))
-        ucft_progress(cl->ctx);
+        ucft_context_progress(cl->ctx);
     /* Retired kept instances are cleaned up from progress; a rank whose
      * operations all complete inside their post (a job of one rank)
      * never progresses, and would keep one per operation. */

@@ -42,7 +42,10 @@ ucft_status_t ucft_comm_query_placement(ucft_comm_h comm,
                                         ucft_placement_attr_t *attr)
 {
     if (comm == NULL || attr == NULL || comm->place.pub_loci == NULL)
-        return UCFT_ERR_INVALID_PARAM;
+        return rt_bad_arg(comm ? comm->ctx : NULL, "ucft_comm_query_placement",
+                          comm == NULL   ? "NULL communicator"
+                          : attr == NULL ? "NULL attribute pointer"
+                                         : "no placement (finalized?)");
     attr->policy = placement_policy_name(comm->place.policy);
     attr->size = comm->size;
     attr->nnodes = comm->place.nnodes;
@@ -56,7 +59,7 @@ ucft_status_t ucft_comm_failure_ack(ucft_comm_h comm)
 {
     if (comm == NULL)
         return rt_bad_arg(NULL, "ucft_comm_failure_ack", "NULL communicator");
-    ucft_progress(comm->ctx); /* take in what is known right now */
+    ucft_context_progress(comm->ctx); /* take in what is known right now */
     comm->acked = comm->ctx->nfailed;
     return UCFT_OK;
 }

@@ -272,7 +272,7 @@ ucft_status_t ucft_iprobe(ucft_comm_h comm, int source, int tag, int *flag,
     tp_probe_info_t pi;
     st = tp_probe(ctx->tp, t, mask, &pi);
     if (st == UCFT_ERR_NO_MESSAGE) {
-        ucft_progress(ctx);
+        ucft_context_progress(ctx);
         st = tp_probe(ctx->tp, t, mask, &pi);
     }
     if (st == UCFT_ERR_NO_MESSAGE) {

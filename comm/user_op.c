@@ -14,7 +14,7 @@ ucft_status_t ucft_op_create(ucft_context_h ctx, ucft_user_op_fn fn, void *arg,
                              ucft_op_t *op)
 {
     if (ctx == NULL)
-        return UCFT_ERR_INVALID_PARAM;
+        return rt_bad_arg(NULL, "ucft_op_create", "NULL context");
     if (fn == NULL || op == NULL) {
         ucft_error(&ctx->log, "ucft_op_create: NULL %s",
                    fn == NULL ? "function" : "handle pointer");
@@ -48,7 +48,7 @@ const coll_user_op_t *cm_user_op(cm_layer_t *cl, int op)
 ucft_status_t ucft_op_free(ucft_context_h ctx, ucft_op_t op)
 {
     if (ctx == NULL)
-        return UCFT_ERR_INVALID_PARAM;
+        return rt_bad_arg(NULL, "ucft_op_free", "NULL context");
     cm_layer_t *cl = cm_layer_of(ctx);
     if (cm_user_op(cl, (int)op) == NULL) {
         ucft_error(&ctx->log,

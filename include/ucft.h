@@ -1,33 +1,184 @@
 /*
  * ucft.h - the public API of ucft, a UCX-native fault-tolerant transport
- * runtime.
+ * runtime. This header is the contract: what each call does, who owns what,
+ * which thread may call, when callbacks run and what an error leaves
+ * behind. docs/api.md is the tour.
  *
  * Objects:
  *   ucft_context_h  one per participating process and job (handle; long-lived)
  *   ucft_comm_h     a communicator: a group of ranks with its own tag space
  *   ucft_request_h  one non-blocking operation (request; completes once)
  *
- * Rules (numbered so that other documents can cite them):
- *   1. A context is used by one thread at a time. Nothing in ucft is global:
- *      two contexts in one process are independent.
- *   2. Requests are allocated by the library. A request completes exactly
- *      once. (One status is not a completion: an ANY_SOURCE receive reports
- *      UCFT_ERR_PROC_FAILED_PENDING while a failure is unacknowledged and
- *      stays pending; see ucft_comm_failure_ack.) A NULL request is a complete
- * one (status UCFT_OK): a send that completes in place (short messages) returns
- * *req == NULL. ucft_test() and ucft_wait() return its final status and release
- *      it, setting the caller's handle to NULL; ucft_request_free() releases
- *      a request the caller no longer wants to observe (the operation still
- *      runs to completion). A copy of a released handle is refused
- *      (UCFT_ERR_INVALID_PARAM) until the library reuses the request.
- *   3. If a call that starts an operation fails, no request is created and
- *      nothing completes later.
- *   4. Callbacks (failure callback) run only from inside ucft_progress() or a
- *      call that waits (ucft_wait, blocking send/recv), never from the call
- *      that registered them.
- *   5. Outputs are written only when the call returns UCFT_OK.
- *   6. Statuses: UCFT_OK is 0, "in progress" values are positive, errors are
- *      negative and grouped by blast radius (see UCFT_FOREACH_STATUS).
+ * Rules R1-R12, numbered so that other documents can cite them; docs/api.md
+ * has the same list, and the comment of each function names the rules it
+ * relies on.
+ *
+ * R1. Threads. A context, and everything obtained from it (its communicators,
+ *     requests and user-defined operations), is used by one thread at a time:
+ *     ucft takes no lock on the caller's path, so an application that calls
+ *     into one context from several threads serialises those calls itself. Two
+ *     contexts share nothing and may be driven by two threads at once.
+ *     ucft_status_string and ucft_status_name may be called from any thread at
+ *     any time.
+ *
+ * R2. The library's thread, and the caller's. ucft_init starts one thread of
+ *     ucft's own, the heartbeat thread ("ucft-hb"), which exchanges heartbeats
+ *     on a UCX worker of its own and never runs application code; ucft_finalize
+ *     joins it. UCFT_DETECTOR_THREAD=n runs the failure detector inside the
+ *     calls that progress the context instead (R7), without a thread;
+ *     UCFT_DETECTOR=n, or a job of one rank, runs no detector. The libraries
+ *     ucft uses may run threads of their own (the PMIx client's progress thread
+ *     delivers the launcher's death events). ucft_init asks a short time slice
+ *     (UCFT_SLICE, default 100 us; Linux 6.12 and later, ignored elsewhere) for
+ *     the thread that calls it, which threads created from that thread
+ *     afterwards inherit; ucft_finalize gives the old slice back when it runs
+ *     on that thread, and a failing ucft_init gives it back itself.
+ *     UCFT_SLICE=0 leaves the thread alone. ucft installs no signal handler,
+ *     registers no atexit handler and keeps no mutable global state.
+ *
+ * R3. Memory and file descriptors. The caller owns every buffer, array and
+ *     structure it passes in: ucft reads or writes them only during the call
+ *     and keeps no pointer to them, except the buffers of an operation that
+ *     returns a request (R4) and the arg pointer registered with a callback,
+ *     which it hands back to that callback untouched. What ucft returns stays
+ *     ucft's: the strings and arrays of ucft_context_query and
+ *     ucft_comm_query_placement belong to the context and stay valid until
+ *     ucft_finalize; status strings are static; the context fd
+ *     (ucft_context_get_fd) belongs to the context, and the caller may wait on
+ *     it (poll, select, epoll) until ucft_finalize but never reads, writes or
+ *     closes it. Every other fd that ucft opens is its own and is closed by
+ *     ucft_finalize (or by a failing ucft_init).
+ *
+ * R4. Buffers of an operation. A call that returns a request borrows its
+ *     buffers until the request is complete. A point-to-point send may read its
+ *     buffer, and a receive may write its buffer, at any time until then: the
+ *     caller neither changes the send buffer nor touches the receive buffer
+ *     before ucft_test or ucft_wait reports the request complete (a send that
+ *     returns a NULL request is done with its buffer already). A receive that
+ *     ends with an error may have written part of its buffer, never beyond its
+ *     length. Collectives copy their input when they start: the send buffer
+ *     (and the root's buffer of a broadcast) may be reused as soon as the
+ *     starting call returns, and may be the receive buffer as well; the output
+ *     (the receive buffer, a non-root's broadcast buffer) is written once, when
+ *     the operation completes, and only if it succeeds. A request released by
+ *     ucft_request_free still runs, and its buffers stay borrowed until it
+ *     completes, which the caller can no longer see: they must stay valid until
+ *     ucft_finalize returns. The blocking forms borrow nothing once they return
+ *     (one exception: ucft_recv from UCFT_ANY_SOURCE that returns
+ *     UCFT_ERR_PROC_FAILED_PENDING).
+ *
+ * R5. Requests. Requests are allocated by the library, from a pool of the
+ *     context (no allocation once the pool is warm). A request completes
+ *     exactly once. A NULL request is a complete one, with status UCFT_OK: a
+ *     send that completes in place (a short message) returns a NULL request.
+ *     ucft_test, ucft_wait and ucft_waitall hand a complete request back: they
+ *     return its final status, write its completion information, release it and
+ *     set the caller's handle to NULL. ucft_request_free releases a request
+ *     whose outcome the caller does not want; the operation still runs to
+ *     completion (R4). A released handle is not used again: a copy of it is
+ *     refused with UCFT_ERR_INVALID_PARAM and a log line as long as the pool
+ *     has not handed the request out again, after which the copy names the new
+ *     request, which no check can tell. One status is not a completion: an
+ *     unmatched UCFT_ANY_SOURCE receive reports UCFT_ERR_PROC_FAILED_PENDING
+ *     and stays pending (R10).
+ *
+ * R6. Progress and completion. There are no completion callbacks: completion is
+ *     seen only through ucft_test, ucft_wait and ucft_waitall. Operations move
+ *     only while the thread that drives the context is inside a ucft call on it
+ *     (ucft_context_progress, a test, a wait or a blocking call; the weak
+ *     progress rule of MPI): a rank that computes for long without calling ucft
+ *     delays the peers that wait for it. The heartbeat thread keeps failure
+ *     detection going meanwhile, not the application's operations. A request
+ *     may already be complete when the call that started it returns (a send
+ *     completed in place, a receive whose message had arrived, a collective of
+ *     one rank). A call that fails to start an operation creates no request,
+ *     and nothing of that operation completes later.
+ *
+ * R7. Callbacks. The failure callback (ucft_params_t,
+ *     ucft_context_set_failure_cb) and user-defined reduction functions
+ *     (ucft_op_create) run on the thread that drives the context, and only
+ *     inside the calls that progress it: ucft_context_progress, ucft_test,
+ *     ucft_wait, ucft_waitall, ucft_iprobe, ucft_probe, the blocking calls,
+ *     ucft_comm_failure_ack, the calls that start a collective (they may
+ *     progress the context first, and may wait: R12) and ucft_finalize. Never
+ *     inside the call that registers them, never inside any other call, never
+ *     on another thread, never two at once for one context. A failure callback
+ *     calls only what neither progresses the context nor starts an operation:
+ *     the queries (ucft_context_query, ucft_comm_world, ucft_comm_rank,
+ *     ucft_comm_size, ucft_comm_get_f, ucft_comm_query_placement,
+ *     ucft_context_get_failed_ranks, ucft_comm_failure_get_acked, the status
+ *     strings) and ucft_context_set_failure_cb. A user-defined reduction calls
+ *     no ucft function.
+ *
+ * R8. Errors and outputs. A call that can fail returns a ucft_status_t: UCFT_OK
+ *     (0) on success, UCFT_INPROGRESS (positive) where its comment says so, a
+ *     negative error otherwise, grouped by what breaks (UCFT_FOREACH_STATUS).
+ *     Outputs (what pointer arguments point to, and handles) are written only
+ *     when the call returns UCFT_OK; a call that fails leaves them as they
+ *     were, unless its comment says otherwise: ucft_test, ucft_wait and
+ *     ucft_waitall return the status of the operation and hand back a complete
+ *     request whatever that status (R5), and a receive that fails may have
+ *     written its buffer (R4). An invalid argument gives UCFT_ERR_INVALID_PARAM
+ *     and a log line naming it (UCFT_LOG_LEVEL; on standard error when no
+ *     context is known); the calls that return an int or a handle return -1 or
+ *     NULL for a NULL argument instead.
+ *
+ * R9. Lifetimes. A context lives from a successful ucft_init to ucft_finalize.
+ *     Its communicators (ucft_comm_world; the caller creates and destroys
+ *     none), the strings, arrays and fd it returns (R3) and its user-defined
+ *     operations live as long as it. A request lives from the call that returns
+ *     it until ucft_test, ucft_wait, ucft_waitall or ucft_request_free releases
+ *     it, or until ucft_finalize, which cancels and releases every outstanding
+ *     request. After ucft_finalize every handle of the context is invalid:
+ *     using one is undefined, not an error. Under a PMIx server a process holds
+ *     one context at a time (a second ucft_init fails with
+ *     UCFT_ERR_INVALID_PARAM; a new one after ucft_finalize works); processes
+ *     started without a server (singletons) may hold several. A process that
+ *     exits without ucft_finalize is a failed rank to the others (R10).
+ *
+ * R10. Failures. A rank fails when the job declares it failed: the heartbeat
+ *     detector does so after a silence longer than UCFT_HB_TIMEOUT (every rank
+ *     is watched by its ring successor), and at once on evidence (a launcher's
+ *     death event, a UCX endpoint error, the end of a process of this node as
+ *     the kernel reports it). The failed set of a context only grows: a failed
+ *     rank is never readmitted (R11). A failure takes effect in a context from
+ *     a call that progresses it (R7). From then on, an operation that needs a
+ *     failed rank fails to start, or completes, with UCFT_ERR_PROC_FAILED (a
+ *     receive whose message had already matched completes with its data); an
+ *     unmatched UCFT_ANY_SOURCE receive reports UCFT_ERR_PROC_FAILED_PENDING to
+ *     ucft_test and ucft_wait and stays pending while its communicator has a
+ *     failure not acknowledged by ucft_comm_failure_ack; messages of a failed
+ *     rank that arrive afterwards are dropped (those already here are
+ *     delivered); operations between live ranks never see a failure error. The
+ *     failure callback runs once per failed rank, after the state it reports is
+ *     consistent. Corrected collectives complete at every survivor with up to f
+ *     failures (ucft_comm_set_f) and end with UCFT_ERR_PROC_FAILED beyond that,
+ *     never hanging.
+ *
+ * R11. Fail-stop: where ucft ends the process. ucft calls abort() in two cases
+ *     only, each after an error line in the log. (a) Fencing: this rank learns
+ *     that the job has declared it failed (its heartbeats stopped for longer
+ *     than UCFT_HB_TIMEOUT: it was stopped, or starved of CPU), and going on
+ *     would contradict every survivor's view. (b) The shared-memory FIFO
+ *     self-probe (UCFT_SHM_PROBE, run after a failure) finds that this rank can
+ *     no longer receive from the ranks of its node (a process killed inside a
+ *     send to it blocked the FIFO; docs/transport.md). Either may happen at any
+ *     time from ucft_init until ucft_finalize returns: on the heartbeat thread,
+ *     or inside a call that progresses the context. The survivors then see one
+ *     more failure and handle it as any other (R10). UCFT_SHM_PROBE=0 turns (b)
+ *     off; (a) comes with the detector (UCFT_DETECTOR=n: neither heartbeats nor
+ *     fencing).
+ *
+ * R12. Collectives. Every rank of a communicator calls the same collectives in
+ *     the same order with matching arguments (count, datatype, operation,
+ *     root); a rank that receives a payload of another size ends its call with
+ *     UCFT_ERR_TRUNCATED. Collectives may synchronise, as in MPI: a program
+ *     must not rely on one returning before the other ranks have called it. In
+ *     particular, after every UCFT_REDUCE_WINDOW (64) reduces in a row on a
+ *     communicator the runtime posts a barrier, and the reduce (blocking or
+ *     not) that ends the next window waits for that barrier inside its starting
+ *     call, so that loops of reduces cannot run ahead of the root without
+ *     bound.
  */
 #ifndef UCFT_H
 #define UCFT_H
@@ -39,12 +190,25 @@
 extern "C" {
 #endif
 
+/* UCFT_API marks the functions of this header, and only them, as the
+ * interface that libucft exports (default visibility, whatever the
+ * visibility the library is built with). UCFT_DEPRECATED(msg) marks a name
+ * kept for compatibility ("Deprecated names" below): a call to it compiles
+ * with a warning that says what to use instead. */
+#if defined(__GNUC__)
+#define UCFT_API             __attribute__((visibility("default")))
+#define UCFT_DEPRECATED(msg) __attribute__((deprecated(msg)))
+#else
+#define UCFT_API
+#define UCFT_DEPRECATED(msg)
+#endif
+
 #define UCFT_VERSION_MAJOR 0
 #define UCFT_VERSION_MINOR 1
 #define UCFT_VERSION_PATCH 0
 
 /*
- * Status codes: one table, from which both the enum and
+ * Status codes (R8): one table, from which both the enum and
  * ucft_status_string() are generated. Groups (by what breaks):
  *   0, >0        success / still running
  *   -1 .. -9     this operation only (cancelled, truncated, timed out)
@@ -82,11 +246,14 @@ typedef enum ucft_status {
 } ucft_status_t;
 
 /* Returns a static, human-readable string for any status value (unknown
- * values give "unknown status"). Thread-safe. */
-const char *ucft_status_string(ucft_status_t status);
+ * values give "unknown status"). Needs no context: any thread, at any
+ * time, also before ucft_init. Rules: R1, R3. */
+UCFT_API const char *ucft_status_string(ucft_status_t status);
 
-/* Returns the enum name without prefix, e.g. "ERR_PROC_FAILED". */
-const char *ucft_status_name(ucft_status_t status);
+/* Returns the static enum name without prefix, e.g. "ERR_PROC_FAILED"
+ * ("UNKNOWN" for an unknown value). Any thread, at any time. Rules: R1,
+ * R3. */
+UCFT_API const char *ucft_status_name(ucft_status_t status);
 
 typedef struct ucft_context *ucft_context_h;
 typedef struct ucft_comm *ucft_comm_h;
@@ -98,8 +265,13 @@ typedef struct ucft_request *ucft_request_h;
 /* User tags are 0 .. UCFT_TAG_UB. */
 #define UCFT_TAG_UB ((1 << 24) - 1)
 
-/* Called from ucft_progress() once for every rank newly known to have
- * failed. `rank` is a job (world) rank. */
+/* The failure callback: called once for every rank newly known to have
+ * failed, in the order the failures were learnt, with `reason`
+ * UCFT_ERR_PROC_FAILED and the `arg` registered with it. `rank` is a job
+ * (world) rank. It runs on the thread that drives the context, inside a
+ * call that progresses it, never inside ucft_init or
+ * ucft_context_set_failure_cb, and calls only the queries listed in R7. Rules:
+ * R7, R10. */
 typedef void (*ucft_failure_cb_t)(ucft_context_h ctx, int rank,
                                   ucft_status_t reason, void *arg);
 
@@ -112,20 +284,57 @@ enum ucft_params_field {
  * (`ucft-info -c` lists them). */
 typedef struct ucft_params {
     uint64_t field_mask;
-    ucft_failure_cb_t failure_cb;
-    void *failure_cb_arg;
+    ucft_failure_cb_t failure_cb; /* NULL: no callback */
+    void *failure_cb_arg;         /* handed to failure_cb, never touched */
 } ucft_params_t;
 
-/* Creates a context: connects to the PMIx server (or runs as a singleton,
- * rank 0 of 1, when none is reachable), creates the UCX worker, exchanges
- * worker addresses and wires up. Collective over the job. `params` may be
- * NULL. On success *ctx_p holds the new context. */
-ucft_status_t ucft_init(const ucft_params_t *params, ucft_context_h *ctx_p);
+/* Creates a context: reads the UCFT_* configuration, connects to the PMIx
+ * server (or runs as a singleton, rank 0 of 1, when none is reachable),
+ * creates the UCX worker, exchanges worker addresses and wires up.
+ * Collective over the job: it returns once every rank has joined, or with
+ * an error after UCFT_INIT_TIMEOUT (60 s).
+ *
+ * `params` may be NULL; it is read during the call only. Side effects on
+ * the process (R2): it starts the heartbeat thread (none with
+ * UCFT_DETECTOR_THREAD=n, UCFT_DETECTOR=n or one rank); it asks a short
+ * time slice for the calling thread (UCFT_SLICE, given back by
+ * ucft_finalize on the same thread); from inside this call on, the process
+ * may stop itself with abort() in the two cases of R11 (fencing, and the
+ * shared-memory FIFO self-probe). The failure callback does not run
+ * inside this call: failures learnt during start-up are reported from the
+ * first call that progresses the context.
+ *
+ * Any thread; the context is then driven by one thread at a time (R1).
+ * On UCFT_OK, *ctx_p holds the new context. On an error *ctx_p is not
+ * written and nothing is left behind: no thread, no fd, the time slice
+ * given back. Errors include UCFT_ERR_INVALID_PARAM (NULL ctx_p, a bad
+ * UCFT_* value, a second context of this process under PMIx: R9),
+ * UCFT_ERR_BOOTSTRAP, UCFT_ERR_TIMED_OUT, UCFT_ERR_PROC_FAILED (a rank
+ * died before the address exchange completed), UCFT_ERR_TRANSPORT and
+ * UCFT_ERR_NO_MEMORY. Rules: R1, R2, R3, R7, R8, R9, R11. */
+UCFT_API ucft_status_t ucft_init(const ucft_params_t *params,
+                                 ucft_context_h *ctx_p);
 
-/* Flushes outstanding sends, synchronises with the other live ranks and
- * releases everything. Collective over the live ranks. Outstanding
- * requests are cancelled and released. `ctx` may be NULL. */
-ucft_status_t ucft_finalize(ucft_context_h ctx);
+/* Ends a context: lets the collectives that completed early finish their
+ * part, synchronises with the other live ranks (a corrected barrier, so
+ * dead ranks do not stop it), stops the heartbeat detector, cancels the
+ * outstanding receives, waits for the outstanding sends, flushes, fences
+ * through PMIx and releases everything: every request, the heartbeat
+ * thread (joined), the context fd (closed). Collective over the live
+ * ranks. The waits for requests, the flush and the fence are bounded
+ * (UCFT_FINALIZE_TIMEOUT, 30 s; the fence by UCFT_FINALIZE_FAILED_TIMEOUT,
+ * 3 s, once failures are known). Gives the calling thread its old time
+ * slice back when it is the thread that called ucft_init (R2).
+ *
+ * Called by the thread that drives the context, once; `ctx` may be NULL
+ * (UCFT_OK, nothing done). The failure callback may still run during the
+ * first, synchronising part (R7). The context is released whatever the
+ * result: every handle of it is invalid afterwards, and the buffers of
+ * released or outstanding requests are no longer borrowed (R4, R9). A
+ * non-OK result reports that the final synchronisation failed
+ * (UCFT_ERR_TIMED_OUT, UCFT_ERR_BOOTSTRAP); failures already known are
+ * not an error. Rules: R1, R2, R4, R7, R9. */
+UCFT_API ucft_status_t ucft_finalize(ucft_context_h ctx);
 
 typedef struct ucft_context_attr {
     int rank;             /* job rank */
@@ -138,25 +347,55 @@ typedef struct ucft_context_attr {
     const char *nspace;   /* PMIx namespace; owned by the context */
 } ucft_context_attr_t;
 
-/* Fills *attr. Pointers inside stay valid until ucft_finalize(). */
-ucft_status_t ucft_context_query(ucft_context_h ctx, ucft_context_attr_t *attr);
+/* Fills *attr (caller's memory). The strings inside belong to the context
+ * and stay valid until ucft_finalize(). Does not progress the context.
+ * On an error (NULL argument: UCFT_ERR_INVALID_PARAM) *attr is not
+ * written. Rules: R1, R3, R8. */
+UCFT_API ucft_status_t ucft_context_query(ucft_context_h ctx,
+                                          ucft_context_attr_t *attr);
 
-/* The world communicator (all ranks of the job). Owned by the context. */
-ucft_comm_h ucft_comm_world(ucft_context_h ctx);
-int ucft_comm_rank(ucft_comm_h comm);
-int ucft_comm_size(ucft_comm_h comm);
+/* The world communicator (all ranks of the job; comm rank = job rank). It
+ * belongs to the context, lives until ucft_finalize and is never
+ * destroyed by the caller. NULL for a NULL ctx. Rules: R1, R9. */
+UCFT_API ucft_comm_h ucft_comm_world(ucft_context_h ctx);
+/* This rank's rank in `comm`, and the number of ranks of `comm` (failed
+ * ones included); -1 for a NULL comm. Rules: R1, R8. */
+UCFT_API int ucft_comm_rank(ucft_comm_h comm);
+UCFT_API int ucft_comm_size(ucft_comm_h comm);
 
-/* Runs one round of progress: transport, timers, failure handling,
- * callbacks. Returns the number of events processed (0 = nothing to do). */
-int ucft_progress(ucft_context_h ctx);
+/* Runs one round of progress: transport, timers, failure handling and
+ * callbacks (the failure callback, user-defined reductions: R7). Never
+ * sleeps. Returns the number of events processed (0 = nothing to do, also
+ * for a NULL ctx). The thread that drives the context calls it, or any
+ * call that waits, often enough for operations to move (R6). Inside it a
+ * fencing or FIFO self-probe abort may happen (R11). Rules: R1, R6, R7,
+ * R10, R11. */
+UCFT_API int ucft_context_progress(ucft_context_h ctx);
 
-/* A file descriptor that becomes readable when ucft has work. For an
- * external event loop: call ucft_context_arm(); if it returns UCFT_OK,
- * poll the fd for at most *timeout_ms milliseconds (-1 = no limit), then
- * call ucft_progress(). If it returns UCFT_INPROGRESS, call ucft_progress()
- * at once. */
-ucft_status_t ucft_context_fd(ucft_context_h ctx, int *fd);
-ucft_status_t ucft_context_arm(ucft_context_h ctx, int *timeout_ms);
+/* For an external event loop: *fd is a file descriptor (an epoll fd) that
+ * becomes readable when ucft has work (a transport event or failure
+ * news). It belongs to the context (R3): poll it, or add it to another
+ * epoll set, until ucft_finalize; never read, write or close it. *fd is
+ * written only on UCFT_OK. The loop is:
+ *
+ *     for (;;) {
+ *         while (ucft_context_progress(ctx) > 0) {}
+ *         if (ucft_context_arm(ctx, &ms) == UCFT_OK)
+ *             poll the fd for at most ms milliseconds;
+ *     }
+ *
+ * Rules: R1, R3, R6, R8, R9. */
+UCFT_API ucft_status_t ucft_context_get_fd(ucft_context_h ctx, int *fd);
+
+/* Prepares the context fd for a sleep. UCFT_OK: nothing is pending, the
+ * caller may sleep on the fd for at most *timeout_ms milliseconds (never
+ * -1: a bound, UCFT_POLL_TIMEOUT or the next timer; `timeout_ms` may be
+ * NULL), then call ucft_context_progress(). UCFT_INPROGRESS: work is
+ * pending (*timeout_ms not written): call ucft_context_progress() at once
+ * instead of sleeping. Also sends what the collectives hold back (batched
+ * broadcast copies), as any wait does. Runs no callback. Rules: R1, R6,
+ * R8. */
+UCFT_API ucft_status_t ucft_context_arm(ucft_context_h ctx, int *timeout_ms);
 
 /* Completion information of a request. */
 typedef struct ucft_info {
@@ -166,59 +405,140 @@ typedef struct ucft_info {
     size_t length;        /* receive: bytes delivered into the buffer */
 } ucft_info_t;
 
-/* Non-blocking point-to-point. Sending to or receiving from a failed rank
- * fails with UCFT_ERR_PROC_FAILED (at once, or later when the failure is
- * learnt while the operation is pending). While the communicator has a
- * failure that the caller has not acknowledged (ucft_comm_failure_ack),
- * ucft_test/ucft_wait on an unmatched ANY_SOURCE receive return
- * UCFT_ERR_PROC_FAILED_PENDING and leave the request pending (*req is kept:
- * acknowledge, then wait again, or cancel it). A message longer than the
- * receive buffer completes the receive with UCFT_ERR_TRUNCATED and writes
- * nothing past the buffer. */
-ucft_status_t ucft_isend(ucft_comm_h comm, const void *buf, size_t length,
-                         int dest, int tag, ucft_request_h *req);
-ucft_status_t ucft_irecv(ucft_comm_h comm, void *buf, size_t length, int source,
-                         int tag, ucft_request_h *req);
+/* ---- Point-to-point -------------------------------------------------------
+ * Non-blocking send and receive. Messages between one pair of ranks arrive
+ * in order. Sending to or receiving from a failed rank fails with
+ * UCFT_ERR_PROC_FAILED: at once (no request), or later when the failure
+ * is learnt while the operation is pending (R10). While the communicator
+ * has a failure that the caller has not acknowledged
+ * (ucft_comm_failure_ack), ucft_test/ucft_wait on an unmatched
+ * ANY_SOURCE receive return UCFT_ERR_PROC_FAILED_PENDING and leave the
+ * request pending (*req is kept: acknowledge, then wait again, or cancel
+ * it). A message longer than the receive buffer completes the receive
+ * with UCFT_ERR_TRUNCATED and writes nothing past the buffer. */
 
-/* Tests a request. If it is complete, *done is set to 1, `info` (may be
- * NULL) receives its completion information, the request is released and
- * *req set to NULL; the return value is its final status. Otherwise *done
- * is 0 and UCFT_INPROGRESS is returned. A NULL *req is complete with OK. */
-ucft_status_t ucft_test(ucft_request_h *req, int *done, ucft_info_t *info);
+/* Sends `length` bytes of `buf` to rank `dest` of `comm` with tag `tag`
+ * (0 .. UCFT_TAG_UB). On UCFT_OK *req is the request, or NULL when the
+ * send completed in place: then `buf` may be reused at once; otherwise
+ * `buf` is borrowed, unchanged by the caller, until ucft_test or
+ * ucft_wait reports the request complete (R4). A send completes once its
+ * data has left `buf` (large messages: once the receiver takes them),
+ * or with UCFT_ERR_PROC_FAILED when `dest` fails; it cannot be cancelled.
+ * Does not progress the context and runs no callback. On an error no
+ * request exists and *req is not written: UCFT_ERR_INVALID_PARAM (NULL
+ * comm or req, NULL buf with length > 0, dest or tag out of range, after
+ * ucft_finalize began), UCFT_ERR_PROC_FAILED (dest known failed),
+ * UCFT_ERR_NO_MEMORY, UCFT_ERR_TRANSPORT. Rules: R1, R4, R5, R6, R8,
+ * R10. */
+UCFT_API ucft_status_t ucft_isend(ucft_comm_h comm, const void *buf,
+                                  size_t length, int dest, int tag,
+                                  ucft_request_h *req);
 
-/* Waits for a request (spinning, then sleeping; UCFT_WAIT), then behaves as
- * ucft_test() on a completed request. */
-ucft_status_t ucft_wait(ucft_request_h *req, ucft_info_t *info);
+/* Receives into `buf` (at most `length` bytes) a message from `source`
+ * (or UCFT_ANY_SOURCE) with tag `tag` (or UCFT_ANY_TAG). On UCFT_OK *req
+ * is the request (never NULL; it may be complete already: R6), and `buf`
+ * is borrowed until ucft_test or ucft_wait reports it complete (R4): the
+ * library writes it at any time until then, and the completion
+ * information says who sent how much. A receive that ends with an error
+ * may have written part of `buf`, never past `length`. Does not progress
+ * the context and runs no callback. On an error no request exists and
+ * *req is not written: UCFT_ERR_INVALID_PARAM (as ucft_isend, wildcards
+ * allowed), UCFT_ERR_PROC_FAILED (source known failed), UCFT_ERR_NO_MEMORY,
+ * UCFT_ERR_TRANSPORT. Rules: R1, R4, R5, R6, R8, R10. */
+UCFT_API ucft_status_t ucft_irecv(ucft_comm_h comm, void *buf, size_t length,
+                                  int source, int tag, ucft_request_h *req);
 
-/* Waits for all requests. `infos` may be NULL. Returns UCFT_OK when all
- * succeeded, else the status of the first failed request (in array order);
- * every request is released either way. */
-ucft_status_t ucft_waitall(size_t count, ucft_request_h reqs[],
-                           ucft_info_t infos[]);
+/* Tests a request without waiting (when it is not complete yet, it
+ * progresses the context once: R7). Complete: *done = 1, *info (if `info`
+ * is not NULL) gets the completion information, the request is released
+ * and *req set to NULL (R5); the return value is the operation's final
+ * status, an error included. Not
+ * complete: *done = 0 and *req kept; returns UCFT_INPROGRESS, or
+ * UCFT_ERR_PROC_FAILED_PENDING for an unmatched ANY_SOURCE receive while
+ * a failure is unacknowledged (R10). A NULL *req is complete with
+ * UCFT_OK (*info then has status UCFT_OK, source UCFT_ANY_SOURCE, tag
+ * UCFT_ANY_TAG, length 0). UCFT_ERR_INVALID_PARAM (NULL req or done, a
+ * released handle) writes nothing. Rules: R1, R4, R5, R7, R8, R10. */
+UCFT_API ucft_status_t ucft_test(ucft_request_h *req, int *done,
+                                 ucft_info_t *info);
 
-/* Asks for cancellation of a receive or a collective. The request still
- * completes (with UCFT_ERR_CANCELED, or normally if it already matched)
- * and must be waited for or freed. A pending send cannot be cancelled
- * (UCFT_ERR_NOT_SUPPORTED, logged): it completes once received, or fails
- * with its peer. A NULL request is complete: UCFT_OK, no effect. */
-ucft_status_t ucft_cancel(ucft_request_h req);
+/* Waits for a request (UCFT_WAIT: polling, yielding the core, then
+ * sleeping on the context fd; no time limit), then behaves as ucft_test()
+ * on a completed request: the final status is returned, *info written,
+ * the request released and *req set to NULL. The one exception is
+ * UCFT_ERR_PROC_FAILED_PENDING: the ANY_SOURCE receive stays pending and
+ * *req is kept (R10). Callbacks run inside it (R7). Rules: R1, R4, R5,
+ * R6, R7, R8, R10. */
+UCFT_API ucft_status_t ucft_wait(ucft_request_h *req, ucft_info_t *info);
 
-/* Releases a request the caller will not wait for; *req becomes NULL. */
-ucft_status_t ucft_request_free(ucft_request_h *req);
+/* Waits for `count` requests in array order, each as ucft_wait(); `infos`
+ * (NULL, or `count` entries) gets each one's completion information.
+ * Returns UCFT_OK when all succeeded, else the first non-OK status in
+ * array order. Every request is released and its handle set to NULL,
+ * whatever its status, except an ANY_SOURCE receive that reports
+ * UCFT_ERR_PROC_FAILED_PENDING: it stays pending in reqs[] (its infos[]
+ * entry not written). Callbacks run inside it (R7). Rules: R1, R4, R5,
+ * R7, R8, R10. */
+UCFT_API ucft_status_t ucft_waitall(size_t count, ucft_request_h reqs[],
+                                    ucft_info_t infos[]);
 
-/* Probe for a matching message without receiving it. ucft_iprobe sets
- * *flag to 0 or 1; ucft_probe waits until a message matches or the source
- * fails. On a match `info` gets source, tag and length. */
-ucft_status_t ucft_iprobe(ucft_comm_h comm, int source, int tag, int *flag,
-                          ucft_info_t *info);
-ucft_status_t ucft_probe(ucft_comm_h comm, int source, int tag,
-                         ucft_info_t *info);
+/* Asks for cancellation of a pending receive. The request still completes
+ * (with UCFT_ERR_CANCELED, or normally if it had already matched) and must
+ * be waited for or freed; its buffer stays borrowed until then (R4). A
+ * pending send cannot be cancelled (UCFT_ERR_NOT_SUPPORTED, logged): it
+ * completes once received, or fails with its peer. A collective is not
+ * interrupted: UCFT_OK, and it completes as it would have. A NULL or
+ * completed request: UCFT_OK, no effect; a released handle:
+ * UCFT_ERR_INVALID_PARAM. Does not progress the context. Rules: R1, R4,
+ * R5, R8. */
+UCFT_API ucft_status_t ucft_cancel(ucft_request_h req);
 
-/* Blocking forms (post + wait). */
-ucft_status_t ucft_send(ucft_comm_h comm, const void *buf, size_t length,
-                        int dest, int tag);
-ucft_status_t ucft_recv(ucft_comm_h comm, void *buf, size_t length, int source,
-                        int tag, ucft_info_t *info);
+/* Releases a request the caller will not test or wait for; on UCFT_OK
+ * *req becomes NULL (a NULL *req: UCFT_OK, nothing done). The operation
+ * runs on: its buffers stay borrowed until it completes, unseen, so they
+ * must live until ucft_finalize returns (R4). UCFT_ERR_INVALID_PARAM (NULL
+ * req, a released handle) writes nothing. Rules: R1, R4, R5, R8. */
+UCFT_API ucft_status_t ucft_request_free(ucft_request_h *req);
+
+/* Looks for a message that a receive from `source` with `tag` (wildcards
+ * allowed) would match, without receiving it; progresses the context once
+ * if none is there yet (R7). On UCFT_OK *flag is 1 (a match: *info, if
+ * `info` is not NULL, gets its source, tag and length, and status
+ * UCFT_OK, or UCFT_ERR_TRANSPORT for a message that names no rank of the
+ * communicator) or 0 (none; *info not written). When no message matches
+ * and `source` is a failed rank it returns UCFT_ERR_PROC_FAILED and sets
+ * *flag to 0 (an exception to R8); other errors write nothing. Rules: R1,
+ * R7, R8, R10. */
+UCFT_API ucft_status_t ucft_iprobe(ucft_comm_h comm, int source, int tag,
+                                   int *flag, ucft_info_t *info);
+
+/* As ucft_iprobe, waiting (UCFT_WAIT) until a message matches (UCFT_OK,
+ * *info written) or `source` is known failed with no message from it
+ * pending (UCFT_ERR_PROC_FAILED, *info not written). A probe from
+ * UCFT_ANY_SOURCE waits for a message, whoever fails. Callbacks run
+ * inside it (R7). Rules: R1, R7, R8, R10. */
+UCFT_API ucft_status_t ucft_probe(ucft_comm_h comm, int source, int tag,
+                                  ucft_info_t *info);
+
+/* Blocking send: ucft_isend, then ucft_wait. `buf` is the caller's again
+ * when it returns. Errors are those of ucft_isend, or the send's final
+ * status (UCFT_ERR_PROC_FAILED when `dest` fails meanwhile). Callbacks run
+ * inside it (R7). Rules: R1, R4, R7, R8, R10. */
+UCFT_API ucft_status_t ucft_send(ucft_comm_h comm, const void *buf,
+                                 size_t length, int dest, int tag);
+
+/* Blocking receive: ucft_irecv, then ucft_wait. Once the receive is posted
+ * *info (if `info` is not NULL) gets its completion information whatever
+ * its final status, which is returned (an exception to R8). `buf` is the
+ * caller's again when it returns, with one exception: from
+ * UCFT_ANY_SOURCE, while a failure is unacknowledged (R10), it returns
+ * UCFT_ERR_PROC_FAILED_PENDING (*info not written) and the receive it
+ * posted stays posted, so `buf` stays borrowed until ucft_finalize
+ * returns (R4); a program that receives from UCFT_ANY_SOURCE while ranks
+ * may fail uses ucft_irecv. Callbacks run inside it (R7). Rules: R1, R4,
+ * R7, R8, R10. */
+UCFT_API ucft_status_t ucft_recv(ucft_comm_h comm, void *buf, size_t length,
+                                 int source, int tag, ucft_info_t *info);
 
 /* ---- Collectives ---------------------------------------------------------
  * Fault-tolerant ("corrected") broadcast, reduce, allreduce and barrier:
@@ -234,11 +554,25 @@ ucft_status_t ucft_recv(ucft_comm_h comm, void *buf, size_t length, int source,
  * UCFT_ALLREDUCE_ALG=recdbl, UCFT_BARRIER_ALG=recdbl) are not
  * fault-tolerant: any failure they depend on ends them with
  * UCFT_ERR_PROC_FAILED (docs/baselines.md).
+ *
  * Every rank of the communicator must call the same collectives in the
- * same order with matching arguments. A rank that receives a payload of
- * another size than its own (counts or datatypes differ between ranks)
- * does not use it: its call ends with UCFT_ERR_TRUNCATED and a log line
- * (docs/wire.md). */
+ * same order with matching arguments (R12). A rank that receives a
+ * payload of another size than its own (counts or datatypes differ
+ * between ranks) does not use it: its call ends with UCFT_ERR_TRUNCATED
+ * and a log line (docs/wire.md).
+ *
+ * Buffers (R4): the input is copied when the operation starts, so a send
+ * buffer (and the root's broadcast buffer) is the caller's again when the
+ * starting call returns, and a send buffer may also be the receive
+ * buffer; the output is written once, at completion, and only when the
+ * operation succeeds. The starting calls may progress the context, so
+ * callbacks may run inside them (R7), and a reduce that ends a
+ * flow-control window waits inside its starting call (R12). A starting
+ * call that fails creates no request and writes nothing, e.g.
+ * UCFT_ERR_INVALID_PARAM (NULL comm or req, unknown datatype or
+ * operation, root out of range, NULL buffer with count > 0, count too
+ * large, after ucft_finalize began) or UCFT_ERR_NO_MEMORY. Failures of
+ * peers show in the completion status (R10). */
 typedef enum ucft_datatype {
     UCFT_INT8 = 0,
     UCFT_INT16,
@@ -274,24 +608,31 @@ typedef enum ucft_op {
  * allreduce still gives every survivor the same bits when the operation
  * is exactly commutative). It must work element by element: one
  * combination may call it several times, on consecutive parts of the
- * vectors (whole elements, aligned for dtype). It runs inside ucft calls
- * on the thread that drives the context, never twice at once for one
- * context, and must not call ucft. */
+ * vectors (whole elements, aligned for dtype). `in` and `inout` are the
+ * library's scratch, valid during the call only. It runs inside ucft calls
+ * that progress the context, on the thread that drives the context, never
+ * twice at once for one context, and must not call ucft. Rules: R7. */
 typedef void (*ucft_user_op_fn)(const void *in, void *inout, size_t count,
                                 ucft_datatype_t dtype, void *arg);
 
-/* Registers `fn` (with `arg`) and returns its handle in *op, for ucft_reduce
- * and ucft_allreduce of this context. The handle is local: each rank
- * creates its own and passes it to the same calls as the other ranks pass
- * theirs. UCFT_ERR_NO_RESOURCE when 64 operations are registered. */
-ucft_status_t ucft_op_create(ucft_context_h ctx, ucft_user_op_fn fn, void *arg,
-                             ucft_op_t *op);
+/* Registers `fn` (with `arg`, handed to it untouched) and returns its
+ * handle in *op, for ucft_reduce and ucft_allreduce of this context. The
+ * handle is local: each rank creates its own and passes it to the same
+ * calls as the other ranks pass theirs. `fn` does not run inside this
+ * call. On an error *op is not written: UCFT_ERR_INVALID_PARAM (NULL
+ * ctx, fn or op), UCFT_ERR_NO_RESOURCE when 64 operations are registered.
+ * Rules: R1, R3, R7, R8. */
+UCFT_API ucft_status_t ucft_op_create(ucft_context_h ctx, ucft_user_op_fn fn,
+                                      void *arg, ucft_op_t *op);
+
 /* Unregisters a user-defined operation; later calls with it fail with
  * UCFT_ERR_INVALID_PARAM. Free it only once no collective that uses it is
  * running at this rank (a corrected allreduce may still combine values
  * for a failed root's successor after its request completed: free it
- * after the next collective of the communicator, or at finalize). */
-ucft_status_t ucft_op_free(ucft_context_h ctx, ucft_op_t op);
+ * after the next collective of the communicator, or at finalize); `fn`
+ * and `arg` must stay usable until then. UCFT_ERR_INVALID_PARAM for a
+ * NULL ctx or an op that is not registered. Rules: R1, R7, R9. */
+UCFT_API ucft_status_t ucft_op_free(ucft_context_h ctx, ucft_op_t op);
 
 /* ---- Placement ------------------------------------------------------------
  * Which rank holds which position in the trees and rings of a
@@ -326,61 +667,121 @@ typedef struct ucft_placement_attr {
     const int *pos_of;        /* pos_of[rank]: the position of rank */
 } ucft_placement_attr_t;
 
-/* Fills *attr (for tools such as `ucft-topo`). Any thread that may use
- * the communicator. */
-ucft_status_t ucft_comm_query_placement(ucft_comm_h comm,
-                                        ucft_placement_attr_t *attr);
+/* Fills *attr (for tools such as `ucft-topo`); the arrays it points to
+ * belong to the context (R3). Does not progress the context. On an error
+ * (NULL comm or attr: UCFT_ERR_INVALID_PARAM) *attr is not written.
+ * Rules: R1, R3, R8, R9. */
+UCFT_API ucft_status_t ucft_comm_query_placement(ucft_comm_h comm,
+                                                 ucft_placement_attr_t *attr);
 
-/* Failures each collective of `comm` tolerates (f >= 1). Collective: every
- * rank must set the same value before its next collective. */
-ucft_status_t ucft_comm_set_f(ucft_comm_h comm, int f);
-int ucft_comm_get_f(ucft_comm_h comm);
+/* Sets the failures each collective of `comm` tolerates (f = 1 .. 64;
+ * default UCFT_F), for the collectives started afterwards. Local, no
+ * message; but every rank must set the same value before its next
+ * collective (R12). UCFT_ERR_INVALID_PARAM (NULL comm, f out of range)
+ * changes nothing. Rules: R1, R8, R12. */
+UCFT_API ucft_status_t ucft_comm_set_f(ucft_comm_h comm, int f);
+/* The f of `comm`; -1 for a NULL comm. Rules: R1, R8. */
+UCFT_API int ucft_comm_get_f(ucft_comm_h comm);
 
-/* `count` elements of `dtype` from `root` to every rank (in place). */
-ucft_status_t ucft_ibcast(ucft_comm_h comm, void *buf, size_t count,
-                          ucft_datatype_t dtype, int root, ucft_request_h *req);
-/* recvbuf (significant at root only) = op over every rank's sendbuf. */
-ucft_status_t ucft_ireduce(ucft_comm_h comm, const void *sendbuf, void *recvbuf,
-                           size_t count, ucft_datatype_t dtype, ucft_op_t op,
-                           int root, ucft_request_h *req);
-/* recvbuf at every rank = op over every rank's sendbuf. */
-ucft_status_t ucft_iallreduce(ucft_comm_h comm, const void *sendbuf,
-                              void *recvbuf, size_t count,
-                              ucft_datatype_t dtype, ucft_op_t op,
-                              ucft_request_h *req);
-ucft_status_t ucft_ibarrier(ucft_comm_h comm, ucft_request_h *req);
+/* Non-blocking collectives: on UCFT_OK *req is the request (R5), complete
+ * when ucft_test or ucft_wait says so; buffers and errors as above. */
 
-ucft_status_t ucft_bcast(ucft_comm_h comm, void *buf, size_t count,
-                         ucft_datatype_t dtype, int root);
-ucft_status_t ucft_reduce(ucft_comm_h comm, const void *sendbuf, void *recvbuf,
-                          size_t count, ucft_datatype_t dtype, ucft_op_t op,
-                          int root);
-ucft_status_t ucft_allreduce(ucft_comm_h comm, const void *sendbuf,
-                             void *recvbuf, size_t count, ucft_datatype_t dtype,
-                             ucft_op_t op);
-ucft_status_t ucft_barrier(ucft_comm_h comm);
+/* `count` elements of `dtype` from `root` to every rank (in place): the
+ * root's `buf` is read when the call starts, the others' written at
+ * completion, on success only. Rules: R1, R4, R5, R6, R7, R8, R10, R12. */
+UCFT_API ucft_status_t ucft_ibcast(ucft_comm_h comm, void *buf, size_t count,
+                                   ucft_datatype_t dtype, int root,
+                                   ucft_request_h *req);
+/* recvbuf (significant at root only: elsewhere never touched, may be NULL)
+ * = op over every rank's sendbuf. sendbuf is read when the call starts.
+ * Rules: R1, R4, R5, R6, R7, R8, R10, R12. */
+UCFT_API ucft_status_t ucft_ireduce(ucft_comm_h comm, const void *sendbuf,
+                                    void *recvbuf, size_t count,
+                                    ucft_datatype_t dtype, ucft_op_t op,
+                                    int root, ucft_request_h *req);
+/* recvbuf at every rank = op over every rank's sendbuf. sendbuf is read
+ * when the call starts. Rules: R1, R4, R5, R6, R7, R8, R10, R12. */
+UCFT_API ucft_status_t ucft_iallreduce(ucft_comm_h comm, const void *sendbuf,
+                                       void *recvbuf, size_t count,
+                                       ucft_datatype_t dtype, ucft_op_t op,
+                                       ucft_request_h *req);
+/* Completes at a rank once every live rank has started it. Rules: R1, R5,
+ * R6, R7, R8, R10, R12. */
+UCFT_API ucft_status_t ucft_ibarrier(ucft_comm_h comm, ucft_request_h *req);
 
-/* Failure knowledge. ucft_failed_ranks copies up to `max` job ranks known
- * to have failed, in the order they were learnt, into `ranks` and sets
- * *count to the total known. */
-ucft_status_t ucft_failed_ranks(ucft_context_h ctx, int *ranks, size_t max,
-                                size_t *count);
+/* Blocking forms: the non-blocking call, then ucft_wait. They return the
+ * operation's final status; the output is written only when that is
+ * UCFT_OK, and every buffer is the caller's again when they return. Rules:
+ * R1, R4, R7, R8, R10, R12. */
+UCFT_API ucft_status_t ucft_bcast(ucft_comm_h comm, void *buf, size_t count,
+                                  ucft_datatype_t dtype, int root);
+UCFT_API ucft_status_t ucft_reduce(ucft_comm_h comm, const void *sendbuf,
+                                   void *recvbuf, size_t count,
+                                   ucft_datatype_t dtype, ucft_op_t op,
+                                   int root);
+UCFT_API ucft_status_t ucft_allreduce(ucft_comm_h comm, const void *sendbuf,
+                                      void *recvbuf, size_t count,
+                                      ucft_datatype_t dtype, ucft_op_t op);
+UCFT_API ucft_status_t ucft_barrier(ucft_comm_h comm);
 
-/* Acknowledges every failure of a member of `comm` known locally now:
- * ANY_SOURCE receives stop reporting UCFT_ERR_PROC_FAILED_PENDING for them.
- * Local; as MPI_Comm_failure_ack. */
-ucft_status_t ucft_comm_failure_ack(ucft_comm_h comm);
+/* ---- Failure knowledge (R10) --------------------------------------------- */
+
+/* Copies up to `max` job ranks known to have failed, in the order they
+ * were learnt, into `ranks` (caller's memory; may be NULL when max is 0)
+ * and sets *count to the total known, which may exceed `max`. Known means
+ * applied by a call that progressed the context; this call does not
+ * progress it. On an error (NULL ctx or count, NULL ranks with max > 0:
+ * UCFT_ERR_INVALID_PARAM) nothing is written. May be called from the
+ * failure callback. Rules: R1, R3, R7, R8, R10. */
+UCFT_API ucft_status_t ucft_context_get_failed_ranks(ucft_context_h ctx,
+                                                     int *ranks, size_t max,
+                                                     size_t *count);
+
+/* Acknowledges every failure of a member of `comm` known locally now (it
+ * progresses the context once first: R7): ANY_SOURCE receives stop
+ * reporting UCFT_ERR_PROC_FAILED_PENDING for them. Local, no message; as
+ * MPI_Comm_failure_ack. UCFT_ERR_INVALID_PARAM for a NULL comm. Rules:
+ * R1, R7, R8, R10. */
+UCFT_API ucft_status_t ucft_comm_failure_ack(ucft_comm_h comm);
 
 /* Copies up to `max` acknowledged failed ranks (comm ranks, in the order
- * they were learnt) into `ranks` and sets *count to how many were
- * acknowledged by the last ucft_comm_failure_ack. Repeated calls without an
- * ack in between return the same set. As MPI_Comm_failure_get_acked. */
-ucft_status_t ucft_comm_failure_get_acked(ucft_comm_h comm, int *ranks,
-                                          size_t max, size_t *count);
+ * they were learnt) into `ranks` (caller's memory; may be NULL when max
+ * is 0) and sets *count to how many were acknowledged by the last
+ * ucft_comm_failure_ack. Repeated calls without an ack in between return
+ * the same set. As MPI_Comm_failure_get_acked. Does not progress the
+ * context. On an error (NULL comm or count, NULL ranks with max > 0:
+ * UCFT_ERR_INVALID_PARAM) nothing is written. Rules: R1, R3, R8, R10. */
+UCFT_API ucft_status_t ucft_comm_failure_get_acked(ucft_comm_h comm, int *ranks,
+                                                   size_t max, size_t *count);
 
-/* Replaces the failure callback (NULL removes it). */
-ucft_status_t ucft_set_failure_cb(ucft_context_h ctx, ucft_failure_cb_t cb,
-                                  void *arg);
+/* Replaces the failure callback and its `arg` (cb NULL removes it). The
+ * new callback gets every failure not reported yet; it never runs inside
+ * this call (R7). `arg` is handed to it untouched (R3). May be called
+ * from the failure callback. UCFT_ERR_INVALID_PARAM for a NULL ctx.
+ * Rules: R1, R3, R7, R8. */
+UCFT_API ucft_status_t ucft_context_set_failure_cb(ucft_context_h ctx,
+                                                   ucft_failure_cb_t cb,
+                                                   void *arg);
+
+/* ---- Deprecated names ---------------------------------------------------
+ * The four functions renamed to ucft_<object>_<verb> keep their old names
+ * for one release, so that programs built against them still link (each
+ * is an exported function that calls its new name, with exactly its
+ * contract and rules) and their sources still compile, with a warning
+ * naming the new call. Define UCFT_NO_DEPRECATED before including this
+ * header to hide them. docs/api.md lists them. */
+#ifndef UCFT_NO_DEPRECATED
+UCFT_API int ucft_progress(ucft_context_h ctx)
+    UCFT_DEPRECATED("use ucft_context_progress");
+UCFT_API ucft_status_t ucft_context_fd(ucft_context_h ctx, int *fd)
+    UCFT_DEPRECATED("use ucft_context_get_fd");
+UCFT_API ucft_status_t ucft_failed_ranks(ucft_context_h ctx, int *ranks,
+                                         size_t max, size_t *count)
+    UCFT_DEPRECATED("use ucft_context_get_failed_ranks");
+UCFT_API ucft_status_t ucft_set_failure_cb(ucft_context_h ctx,
+                                           ucft_failure_cb_t cb, void *arg)
+    UCFT_DEPRECATED("use ucft_context_set_failure_cb");
+#endif /* UCFT_NO_DEPRECATED */
 
 #ifdef __cplusplus
 }

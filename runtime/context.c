@@ -77,10 +77,10 @@ static ucft_status_t wireup(struct ucft_context *ctx)
     if (!w.rdone) {
         tp_cancel(ctx->tp, &w.rreq);
         while (!w.rdone)
-            ucft_progress(ctx);
+            ucft_context_progress(ctx);
     }
     while (!w.sdone)
-        ucft_progress(ctx);
+        ucft_context_progress(ctx);
     if (st != UCFT_OK)
         ucft_error(&ctx->log, "wire-up with rank %d timed out", w.left);
     return st;
@@ -137,7 +137,7 @@ static ucft_status_t exchange(struct ucft_context *ctx)
                              : (end > now ? end - now : 0);
         st = rt_wait_until(ctx, fence_finished, in, grace);
     }
-    ucft_progress(ctx); /* hand over death news still in the inbox */
+    ucft_context_progress(ctx); /* hand over death news still in the inbox */
     if (atomic_load(&in->fence_done) == 1) {
         atomic_store(&in->fence_done, 0);
         if (ctx->nfailed > 0)
@@ -415,20 +415,20 @@ ucft_status_t ucft_context_query(ucft_context_h ctx, ucft_context_attr_t *attr)
     return UCFT_OK;
 }
 
-ucft_status_t ucft_context_fd(ucft_context_h ctx, int *fd)
+ucft_status_t ucft_context_get_fd(ucft_context_h ctx, int *fd)
 {
     if (ctx == NULL || fd == NULL)
-        return rt_bad_arg(ctx, "ucft_context_fd",
+        return rt_bad_arg(ctx, "ucft_context_get_fd",
                           ctx ? "NULL fd pointer" : "NULL context");
     *fd = ctx->epfd;
     return UCFT_OK;
 }
 
-ucft_status_t ucft_failed_ranks(ucft_context_h ctx, int *ranks, size_t max,
+ucft_status_t ucft_context_get_failed_ranks(ucft_context_h ctx, int *ranks, size_t max,
                                 size_t *count)
 {
     if (ctx == NULL || count == NULL || (max > 0 && ranks == NULL))
-        return rt_bad_arg(ctx, "ucft_failed_ranks",
+        return rt_bad_arg(ctx, "ucft_context_get_failed_ranks",
                           ctx == NULL     ? "NULL context"
                           : count == NULL ? "NULL count pointer"
                                           : "NULL ranks array with max > 0");
@@ -438,11 +438,11 @@ ucft_status_t ucft_failed_ranks(ucft_context_h ctx, int *ranks, size_t max,
     return UCFT_OK;
 }
 
-ucft_status_t ucft_set_failure_cb(ucft_context_h ctx, ucft_failure_cb_t cb,
+ucft_status_t ucft_context_set_failure_cb(ucft_context_h ctx, ucft_failure_cb_t cb,
                                   void *arg)
 {
     if (ctx == NULL)
-        return rt_bad_arg(ctx, "ucft_set_failure_cb", "NULL context");
+        return rt_bad_arg(ctx, "ucft_context_set_failure_cb", "NULL context");
     ctx->failure_cb = cb;
     ctx->failure_arg = arg;
     return UCFT_OK;

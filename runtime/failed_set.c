@@ -4,7 +4,7 @@
  * once from evidence when the detector is off). A newly failed rank is
  * fenced in the transport, the modules are told (comm/: the operations
  * that depend on it end), and the failure callback runs from
- * ucft_progress(). The detector's own view of membership is
+ * ucft_context_progress(). The detector's own view of membership is
  * runtime/detector/membership.c.
  */
 #include "runtime/context.h"

@@ -1,6 +1,7 @@
 /* The hand-over point between the PMIx progress thread and the owner of a
  * context: the PMIx thread appends under a lock and writes an eventfd that
- * is part of the context's fd; the owner drains from ucft_progress(). */
+ * is part of the context's fd; the owner drains from
+ * ucft_context_progress(). */
 #include "runtime/context.h"
 
 #include <stdint.h>

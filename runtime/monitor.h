@@ -6,8 +6,8 @@
  *  OFF     no heartbeats; external evidence (death events, endpoint
  *          errors) declares a rank failed at once.
  *  INLINE  the detector runs on the context's own transport and is driven
- *          by ucft_progress (a rank that stops calling ucft stops sending
- *          heartbeats and will be suspected).
+ *          by ucft_context_progress (a rank that stops calling ucft stops
+ *          sending heartbeats and will be suspected).
  *  THREAD  the one documented internal thread: it owns a second UCP worker
  *          (its address travels in the same PMIx exchange) and the
  *          detector, so a rank that computes for minutes is still watched
@@ -16,7 +16,7 @@
  * Flow of failure knowledge:
  *   evidence (PMIx thread, endpoint errors) --rt_monitor_report--> detector
  *   detector's decision --inbox (decided)--> owner: failed set, transport
- *   fencing, pending operations, failure callback (ucft_progress).
+ *   fencing, pending operations, failure callback (ucft_context_progress).
  * In THREAD mode evidence also goes to the owner's inbox directly (the
  * detector accepts outside evidence unvetted anyway), so the fast path
  * does not wait for a heartbeat-thread wake-up; the detector's own

@@ -1,5 +1,5 @@
 /*
- * Progress and waiting. ucft_progress drives the transport, then the
+ * Progress and waiting. ucft_context_progress drives the transport, then the
  * failure news (runtime/failed_set.c), then the attached modules
  * (runtime/module.h), in that order; ucft_context_arm prepares a sleep on
  * the context fd.
@@ -61,7 +61,7 @@ static void flush_if_due(struct ucft_context *ctx, uint64_t now,
     *flush_at = now + FLUSH_WAIT_NS;
 }
 
-int ucft_progress(ucft_context_h ctx)
+int ucft_context_progress(ucft_context_h ctx)
 {
     if (ctx == NULL)
         return 0;
@@ -153,7 +153,7 @@ ucft_status_t rt_wait_hinted(struct ucft_context *ctx, int (*cond)(void *),
         for (unsigned i = 1;; i++) {
             if (cond(arg))
                 return UCFT_OK;
-            ucft_progress(ctx);
+            ucft_context_progress(ctx);
             /* Reading the clock costs ~20 ns: do it once every 64 turns. */
             if ((i & 63) != 0)
                 continue;
@@ -179,7 +179,7 @@ ucft_status_t rt_wait_hinted(struct ucft_context *ctx, int (*cond)(void *),
         for (unsigned skip = 0, stale = 0;;) {
             if (cond(arg))
                 return UCFT_OK;
-            if (ucft_progress(ctx) > 0) {
+            if (ucft_context_progress(ctx) > 0) {
                 stale = 1;
                 continue;
             }
@@ -217,7 +217,7 @@ ucft_status_t rt_wait_hinted(struct ucft_context *ctx, int (*cond)(void *),
         uint64_t now = ucft_clock_now_ns();
         if (now >= deadline)
             return UCFT_ERR_TIMED_OUT;
-        if (ucft_progress(ctx) > 0) {
+        if (ucft_context_progress(ctx) > 0) {
             empty = 0;
             continue;
         }
@@ -234,7 +234,7 @@ ucft_status_t rt_wait_hinted(struct ucft_context *ctx, int (*cond)(void *),
         int ms = poll_ms(ctx, now, deadline);
         struct pollfd pfd = {.fd = ctx->epfd, .events = POLLIN};
         int rc = poll(&pfd, 1, ms);
-        if (rc > 0 && ucft_progress(ctx) == 0 && !cond(arg)) {
+        if (rc > 0 && ucft_context_progress(ctx) == 0 && !cond(arg)) {
             if (++empty >= EMPTY_WAKEUPS_BEFORE_BACKOFF) {
                 unsigned shift = empty - EMPTY_WAKEUPS_BEFORE_BACKOFF;
                 uint64_t ns =

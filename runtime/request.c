@@ -106,7 +106,7 @@ ucft_status_t ucft_test(ucft_request_h *req, int *done, ucft_info_t *info)
         return UCFT_OK;
     }
     if (!r->done) {
-        ucft_progress(r->ctx);
+        ucft_context_progress(r->ctx);
         if (!r->done) {
             rt_modules_flush(r->ctx); /* the caller polls: hold nothing back */
             *done = 0;
@@ -149,7 +149,7 @@ ucft_status_t ucft_wait(ucft_request_h *req, ucft_info_t *info)
                          ? 0
                          : WAIT_INLINE_POLLS;
         while (n-- > 0 && !r->done)
-            ucft_progress(ctx);
+            ucft_context_progress(ctx);
         if (!req_is_done(r))
             rt_wait_hinted(ctx, req_is_done, r->ops->spin, r, UINT64_MAX);
     }

@@ -74,7 +74,7 @@ static const ucft_config_field_t rt_fields[] = {
     {"DETECTOR_THREAD", "y",
      "run heartbeats on a thread with its own UCX worker, so that a rank "
      "that computes for minutes without calling ucft is not suspected (n: "
-     "heartbeats ride on ucft_progress)",
+     "heartbeats ride on ucft_context_progress)",
      ucft_config_parse_bool, F(detector_thread), NULL},
     {"DETECTOR_FASTPATH", "y",
      "also declare a rank failed at once on a launcher death event or a UCX "

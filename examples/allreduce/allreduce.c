@@ -55,8 +55,8 @@ int main(void)
         for (int wait_ms = 0; wait_ms <= 2000; wait_ms++) {
             int failed[64];
             size_t nfailed = 0;
-            ucft_progress(ctx);
-            ucft_failed_ranks(ctx, failed, 64, &nfailed);
+            ucft_context_progress(ctx);
+            ucft_context_get_failed_ranks(ctx, failed, 64, &nfailed);
             dead = 0;
             for (size_t i = 0; i < nfailed && i < 64; i++)
                 dead |= (uint64_t)1 << failed[i];
@@ -68,8 +68,7 @@ int main(void)
         for (int r = 0; r < size; r++)
             if (mask >> r & 1)
                 expect += r + 1;
-        int ok = (mask & ~all) == 0 && (mask | dead) == all &&
-                 out[0] == expect;
+        int ok = (mask & ~all) == 0 && (mask | dead) == all && out[0] == expect;
         wrong += !ok;
         if (it % 10 == 0 || !ok || it == ITERS - 1)
             printf("iteration %2d: sum %3lld of %d live ranks %s\n", it,

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs the build tree into a temporary prefix, then builds two
-# consumers outside the tree: one with CMake (find_package(ucft)), one with
-# pkg-config, and runs them.
+# Installs the build tree into a temporary prefix, then builds consumers
+# outside the tree, with CMake (find_package(ucft)) and with pkg-config,
+# and runs them; among them one that calls the deprecated names, which
+# must also be exported by the shared library and warn when called.
 set -eu
 build=$1
 src=$(cd "$(dirname "$0")" && pwd)
@@ -12,7 +13,27 @@ cmake -S "$src" -B "$tmp/b" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
 cmake --build "$tmp/b" >/dev/null
 "$tmp/b/consumer"
 "$tmp/b/consumer_static"
+"$tmp/b/consumer_compat"
 export PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig:$tmp/prefix/lib/x86_64-linux-gnu/pkgconfig"
 cc -std=c11 -o "$tmp/pc" "$src/consumer.c" $(pkg-config --cflags --libs ucft)
 "$tmp/pc"
+# The consumer uses none of the deprecated names: it builds with them
+# hidden.
+cc -std=c11 -Wall -Werror -DUCFT_NO_DEPRECATED -o "$tmp/pc_new" \
+  "$src/consumer.c" $(pkg-config --cflags --libs ucft)
+# The deprecated names are exported functions of the shared library, and
+# a call to one warns, naming the new call.
+lib=$(find "$tmp/prefix" -name libucft.so | head -n 1)
+for f in ucft_progress ucft_context_fd ucft_failed_ranks ucft_set_failure_cb; do
+  nm -D --defined-only "$lib" | grep -q " T $f\$" ||
+    { echo "FAIL: $f is not exported by $lib"; exit 1; }
+done
+printf '#include <ucft.h>\nint f(ucft_context_h c) { return ucft_progress(c); }\n' >"$tmp/old.c"
+if cc -std=c11 -Werror=deprecated-declarations -c -o "$tmp/old.o" \
+  $(pkg-config --cflags ucft) "$tmp/old.c" 2>"$tmp/old.err"; then
+  echo "FAIL: a call to ucft_progress compiled without a deprecation warning"
+  exit 1
+fi
+grep -q "use ucft_context_progress" "$tmp/old.err" ||
+  { echo "FAIL: the deprecation warning does not name the new call"; cat "$tmp/old.err"; exit 1; }
 echo "PASS: installed ucft found by CMake and pkg-config"

@@ -22,7 +22,7 @@ int main(void)
     if (st == UCFT_OK)
         st = ucft_wait(&r, NULL);
     if (st == UCFT_OK)
-        st = ucft_context_fd(ctx, &fd);
+        st = ucft_context_get_fd(ctx, &fd);
     int ok = st == UCFT_OK && strcmp(in, out) == 0 && fd >= 0;
     printf("consumer: %s (%s, fd %d)\n", ok ? "ok" : "FAILED",
            ucft_status_string(st), fd);

@@ -57,8 +57,8 @@ static double wait_failed(ucft_context_h ctx, int rank, double bound)
     for (;;) {
         int ranks[64];
         size_t n = 0;
-        ucft_progress(ctx);
-        ucft_failed_ranks(ctx, ranks, 64, &n);
+        ucft_context_progress(ctx);
+        ucft_context_get_failed_ranks(ctx, ranks, 64, &n);
         for (size_t i = 0; i < n && i < 64; i++)
             if (ranks[i] == rank)
                 return now_s() - t0;
@@ -78,14 +78,14 @@ static void mode_told(ucft_context_h ctx, seen_t *seen, int rank, int size,
     }
     double t = wait_failed(ctx, victim, bound);
     CHECK(t >= 0, "rank %d not declared failed within %.1f s", victim, bound);
-    ucft_progress(ctx); /* the callback runs from progress */
+    ucft_context_progress(ctx); /* the callback runs from progress */
     CHECK(seen->count[victim] == 1 && seen->total == 1,
           "callbacks: %d for rank %d, %d in all", seen->count[victim], victim,
           seen->total);
     size_t n = 0;
     int ranks[4];
-    CHECK(ucft_failed_ranks(ctx, ranks, 4, &n) == UCFT_OK && n == 1 &&
-              ranks[0] == victim,
+    CHECK(ucft_context_get_failed_ranks(ctx, ranks, 4, &n) == UCFT_OK &&
+              n == 1 && ranks[0] == victim,
           "failed set has %zu ranks", n);
     long v;
     ucft_status_t st =
@@ -120,7 +120,7 @@ static void mode_busy(ucft_context_h ctx, seen_t *seen, int rank, int size,
     }
     CHECK(st == UCFT_OK, "ring: %s", ucft_status_name(st));
     size_t n = 0;
-    ucft_failed_ranks(ctx, NULL, 0, &n);
+    ucft_context_get_failed_ranks(ctx, NULL, 0, &n);
     CHECK(n == 0 && seen->total == 0, "%zu ranks declared failed", n);
     printf("rank %d: %s %.1f s; nobody suspected\n", rank,
            rank % 2 ? "computed without calling ucft for" : "waited", secs);
@@ -135,7 +135,7 @@ static void mode_fence(ucft_context_h ctx, int rank, int size)
         /* Keep using ucft: once continued, the detector finds out that
          * this rank was declared failed and aborts it. */
         for (;;) {
-            ucft_progress(ctx);
+            ucft_context_progress(ctx);
             nanosleep(&(struct timespec){0, 1000000}, NULL);
         }
     }

@@ -104,8 +104,8 @@ static int knows_dead(ucft_context_h ctx, const victims_t *v)
 {
     int r[64];
     size_t n = 0, k = 0;
-    ucft_progress(ctx);
-    if (ucft_failed_ranks(ctx, r, 64, &n) != UCFT_OK)
+    ucft_context_progress(ctx);
+    if (ucft_context_get_failed_ranks(ctx, r, 64, &n) != UCFT_OK)
         return 0;
     for (size_t i = 0; i < n && i < 64; i++)
         k += is_victim(v, r[i]);
@@ -126,7 +126,7 @@ static void print_failed(ucft_context_h ctx)
 {
     int r[64];
     size_t n = 0;
-    ucft_failed_ranks(ctx, r, 64, &n);
+    ucft_context_get_failed_ranks(ctx, r, 64, &n);
     fprintf(stderr, "rank %d: known failed:", g_rank);
     for (size_t i = 0; i < n && i < 64; i++)
         fprintf(stderr, " %d", r[i]);
@@ -156,10 +156,10 @@ static ucft_status_t wait_op(ucft_context_h ctx, ucft_request_h *r,
 {
     double t0 = now_s();
     int fd = -1;
-    CHECK(ucft_context_fd(ctx, &fd) == UCFT_OK, "no context fd");
+    CHECK(ucft_context_get_fd(ctx, &fd) == UCFT_OK, "no context fd");
     for (;;) {
         int done = 0;
-        ucft_progress(ctx);
+        ucft_context_progress(ctx);
         ucft_status_t st = ucft_test(r, &done, NULL);
         if (done)
             return st;

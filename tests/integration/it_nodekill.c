@@ -115,8 +115,8 @@ static uint64_t known_dead(run_t *R, uint64_t mask)
         int failed[64];
         size_t nfailed = 0;
 
-        ucft_progress(R->ctx);
-        ucft_failed_ranks(R->ctx, failed, 64, &nfailed);
+        ucft_context_progress(R->ctx);
+        ucft_context_get_failed_ranks(R->ctx, failed, 64, &nfailed);
         dead = 0;
         for (size_t i = 0; i < nfailed && i < 64; i++)
             dead |= (uint64_t)1 << failed[i];

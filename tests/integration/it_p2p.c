@@ -203,10 +203,12 @@ static void misuse_pointers(ucft_context_h ctx, ucft_comm_h w)
     CHECK_ST(ucft_waitall(2, NULL, NULL), UCFT_ERR_INVALID_PARAM);
     CHECK_ST(ucft_waitall(0, NULL, NULL), UCFT_OK);
     CHECK_ST(ucft_request_free(NULL), UCFT_ERR_INVALID_PARAM);
-    CHECK_ST(ucft_context_fd(ctx, NULL), UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_context_get_fd(ctx, NULL), UCFT_ERR_INVALID_PARAM);
     CHECK_ST(ucft_context_arm(NULL, NULL), UCFT_ERR_INVALID_PARAM);
-    CHECK_ST(ucft_failed_ranks(ctx, NULL, 0, NULL), UCFT_ERR_INVALID_PARAM);
-    CHECK_ST(ucft_failed_ranks(ctx, NULL, 4, &n), UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_context_get_failed_ranks(ctx, NULL, 0, NULL),
+             UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_context_get_failed_ranks(ctx, NULL, 4, &n),
+             UCFT_ERR_INVALID_PARAM);
     CHECK_ST(ucft_iprobe(w, 0, 0, NULL, NULL), UCFT_ERR_INVALID_PARAM);
     CHECK_ST(ucft_iprobe(NULL, 0, 0, &flag, NULL), UCFT_ERR_INVALID_PARAM);
     CHECK_ST(ucft_comm_failure_ack(NULL), UCFT_ERR_INVALID_PARAM);
@@ -332,7 +334,8 @@ static void mode_killwait(ucft_comm_h w, int rank, int size, double bound)
     CHECK(dt <= bound, "took %.3f s, bound %.1f s", dt, bound);
     size_t n = 0;
     int failed[4];
-    CHECK_ST(ucft_failed_ranks(NULL, failed, 4, &n), UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_context_get_failed_ranks(NULL, failed, 4, &n),
+             UCFT_ERR_INVALID_PARAM);
     if (rank == 0) {
         /* The chapter's rules: the ANY_SOURCE receive reports PENDING and
          * stays pending until the failure is acknowledged. */
@@ -368,7 +371,7 @@ static int known_dead(ucft_context_h ctx, int rank)
     int failed[64];
     size_t nf = 0;
     int dead = 0;
-    ucft_failed_ranks(ctx, failed, 64, &nf);
+    ucft_context_get_failed_ranks(ctx, failed, 64, &nf);
     for (size_t j = 0; j < nf && j < 64; j++)
         dead |= failed[j] == rank;
     return dead;
@@ -475,7 +478,7 @@ static void mode_master(ucft_context_h ctx, ucft_comm_h w, int rank, int size,
     }
     CHECK(sum == want, "sum %ld, expected %ld", sum, want);
     size_t nf = 0;
-    ucft_failed_ranks(ctx, NULL, 0, &nf);
+    ucft_context_get_failed_ranks(ctx, NULL, 0, &nf);
     long stop = -1;
     for (int p = 1; p < size; p++)
         if (!known_dead(ctx, p))
@@ -562,7 +565,7 @@ int main(int argc, char **argv)
         mode_killwait(w, attr.rank, attr.size, argc > 2 ? atof(argv[2]) : 5.0);
         size_t n = 0;
         int failed[4];
-        CHECK_ST(ucft_failed_ranks(ctx, failed, 4, &n), UCFT_OK);
+        CHECK_ST(ucft_context_get_failed_ranks(ctx, failed, 4, &n), UCFT_OK);
         CHECK(n == 1 && failed[0] == attr.size - 1, "failed set: n=%zu", n);
     } else if (strcmp(mode, "master") == 0) {
         mode_master(ctx, w, attr.rank, attr.size,

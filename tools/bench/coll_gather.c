@@ -27,7 +27,7 @@ static int lower_all_dead(ucft_context_h ctx, int rank, int size,
     int dead = 0;
 
     if (failed == NULL ||
-        ucft_failed_ranks(ctx, failed, (size_t)size, &n) != UCFT_OK)
+        ucft_context_get_failed_ranks(ctx, failed, (size_t)size, &n) != UCFT_OK)
         n = 0;
     for (int c = 0; c < rank; c++) {
         int listed = 0;

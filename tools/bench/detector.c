@@ -7,10 +7,10 @@
  *   1. ucft_init with a failure callback that records CLOCK_MONOTONIC the
  *      first time each rank is reported.
  *   2. Sleep on the context fd (ucft_context_arm + poll, then
- *      ucft_progress; never spinning) until --expect injections are in the
- *      launcher's log and every injected rank has been reported, or
- *      --bound passes. The log is re-read on every wakeup (at least every
- *      100 ms).
+ *      ucft_context_progress; never spinning) until --expect injections
+ *      are in the launcher's log and every injected rank has been
+ *      reported, or --bound passes. The log is re-read on every wakeup
+ *      (at least every 100 ms).
  *   3. CPU window: from --warmup after init to the last wakeup before
  *      anything happened (no injection logged, no failure reported), so
  *      the heartbeat threads are measured in steady state, idle job.
@@ -71,7 +71,7 @@ static void sleep_progress(det_run_t *run, int max_ms)
             ms = max_ms;
         (void)poll(&p, 1, ms);
     }
-    ucft_progress(run->ctx);
+    ucft_context_progress(run->ctx);
 }
 
 static int is_victim(const det_run_t *run, int rank)
@@ -302,12 +302,12 @@ int bench_detector_main(int argc, char **argv)
         return BENCH_EXIT_FAIL;
     }
     ucft_context_query(run.ctx, &attr);
-    ucft_context_fd(run.ctx, &run.fd);
+    ucft_context_get_fd(run.ctx, &run.fd);
     run.rank = attr.rank;
     run.size = attr.size;
     if (!attr.singleton && det_pmix_watch(&run.pmix, run.size) != 0)
         bench_err("detector", "rank %d: no PMIx event times", run.rank);
-    /* Callbacks run only from progress (ucft.h rule 4): none yet. */
+    /* Callbacks run only from progress (ucft.h, rule R7): none yet. */
     run.told_ns = calloc((size_t)run.size, sizeof(*run.told_ns));
 
     det_rank_result_t mine;
