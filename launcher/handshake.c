@@ -24,7 +24,7 @@ static int proc_stat(pid_t pid, char *state, pid_t *pgrp)
     int pg;
 
     snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    const char *e = ucft_procstat_read(path, buf, sizeof(buf));
+    const char *e = ucft__procstat_read(path, buf, sizeof(buf));
     if (e == NULL || sscanf(e, " %c %*d %d", state, &pg) != 2)
         return -1;
     *pgrp = (pid_t)pg;

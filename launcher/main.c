@@ -337,7 +337,7 @@ int main(int argc, char **argv)
         return UCFTRUN_EXIT_USAGE;
     }
     L.nprocs = L.opts.nprocs;
-    ucft_log_init(&L.log, L.opts.verbose ? UCFT_LOG_DEBUG : UCFT_LOG_WARN,
+    ucft__log_init(&L.log, L.opts.verbose ? UCFT_LOG_DEBUG : UCFT_LOG_WARN,
                   "ucftrun");
     if (setup(&L) != 0 || run(&L) != 0) {
         /* Signal whatever is already running, then clean up. */

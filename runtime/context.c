@@ -216,8 +216,8 @@ ucft_status_t rt_context_open(const ucft_params_t *params,
     if (ctx == NULL)
         return UCFT_ERR_NO_MEMORY;
     ctx->epfd = -1;
-    ucft_log_init(&ctx->log, UCFT_LOG_WARN, "ucft");
-    st = ucft_config_read(&rt_config_table, &ctx->cfg, NULL, NULL, err,
+    ucft__log_init(&ctx->log, UCFT_LOG_WARN, "ucft");
+    st = ucft__config_read(&rt_config_table, &ctx->cfg, NULL, NULL, err,
                           sizeof(err));
     if (st != UCFT_OK) {
         ucft_error(&ctx->log, "bad configuration: %s", err);
@@ -237,7 +237,7 @@ ucft_status_t rt_context_open(const ucft_params_t *params,
     st = boot_init(&ctx->boot, &ctx->log);
     if (st != UCFT_OK)
         goto err_inbox;
-    ucft_log_set_prefix(&ctx->log, "ucft rank %d", ctx->boot.rank);
+    ucft__log_set_prefix(&ctx->log, "ucft rank %d", ctx->boot.rank);
     st = rt_failure_init(ctx);
     if (st != UCFT_OK)
         goto err_boot;

@@ -14,7 +14,7 @@ ucft_status_t rt_bad_arg_at(const struct ucft_context *ctx, const char *call,
         fprintf(stderr, "[ucft] error: %s: %s (%s:%d)\n", call, what,
                 base ? base + 1 : file, line);
     else if (ucft_log_enabled(&ctx->log, UCFT_LOG_ERROR))
-        ucft_log_emit(&ctx->log, UCFT_LOG_ERROR, file, line, "%s: %s", call,
+        ucft__log_emit(&ctx->log, UCFT_LOG_ERROR, file, line, "%s: %s", call,
                       what);
     return UCFT_ERR_INVALID_PARAM;
 }

@@ -13,110 +13,110 @@ static const char *const placements[] = {"interleave", "locality", "identity",
 
 static const ucft_config_field_t rt_fields[] = {
     {"LOG_LEVEL", "warn", "log level: none|error|warn|info|debug|trace",
-     ucft_config_parse_enum, F(log_level), log_levels},
+     ucft__config_parse_enum, F(log_level), log_levels},
     {"WAIT", "hybrid",
      "how blocking calls wait: spin (busy poll), sleep (on the event fd at "
      "once) or hybrid (busy poll for UCFT_SPIN_TIME, then poll and yield "
      "the core for UCFT_YIELD_TIME, then sleep)",
-     ucft_config_parse_enum, F(wait_mode), wait_modes},
+     ucft__config_parse_enum, F(wait_mode), wait_modes},
     {"SPIN_TIME", "0",
      "hybrid wait: how long to busy-poll without yielding the core first "
      "(only worth it with a core per rank: a rank that spins holds a core "
      "that another rank may need)",
-     ucft_config_parse_time, F(spin_ns), NULL},
+     ucft__config_parse_time, F(spin_ns), NULL},
     {"YIELD_TIME", "2ms",
      "hybrid wait: then how long to keep polling, yielding the core "
      "(sched_yield) whenever a poll finds nothing, before sleeping on the "
      "event fd (a wakeup costs tens of microseconds on a busy node)",
-     ucft_config_parse_time, F(yield_ns), NULL},
+     ucft__config_parse_time, F(yield_ns), NULL},
     {"MATE_SPIN_TIME", "20us",
      "hybrid wait, for a rank bound to a core that exactly one other rank "
      "of the job shares: while the collective it waits for needs messages "
      "only from ranks on other cores, poll without yielding for up to this "
      "long after the last progress (a yield would only run the other rank "
      "of the core, which cannot send them); 0: always yield",
-     ucft_config_parse_time, F(mate_spin_ns), NULL},
+     ucft__config_parse_time, F(mate_spin_ns), NULL},
     {"POLL_TIMEOUT", "100ms",
      "longest single sleep on the event fd (a bound, so that a missed wakeup "
      "costs at most this)",
-     ucft_config_parse_time, F(poll_ns), NULL},
+     ucft__config_parse_time, F(poll_ns), NULL},
     {"SLICE", "100us",
      "time slice asked for the thread that calls ucft_init and the threads "
      "it starts later (Linux 6.12+, older kernels ignore it; given back at "
      "ucft_finalize; 0: leave the thread alone). On an oversubscribed node "
      "a rank woken by a message or a failure notice then runs within about "
      "0.1 ms instead of after another task's whole slice (1.5 ms or more)",
-     ucft_config_parse_time, F(slice_ns), NULL},
+     ucft__config_parse_time, F(slice_ns), NULL},
     {"UCX_KEEPALIVE", "1s",
      "UCX keepalive interval: how soon UCX notices a dead peer on shared "
      "memory (ignored when UCX_KEEPALIVE_INTERVAL is set; 0 = UCX default)",
-     ucft_config_parse_time, F(keepalive_ns), NULL},
+     ucft__config_parse_time, F(keepalive_ns), NULL},
     {"SHM_PROBE", "500ms",
      "after a failure, each rank checks that its shared-memory receive "
      "FIFOs still deliver (a process killed inside a send can block one "
      "for good, docs/transport.md): a probe from a private worker that has "
      "not arrived after this long means the rank can no longer hear its "
      "node, and it stops (fail-stop, logged); 0: no check",
-     ucft_config_parse_time, F(shm_probe_ns), NULL},
+     ucft__config_parse_time, F(shm_probe_ns), NULL},
     {"INIT_TIMEOUT", "60s", "bound on the wire-up exchange in ucft_init",
-     ucft_config_parse_time, F(init_timeout_ns), NULL},
+     ucft__config_parse_time, F(init_timeout_ns), NULL},
     {"FINALIZE_TIMEOUT", "30s",
      "bound on the flush and synchronisation in ucft_finalize",
-     ucft_config_parse_time, F(finalize_timeout_ns), NULL},
+     ucft__config_parse_time, F(finalize_timeout_ns), NULL},
     {"FINALIZE_FAILED_TIMEOUT", "3s",
      "bound on the synchronisation in ucft_finalize once failures are known "
      "(some PMIx servers never end a fence that includes a dead rank)",
-     ucft_config_parse_time, F(finalize_failed_ns), NULL},
+     ucft__config_parse_time, F(finalize_failed_ns), NULL},
     {"DETECTOR", "y",
      "heartbeat failure detector: every rank is watched by its ring "
      "successor and every failure is broadcast to every survivor",
-     ucft_config_parse_bool, F(detector), NULL},
+     ucft__config_parse_bool, F(detector), NULL},
     {"DETECTOR_THREAD", "y",
      "run heartbeats on a thread with its own UCX worker, so that a rank "
      "that computes for minutes without calling ucft is not suspected (n: "
      "heartbeats ride on ucft_context_progress)",
-     ucft_config_parse_bool, F(detector_thread), NULL},
+     ucft__config_parse_bool, F(detector_thread), NULL},
     {"DETECTOR_FASTPATH", "y",
      "also declare a rank failed at once on a launcher death event or a UCX "
      "endpoint error (n: only heartbeats decide; for testing)",
-     ucft_config_parse_bool, F(detector_fastpath), NULL},
+     ucft__config_parse_bool, F(detector_fastpath), NULL},
     {"DETECTOR_PIDFD", "y",
      "fast path: the heartbeat thread watches the processes of the ranks on "
      "this node, through a robust mutex each holds (io_uring futex waits, "
      "Linux 6.7+: woken as the process starts dying, ~0.1 ms) and through "
      "pidfds (Linux 5.3+: once it is gone), before any launcher event "
      "(needs UCFT_DETECTOR_FASTPATH and the heartbeat thread)",
-     ucft_config_parse_bool, F(detector_pidfd), NULL},
+     ucft__config_parse_bool, F(detector_pidfd), NULL},
     {"HB_PERIOD", "20ms",
      "heartbeat period (eta); a rank sends one heartbeat per period to its "
      "observer",
-     ucft_config_parse_time, F(hb_period_ns), NULL},
+     ucft__config_parse_time, F(hb_period_ns), NULL},
     {"HB_TIMEOUT", "100ms",
      "heartbeat timeout (delta): silence after which the observer declares "
      "the rank failed; must exceed the period and the scheduling jitter of "
      "a loaded node",
-     ucft_config_parse_time, F(hb_timeout_ns), NULL},
+     ucft__config_parse_time, F(hb_timeout_ns), NULL},
     {"HB_START_GRACE", "1s",
      "no suspicion this soon after the detector starts: ranks finish "
      "start-up at different times on a loaded node",
-     ucft_config_parse_time, F(hb_grace_ns), NULL},
+     ucft__config_parse_time, F(hb_grace_ns), NULL},
     {"HB_NICE", "0",
      "nice value of the heartbeat thread (its own, not the process's; 0: "
      "leave it alone). Below 0 needs CAP_SYS_NICE or RLIMIT_NICE; its "
      "weight slows every collective of an oversubscribed node, which "
      "UCFT_HB_SLICE avoids",
-     ucft_config_parse_int, F(hb_nice), NULL},
+     ucft__config_parse_int, F(hb_nice), NULL},
     {"HB_SLICE", "100us",
      "time slice of the heartbeat thread (Linux 6.12+, older kernels "
      "ignore it; 0: that of the thread that started it, UCFT_SLICE): a "
      "short slice gets the thread scheduled as soon as it wakes on an "
      "oversubscribed node, so that a descheduled heartbeat does not look "
      "like a dead rank",
-     ucft_config_parse_time, F(hb_slice_ns), NULL},
+     ucft__config_parse_time, F(hb_slice_ns), NULL},
     {"F", "1",
      "failures a collective tolerates (corrected algorithms); more end "
      "with UCFT_ERR_PROC_FAILED",
-     ucft_config_parse_int, F(f), NULL},
+     ucft__config_parse_int, F(f), NULL},
     {"COLL_RNDV_MIN", "0",
      "payload size from which the corrected broadcast sends its copies by "
      "rendezvous, so that a rank that already holds the data takes a "
@@ -124,13 +124,13 @@ static const ucft_config_field_t rt_fields[] = {
      "faster at 1 MiB; experimental: UCX 1.13's TCP transport can crash "
      "after a kill with it, docs/bcast.md); 0: every copy buffered and "
      "moved whole",
-     ucft_config_parse_size, F(coll_rndv_min), NULL},
+     ucft__config_parse_size, F(coll_rndv_min), NULL},
     {"COLL_BATCH", "64",
      "broadcast corrected-batched: copies of consecutive broadcasts that a "
      "rank sends its ring neighbour in one message, at most (1..64); they "
      "also go when the rank waits or learns of a failure, and at once "
      "when their receiver is known to be cut off by one",
-     ucft_config_parse_uint, F(coll_batch), NULL},
+     ucft__config_parse_uint, F(coll_batch), NULL},
     {"REDUCE_WINDOW", "64",
      "flow control of reduce loops: after every this many reduces in a row "
      "on a communicator a corrected barrier is posted without waiting, and "
@@ -138,23 +138,23 @@ static const ucft_config_field_t rt_fields[] = {
      "runs more than twice this many reduces ahead of another (a reduce "
      "leaf never waits otherwise, and its messages pile up unmatched at the "
      "ranks that combine); 0: off",
-     ucft_config_parse_uint, F(reduce_window), NULL},
+     ucft__config_parse_uint, F(reduce_window), NULL},
     {"PLACEMENT", "interleave",
      "which rank holds which position in the collectives' trees and rings: "
      "interleave (consecutive positions on different nodes, so that a "
      "whole-node failure stays correctable), locality (neighbours on one "
      "node, fewer messages between nodes) or identity (position = rank)",
-     ucft_config_parse_enum, F(placement), placements},
+     ucft__config_parse_enum, F(placement), placements},
     {"BCAST_ALG", "corrected",
      "broadcast algorithm (ucft-sim --list): corrected, "
      "corrected-opportunistic, corrected-batched, corrected-failproof, "
      "corrected-kary, corrected-lame, binomial",
-     ucft_config_parse_string, F(alg[0]), NULL},
+     ucft__config_parse_string, F(alg[0]), NULL},
     {"REDUCE_ALG", "corrected",
      "reduce algorithm: corrected (= corrected-list), corrected-countbit, "
      "corrected-bit, binomial (baseline: any failure it depends on ends it "
      "with ERR_PROC_FAILED)",
-     ucft_config_parse_string, F(alg[1]), NULL},
+     ucft__config_parse_string, F(alg[1]), NULL},
     {"ALLREDUCE_ALG", "corrected",
      "allreduce algorithm: corrected (= corrected-list), "
      "corrected-countbit, corrected-bit, recdbl (baseline recursive "
@@ -162,17 +162,17 @@ static const ucft_config_field_t rt_fields[] = {
      "(baseline recursive exchange, radix up to 8: fewer rounds), linear "
      "(baseline star through the root: one wait per rank, for small jobs "
      "on few cores)",
-     ucft_config_parse_string, F(alg[2]), NULL},
+     ucft__config_parse_string, F(alg[2]), NULL},
     {"BARRIER_ALG", "corrected",
      "barrier algorithm: corrected, recdbl, recexch, linear (baselines; "
      "finalize always uses the corrected one)",
-     ucft_config_parse_string, F(alg[3]), NULL},
+     ucft__config_parse_string, F(alg[3]), NULL},
     {"INJECT", "",
      "failure injection for tests: 'rank=R,op=OP[,call=C][,msg=K]' (specs "
      "separated by ';'): rank R SIGKILLs itself just before sending message "
      "K (default 1; 0 = at the start) of its C-th (default 1) call of OP "
      "(bcast, reduce, allreduce, barrier); empty = none",
-     ucft_config_parse_string, F(inject), NULL},
+     ucft__config_parse_string, F(inject), NULL},
     {NULL, NULL, NULL, NULL, 0, NULL},
 };
 

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-const char *ucft_config_getenv(const char *name, void *arg)
+const char *ucft__config_getenv(const char *name, void *arg)
 {
     (void)arg;
     return getenv(name);
@@ -27,7 +27,7 @@ static int parse_u64(const char *t, uint64_t *v, char **end)
     return 0;
 }
 
-int ucft_config_parse_int(const ucft_config_field_t *f, const char *t, void *d)
+int ucft__config_parse_int(const ucft_config_field_t *f, const char *t, void *d)
 {
     (void)f;
     char *end;
@@ -41,7 +41,7 @@ int ucft_config_parse_int(const ucft_config_field_t *f, const char *t, void *d)
     return 0;
 }
 
-int ucft_config_parse_uint(const ucft_config_field_t *f, const char *t, void *d)
+int ucft__config_parse_uint(const ucft_config_field_t *f, const char *t, void *d)
 {
     (void)f;
     uint64_t v;
@@ -52,7 +52,7 @@ int ucft_config_parse_uint(const ucft_config_field_t *f, const char *t, void *d)
     return 0;
 }
 
-int ucft_config_parse_bool(const ucft_config_field_t *f, const char *t, void *d)
+int ucft__config_parse_bool(const ucft_config_field_t *f, const char *t, void *d)
 {
     static const char *const yes[] = {"y", "yes", "1", "on", "true"};
     static const char *const no[] = {"n", "no", "0", "off", "false"};
@@ -72,7 +72,7 @@ int ucft_config_parse_bool(const ucft_config_field_t *f, const char *t, void *d)
     return -1;
 }
 
-int ucft_config_parse_time(const ucft_config_field_t *f, const char *t, void *d)
+int ucft__config_parse_time(const ucft_config_field_t *f, const char *t, void *d)
 {
     static const struct {
         const char *unit;
@@ -100,7 +100,7 @@ int ucft_config_parse_time(const ucft_config_field_t *f, const char *t, void *d)
     return -1;
 }
 
-int ucft_config_parse_size(const ucft_config_field_t *f, const char *t, void *d)
+int ucft__config_parse_size(const ucft_config_field_t *f, const char *t, void *d)
 {
     uint64_t v, mul = 1;
     char *end;
@@ -121,7 +121,7 @@ int ucft_config_parse_size(const ucft_config_field_t *f, const char *t, void *d)
     return 0;
 }
 
-int ucft_config_parse_enum(const ucft_config_field_t *f, const char *t, void *d)
+int ucft__config_parse_enum(const ucft_config_field_t *f, const char *t, void *d)
 {
     if (t == NULL || f->choices == NULL)
         return -1;
@@ -134,7 +134,7 @@ int ucft_config_parse_enum(const ucft_config_field_t *f, const char *t, void *d)
     return -1;
 }
 
-int ucft_config_parse_string(const ucft_config_field_t *f, const char *t,
+int ucft__config_parse_string(const ucft_config_field_t *f, const char *t,
                              void *d)
 {
     (void)f;
@@ -146,27 +146,27 @@ int ucft_config_parse_string(const ucft_config_field_t *f, const char *t,
  * field's doc can be long: `ucft-info -c` prints it). */
 static const char *expects(const ucft_config_field_t *f)
 {
-    if (f->parse == ucft_config_parse_int)
+    if (f->parse == ucft__config_parse_int)
         return "a decimal integer";
-    if (f->parse == ucft_config_parse_uint)
+    if (f->parse == ucft__config_parse_uint)
         return "an unsigned decimal integer below 2^32";
-    if (f->parse == ucft_config_parse_bool)
+    if (f->parse == ucft__config_parse_bool)
         return "y|n, yes|no, 1|0, on|off or true|false";
-    if (f->parse == ucft_config_parse_time)
+    if (f->parse == ucft__config_parse_time)
         return "a duration up to 1000000s: a number with unit "
                "ns|us|ms|s (ms if none)";
-    if (f->parse == ucft_config_parse_size)
+    if (f->parse == ucft__config_parse_size)
         return "a size: a number with optional k|m|g";
     return "a valid value (see ucft-info -c)";
 }
 
-ucft_status_t ucft_config_read(const ucft_config_table_t *table, void *dst,
+ucft_status_t ucft__config_read(const ucft_config_table_t *table, void *dst,
                                ucft_config_getenv_fn getenv_fn, void *arg,
                                char *err, size_t errlen)
 {
     char name[128];
     if (getenv_fn == NULL)
-        getenv_fn = ucft_config_getenv;
+        getenv_fn = ucft__config_getenv;
     for (const ucft_config_field_t *f = table->fields; f->name != NULL; f++) {
         snprintf(name, sizeof(name), UCFT_CONFIG_PREFIX "%s", f->name);
         const char *v = getenv_fn(name, arg);
@@ -194,7 +194,7 @@ ucft_status_t ucft_config_read(const ucft_config_table_t *table, void *dst,
     return UCFT_OK;
 }
 
-char *ucft_config_list_next(char *elem)
+char *ucft__config_list_next(char *elem)
 {
     char *comma = strchr(elem, ',');
     if (comma != NULL)

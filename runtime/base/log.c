@@ -7,14 +7,14 @@
 static const char *const level_names[] = {"none", "error", "warn",
                                           "info", "debug", "trace"};
 
-void ucft_log_init(ucft_log_t *log, ucft_log_level_t level, const char *prefix)
+void ucft__log_init(ucft_log_t *log, ucft_log_level_t level, const char *prefix)
 {
     log->level = level;
     log->stream = NULL;
     snprintf(log->prefix, sizeof(log->prefix), "%s", prefix ? prefix : "ucft");
 }
 
-void ucft_log_set_prefix(ucft_log_t *log, const char *fmt, ...)
+void ucft__log_set_prefix(ucft_log_t *log, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -22,7 +22,7 @@ void ucft_log_set_prefix(ucft_log_t *log, const char *fmt, ...)
     va_end(ap);
 }
 
-void ucft_log_emit(const ucft_log_t *log, ucft_log_level_t level,
+void ucft__log_emit(const ucft_log_t *log, ucft_log_level_t level,
                    const char *file, int line, const char *fmt, ...)
 {
     char msg[1024];
@@ -35,11 +35,11 @@ void ucft_log_emit(const ucft_log_t *log, ucft_log_level_t level,
     /* One fprintf per message so that lines of different ranks do not
      * interleave inside a line. */
     fprintf(log->stream ? log->stream : stderr, "[%s] %s: %s (%s:%d)\n",
-            log->prefix, ucft_log_level_name(level), msg,
+            log->prefix, ucft__log_level_name(level), msg,
             base ? base + 1 : file, line);
 }
 
-int ucft_log_level_parse(const char *text, ucft_log_level_t *level)
+int ucft__log_level_parse(const char *text, ucft_log_level_t *level)
 {
     if (text == NULL)
         return -1;
@@ -56,7 +56,7 @@ int ucft_log_level_parse(const char *text, ucft_log_level_t *level)
     return -1;
 }
 
-const char *ucft_log_level_name(ucft_log_level_t level)
+const char *ucft__log_level_name(ucft_log_level_t level)
 {
     if ((unsigned)level < sizeof(level_names) / sizeof(level_names[0]))
         return level_names[level];

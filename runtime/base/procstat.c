@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *ucft_procstat_read(const char *path, char *buf, size_t len)
+const char *ucft__procstat_read(const char *path, char *buf, size_t len)
 {
     FILE *f = len > 0 ? fopen(path, "r") : NULL;
     if (f == NULL)

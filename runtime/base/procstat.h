@@ -11,6 +11,6 @@
  * into buf (len bytes) and returns the text after the command name, which
  * may itself hold spaces and parentheses: it starts with " S", the space
  * before field 3. NULL when the file cannot be read or has no name. */
-const char *ucft_procstat_read(const char *path, char *buf, size_t len);
+const char *ucft__procstat_read(const char *path, char *buf, size_t len);
 
 #endif

@@ -2,19 +2,19 @@
 
 #include <stdlib.h>
 
-void ucft_timerq_init(ucft_timerq_t *q)
+void ucft__timerq_init(ucft_timerq_t *q)
 {
     q->heap = NULL;
     q->count = 0;
     q->capacity = 0;
 }
 
-void ucft_timerq_cleanup(ucft_timerq_t *q)
+void ucft__timerq_cleanup(ucft_timerq_t *q)
 {
     for (size_t i = 0; i < q->count; i++)
         q->heap[i]->pos = 0;
     free(q->heap);
-    ucft_timerq_init(q);
+    ucft__timerq_init(q);
 }
 
 static void place(ucft_timerq_t *q, size_t i, ucft_timer_t *t)
@@ -53,7 +53,7 @@ static void sift_down(ucft_timerq_t *q, size_t i)
     place(q, i, t);
 }
 
-ucft_status_t ucft_timerq_add(ucft_timerq_t *q, ucft_timer_t *t,
+ucft_status_t ucft__timerq_add(ucft_timerq_t *q, ucft_timer_t *t,
                               uint64_t deadline)
 {
     if (t->pos != 0) {
@@ -79,7 +79,7 @@ ucft_status_t ucft_timerq_add(ucft_timerq_t *q, ucft_timer_t *t,
     return UCFT_OK;
 }
 
-void ucft_timerq_remove(ucft_timerq_t *q, ucft_timer_t *t)
+void ucft__timerq_remove(ucft_timerq_t *q, ucft_timer_t *t)
 {
     if (t->pos == 0)
         return;
@@ -95,17 +95,17 @@ void ucft_timerq_remove(ucft_timerq_t *q, ucft_timer_t *t)
         sift_down(q, i);
 }
 
-uint64_t ucft_timerq_next(const ucft_timerq_t *q)
+uint64_t ucft__timerq_next(const ucft_timerq_t *q)
 {
     return q->count ? q->heap[0]->deadline : UINT64_MAX;
 }
 
-unsigned ucft_timerq_expire(ucft_timerq_t *q, uint64_t now, unsigned max)
+unsigned ucft__timerq_expire(ucft_timerq_t *q, uint64_t now, unsigned max)
 {
     unsigned fired = 0;
     while (fired < max && q->count > 0 && q->heap[0]->deadline <= now) {
         ucft_timer_t *t = q->heap[0];
-        ucft_timerq_remove(q, t);
+        ucft__timerq_remove(q, t);
         fired++;
         t->cb(t);
     }

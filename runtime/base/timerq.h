@@ -32,14 +32,14 @@ typedef struct ucft_timerq {
     size_t capacity;
 } ucft_timerq_t;
 
-void ucft_timerq_init(ucft_timerq_t *q);
-void ucft_timerq_cleanup(ucft_timerq_t *q);
+void ucft__timerq_init(ucft_timerq_t *q);
+void ucft__timerq_cleanup(ucft_timerq_t *q);
 
 /* Arms (or re-arms) `t` for `deadline`. */
-ucft_status_t ucft_timerq_add(ucft_timerq_t *q, ucft_timer_t *t,
+ucft_status_t ucft__timerq_add(ucft_timerq_t *q, ucft_timer_t *t,
                               uint64_t deadline);
 /* Disarms `t`; harmless when it is not armed. */
-void ucft_timerq_remove(ucft_timerq_t *q, ucft_timer_t *t);
+void ucft__timerq_remove(ucft_timerq_t *q, ucft_timer_t *t);
 
 static inline int ucft_timer_armed(const ucft_timer_t *t)
 {
@@ -47,11 +47,11 @@ static inline int ucft_timer_armed(const ucft_timer_t *t)
 }
 
 /* Earliest deadline, or UINT64_MAX when empty. */
-uint64_t ucft_timerq_next(const ucft_timerq_t *q);
+uint64_t ucft__timerq_next(const ucft_timerq_t *q);
 
 /* Fires every timer with deadline <= now, earliest first; returns how many
  * fired. Timers armed by callbacks for a time <= now fire in the same call,
  * up to `max` callbacks in all (a bound so that progress returns). */
-unsigned ucft_timerq_expire(ucft_timerq_t *q, uint64_t now, unsigned max);
+unsigned ucft__timerq_expire(ucft_timerq_t *q, uint64_t now, unsigned max);
 
 #endif

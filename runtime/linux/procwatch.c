@@ -35,7 +35,7 @@ static uint64_t proc_start_time(pid_t pid)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    const char *p = ucft_procstat_read(path, buf, sizeof(buf));
+    const char *p = ucft__procstat_read(path, buf, sizeof(buf));
     if (p == NULL)
         return 0;
     for (int field = 3; field < 22; field++) { /* p is before field 3 */

@@ -30,14 +30,14 @@ typedef struct demo {
 static const char *const colours[] = {"red", "green", "blue", NULL};
 
 static const ucft_config_field_t demo_fields[] = {
-    {"I", "-5", "an int", ucft_config_parse_int, offsetof(demo_t, i), NULL},
-    {"U", "7", "a uint", ucft_config_parse_uint, offsetof(demo_t, u), NULL},
-    {"B", "yes", "a bool", ucft_config_parse_bool, offsetof(demo_t, b), NULL},
-    {"T", "250", "a time", ucft_config_parse_time, offsetof(demo_t, t), NULL},
-    {"S", "4k", "a size", ucft_config_parse_size, offsetof(demo_t, s), NULL},
-    {"E", "green", "an enum", ucft_config_parse_enum, offsetof(demo_t, e),
+    {"I", "-5", "an int", ucft__config_parse_int, offsetof(demo_t, i), NULL},
+    {"U", "7", "a uint", ucft__config_parse_uint, offsetof(demo_t, u), NULL},
+    {"B", "yes", "a bool", ucft__config_parse_bool, offsetof(demo_t, b), NULL},
+    {"T", "250", "a time", ucft__config_parse_time, offsetof(demo_t, t), NULL},
+    {"S", "4k", "a size", ucft__config_parse_size, offsetof(demo_t, s), NULL},
+    {"E", "green", "an enum", ucft__config_parse_enum, offsetof(demo_t, e),
      colours},
-    {"STR", "abc", "a string", ucft_config_parse_string, offsetof(demo_t, str),
+    {"STR", "abc", "a string", ucft__config_parse_string, offsetof(demo_t, str),
      NULL},
     {NULL, NULL, NULL, NULL, 0, NULL},
 };
@@ -49,7 +49,7 @@ static void test_config_defaults_apply(void **state)
     const char *env[] = {NULL};
     demo_t d;
     char err[128] = "";
-    assert_int_equal(ucft_config_read(&demo_table, &d, fake_getenv, (void *)env,
+    assert_int_equal(ucft__config_read(&demo_table, &d, fake_getenv, (void *)env,
                                       err, sizeof(err)),
                      UCFT_OK);
     assert_int_equal(d.i, -5);
@@ -69,7 +69,7 @@ static void test_config_environment_overrides(void **state)
                          "UCFT_U=0",  NULL};
     demo_t d;
     assert_int_equal(
-        ucft_config_read(&demo_table, &d, fake_getenv, (void *)env, NULL, 0),
+        ucft__config_read(&demo_table, &d, fake_getenv, (void *)env, NULL, 0),
         UCFT_OK);
     assert_int_equal(d.i, 42);
     assert_int_equal(d.u, 0);
@@ -85,7 +85,7 @@ static void expect_bad(const char *setting, const char *needle)
     const char *env[] = {setting, NULL};
     demo_t d;
     char err[256] = "";
-    assert_int_equal(ucft_config_read(&demo_table, &d, fake_getenv, (void *)env,
+    assert_int_equal(ucft__config_read(&demo_table, &d, fake_getenv, (void *)env,
                                       err, sizeof(err)),
                      UCFT_ERR_INVALID_PARAM);
     assert_non_null(strstr(err, needle));
@@ -129,13 +129,13 @@ static void test_config_runtime_errors_fit_one_line(void **state)
 {
     (void)state;
     for (const ucft_config_field_t *f = rt_config_table.fields; f->name; f++) {
-        if (f->parse == ucft_config_parse_string)
+        if (f->parse == ucft__config_parse_string)
             continue; /* any text is a string */
         char set[160], err[256] = "";
         snprintf(set, sizeof(set), "UCFT_%s=@bad@", f->name);
         const char *env[] = {set, NULL};
         rt_config_t c;
-        assert_int_equal(ucft_config_read(&rt_config_table, &c, fake_getenv,
+        assert_int_equal(ucft__config_read(&rt_config_table, &c, fake_getenv,
                                           (void *)env, err, sizeof(err)),
                          UCFT_ERR_INVALID_PARAM);
         assert_true(strlen(err) < sizeof(err) - 1);
@@ -149,7 +149,7 @@ static void test_config_runtime_table_defaults_parse(void **state)
     const char *env[] = {NULL};
     rt_config_t c;
     char err[256] = "";
-    assert_int_equal(ucft_config_read(&rt_config_table, &c, fake_getenv,
+    assert_int_equal(ucft__config_read(&rt_config_table, &c, fake_getenv,
                                       (void *)env, err, sizeof(err)),
                      UCFT_OK);
     assert_int_equal(c.wait_mode, RT_WAIT_HYBRID);
@@ -160,7 +160,7 @@ static void test_config_runtime_table_defaults_parse(void **state)
     assert_int_equal(c.yield_ns, 2000000);
     assert_int_equal(c.mate_spin_ns, 20000);
     const char *env2[] = {"UCFT_WAIT=spin", "UCFT_LOG_LEVEL=debug", NULL};
-    assert_int_equal(ucft_config_read(&rt_config_table, &c, fake_getenv,
+    assert_int_equal(ucft__config_read(&rt_config_table, &c, fake_getenv,
                                       (void *)env2, err, sizeof(err)),
                      UCFT_OK);
     assert_int_equal(c.wait_mode, RT_WAIT_SPIN);
@@ -185,19 +185,19 @@ static void test_config_placement(void **state)
     char err[256] = "";
     const char *none[] = {NULL};
 
-    assert_int_equal(ucft_config_read(&rt_config_table, &c, fake_getenv,
+    assert_int_equal(ucft__config_read(&rt_config_table, &c, fake_getenv,
                                       (void *)none, err, sizeof(err)),
                      UCFT_OK);
     assert_int_equal(c.placement, 0); /* interleave by default */
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
         const char *env[] = {ok[i].env, NULL};
-        assert_int_equal(ucft_config_read(&rt_config_table, &c, fake_getenv,
+        assert_int_equal(ucft__config_read(&rt_config_table, &c, fake_getenv,
                                           (void *)env, err, sizeof(err)),
                          UCFT_OK);
         assert_int_equal(c.placement, ok[i].want);
     }
     const char *bad[] = {"UCFT_PLACEMENT=roundrobin", NULL};
-    assert_int_equal(ucft_config_read(&rt_config_table, &c, fake_getenv,
+    assert_int_equal(ucft__config_read(&rt_config_table, &c, fake_getenv,
                                       (void *)bad, err, sizeof(err)),
                      UCFT_ERR_INVALID_PARAM);
     assert_non_null(strstr(err, "UCFT_PLACEMENT='roundrobin'"));
@@ -208,12 +208,12 @@ static void test_config_log_levels(void **state)
 {
     (void)state;
     ucft_log_level_t l;
-    assert_int_equal(ucft_log_level_parse("TRACE", &l), 0);
+    assert_int_equal(ucft__log_level_parse("TRACE", &l), 0);
     assert_int_equal(l, UCFT_LOG_TRACE);
-    assert_int_equal(ucft_log_level_parse("2", &l), 0);
+    assert_int_equal(ucft__log_level_parse("2", &l), 0);
     assert_int_equal(l, UCFT_LOG_WARN);
-    assert_int_equal(ucft_log_level_parse("loud", &l), -1);
-    assert_int_equal(ucft_log_level_parse(NULL, &l), -1);
+    assert_int_equal(ucft__log_level_parse("loud", &l), -1);
+    assert_int_equal(ucft__log_level_parse(NULL, &l), -1);
 }
 
 int main(void)

@@ -112,7 +112,7 @@ static void test_keeps_reset_on_fork(void **state)
 
 int main(void)
 {
-    ucft_log_init(&g_log, UCFT_LOG_WARN, "test");
+    ucft__log_init(&g_log, UCFT_LOG_WARN, "test");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_set_and_restore),
         cmocka_unit_test(test_zero_leaves_alone),

@@ -26,7 +26,7 @@ uint64_t bench_now_ns(void)
 int bench_parse_int(const char *s, int min, int max, int *out)
 {
     int v;
-    if (ucft_config_parse_int(NULL, s, &v) != 0 || v < min || v > max)
+    if (ucft__config_parse_int(NULL, s, &v) != 0 || v < min || v > max)
         return -1;
     *out = v;
     return 0;
@@ -34,7 +34,7 @@ int bench_parse_int(const char *s, int min, int max, int *out)
 
 int bench_parse_size(const char *s, size_t *out)
 {
-    return ucft_config_parse_size(NULL, s, out);
+    return ucft__config_parse_size(NULL, s, out);
 }
 
 static const char *const wait_names[] = {"spin", "sleep", "hybrid"};
@@ -48,7 +48,7 @@ int bench_wait_cfg_read(bench_wait_cfg_t *cfg, char *err, size_t errlen)
 {
     /* The runtime's own table: same variables, defaults and checks. */
     rt_config_t rc;
-    if (ucft_config_read(&rt_config_table, &rc, NULL, NULL, err, errlen) !=
+    if (ucft__config_read(&rt_config_table, &rc, NULL, NULL, err, errlen) !=
         UCFT_OK)
         return -1;
     cfg->mode = (bench_wait_mode_t)rc.wait_mode;

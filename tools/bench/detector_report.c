@@ -76,7 +76,7 @@ static int read_task_ns(int tid, uint64_t *ns)
     }
     /* Fallback: utime and stime (fields 14 and 15) in clock ticks. */
     snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
-    const char *p = ucft_procstat_read(path, buf, sizeof(buf));
+    const char *p = ucft__procstat_read(path, buf, sizeof(buf));
     unsigned long long ut, st;
     if (p == NULL || sscanf(p,
                             " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "

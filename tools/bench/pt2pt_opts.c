@@ -63,7 +63,7 @@ static int parse_sizes(const char *arg, pt2pt_opts_t *o)
     snprintf(buf, sizeof(buf), "%s", arg);
     o->nsizes = 0;
     for (char *t = buf, *next; t != NULL; t = next) {
-        next = ucft_config_list_next(t);
+        next = ucft__config_list_next(t);
         size_t v;
         if (o->nsizes == PT2PT_MAX_SIZES || bench_parse_size(t, &v) != 0 ||
             v > MAX_SIZE)

@@ -132,7 +132,7 @@ static int parse_fails(opts_t *o, const char *text, simrun_fail_kind_t kind)
     if (copy == NULL)
         return -1;
     for (char *tok = copy, *next; tok && rc == 0; tok = next) {
-        next = ucft_config_list_next(tok);
+        next = ucft__config_list_next(tok);
         simrun_fail_t f = {.kind = kind};
         char *at = strchr(tok, '@');
         if ((kind == SIMRUN_FAIL_BEFORE_OP) != (at == NULL)) {
@@ -220,7 +220,7 @@ static int parse_sweep(opts_t *o, const char *text)
     if (copy == NULL)
         return -1;
     for (char *tok = copy, *next; tok && rc == 0; tok = next) {
-        next = ucft_config_list_next(tok);
+        next = ucft__config_list_next(tok);
         int n;
         int *s = realloc(o->sweep, (o->nsweep + 1) * sizeof(*s));
         if (s == NULL || parse_int(tok, 1, (int)UCFT_TAG_MAX_RANKS, &n)) {

@@ -116,7 +116,7 @@ static int parse_node_list(const char *t, topo_opts_t *o)
     if (ids == NULL || copy == NULL || *t == '\0')
         goto err;
     for (char *s = copy, *next; s != NULL; s = next) {
-        next = ucft_config_list_next(s);
+        next = ucft__config_list_next(s);
         if (n == TOPO_MAX_RANKS)
             goto err;
         if (n == cap) {

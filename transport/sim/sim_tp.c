@@ -23,7 +23,7 @@ static sim_rank_ext_t *rank_ext(sim_rank_t *r)
     if (r->ext == NULL) {
         r->ext = calloc(1, sizeof(*r->ext));
         if (r->ext != NULL)
-            ucft_timerq_init(&r->ext->timers);
+            ucft__timerq_init(&r->ext->timers);
     }
     return r->ext;
 }
@@ -59,7 +59,7 @@ void sim__rank_release(sim_world_t *w, sim_rank_t *r, int disarm)
     r->posted_tail = NULL;
     if (r->ext != NULL) {
         if (disarm)
-            ucft_timerq_cleanup(&r->ext->timers);
+            ucft__timerq_cleanup(&r->ext->timers);
         else
             free(r->ext->timers.heap);
         free(r->ext->failed);
@@ -382,7 +382,7 @@ static ucft_status_t sim_timer_start(tp_t *tp, ucft_timer_t *t,
     x = rank_ext(r);
     if (x == NULL || sim__reserve(w, 1) != UCFT_OK)
         return UCFT_ERR_NO_MEMORY;
-    st = ucft_timerq_add(&x->timers, t, deadline);
+    st = ucft__timerq_add(&x->timers, t, deadline);
     if (st != UCFT_OK)
         return st;
     return sim__push(w, deadline, SIM_EV_TIMER, (uint32_t)tp->rank, 0, NULL);
@@ -393,7 +393,7 @@ static void sim_timer_stop(tp_t *tp, ucft_timer_t *t)
     sim_rank_t *r = sim_rank_of(tp);
 
     if (r->ext != NULL)
-        ucft_timerq_remove(&r->ext->timers, t);
+        ucft__timerq_remove(&r->ext->timers, t);
 }
 
 static uint64_t sim_timer_next(tp_t *tp)
@@ -402,7 +402,7 @@ static uint64_t sim_timer_next(tp_t *tp)
 
     if (r->ext == NULL || (r->flags & SIM_RANK_DEAD))
         return UINT64_MAX;
-    return ucft_timerq_next(&r->ext->timers);
+    return ucft__timerq_next(&r->ext->timers);
 }
 
 static void sim_destroy(tp_t *tp)

@@ -404,7 +404,7 @@ static void handle(sim_world_t *w, const sim_event_t *e)
         w->in_timers = (int64_t)e->rank;
         for (unsigned i = 0; i < SIM_TIMER_BATCH; i++) {
             if ((rk->flags & SIM_RANK_DEAD) ||
-                ucft_timerq_expire(&rk->ext->timers, w->now, 1) == 0)
+                ucft__timerq_expire(&rk->ext->timers, w->now, 1) == 0)
                 break;
         }
         w->in_timers = -1;
@@ -412,7 +412,7 @@ static void handle(sim_world_t *w, const sim_event_t *e)
             sim__rank_release(w, rk, 1); /* deferred by sim__kill_now */
             return;
         }
-        if (ucft_timerq_next(&rk->ext->timers) <= w->now)
+        if (ucft__timerq_next(&rk->ext->timers) <= w->now)
             sim__push(w, w->now, SIM_EV_TIMER, e->rank, 0, NULL);
         return;
     case SIM_EV_KILL:

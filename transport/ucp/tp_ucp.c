@@ -579,10 +579,10 @@ static void probe_arm(tp_ucp_t *tp)
     if (tp->probe_due != 0 && tp->probe.state != FIFO_PROBE_WAITING)
         next = tp->probe_due;
     if (next == UINT64_MAX)
-        ucft_timerq_remove(&tp->timers, &tp->probe_timer);
+        ucft__timerq_remove(&tp->timers, &tp->probe_timer);
     else if (!ucft_timer_armed(&tp->probe_timer) ||
              tp->probe_timer.deadline != next)
-        ucft_timerq_add(&tp->timers, &tp->probe_timer, next);
+        ucft__timerq_add(&tp->timers, &tp->probe_timer, next);
 }
 
 /* A peer died: if it was inside a send to us, our FIFO may be blocked. A
@@ -713,7 +713,7 @@ static unsigned tp_ucp_progress(tp_t *t)
     if (tp->nclosing > 0)
         n += reap_closing(tp);
     if (tp->timers.count > 0)
-        n += ucft_timerq_expire(&tp->timers, ucft_clock_now_ns(), 64);
+        n += ucft__timerq_expire(&tp->timers, ucft_clock_now_ns(), 64);
     return n;
 }
 
@@ -744,17 +744,17 @@ static uint64_t tp_ucp_now(tp_t *t)
 static ucft_status_t tp_ucp_timer_start(tp_t *t, ucft_timer_t *timer,
                                         uint64_t deadline)
 {
-    return ucft_timerq_add(&TP(t)->timers, timer, deadline);
+    return ucft__timerq_add(&TP(t)->timers, timer, deadline);
 }
 
 static void tp_ucp_timer_stop(tp_t *t, ucft_timer_t *timer)
 {
-    ucft_timerq_remove(&TP(t)->timers, timer);
+    ucft__timerq_remove(&TP(t)->timers, timer);
 }
 
 static uint64_t tp_ucp_timer_next(tp_t *t)
 {
-    return ucft_timerq_next(&TP(t)->timers);
+    return ucft__timerq_next(&TP(t)->timers);
 }
 
 /* Flushes the endpoints of the live peers one by one, not the worker: a
@@ -918,7 +918,7 @@ static void drain_unexpected(tp_ucp_t *tp)
 static void tp_ucp_destroy(tp_t *t)
 {
     tp_ucp_t *tp = TP(t);
-    ucft_timerq_remove(&tp->timers, &tp->probe_timer);
+    ucft__timerq_remove(&tp->timers, &tp->probe_timer);
     fifo_probe_cleanup(&tp->probe);
     drain_unexpected(tp);
     for (int r = 0; r < t->size; r++) {
@@ -947,7 +947,7 @@ static void tp_ucp_destroy(tp_t *t)
         ucp_cleanup(tp->context);
         tp_kept_free_all(&tp->abandoned); /* nothing can call back now */
     }
-    ucft_timerq_cleanup(&tp->timers);
+    ucft__timerq_cleanup(&tp->timers);
     free(tp->closing);
     free(tp->errors);
     free(tp->peers);
@@ -1000,7 +1000,7 @@ ucft_status_t tp_ucp_create(const tp_ucp_params_t *params, tp_t **tp_p)
     tp->super.log = log;
     tp->lookup = params->lookup;
     tp->lookup_arg = params->lookup_arg;
-    ucft_timerq_init(&tp->timers);
+    ucft__timerq_init(&tp->timers);
 
     us = ucp_config_read(NULL, NULL, &cfg);
     if (us != UCS_OK) {
