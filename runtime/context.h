@@ -7,7 +7,7 @@
 #include "runtime/bootstrap.h"
 #include "runtime/coll.h"
 #include "runtime/locality.h"
-#include "runtime/ctrl_kinds.h"
+#include "transport/ctrl_kinds.h"
 #include "runtime/detect.h"
 #include "runtime/inject.h"
 #include "runtime/rt_config.h"
