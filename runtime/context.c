@@ -258,7 +258,7 @@ ucft_status_t ucft_init(const ucft_params_t *params, ucft_context_h *ctx_p)
 
     const void *addr, *hb_addr;
     size_t addr_len, hb_len;
-    tp_ucp_address(ctx->tp, &addr, &addr_len);
+    tp_address(ctx->tp, &addr, &addr_len);
     rt_detect_address(ctx, &hb_addr, &hb_len);
     st = rt_boot_watch_deaths(&ctx->boot, death_event, ctx);
     if (st == UCFT_OK)
@@ -366,7 +366,7 @@ ucft_status_t ucft_finalize(ucft_context_h ctx)
                   "UCFT_FINALIZE_TIMEOUT (%llu ms; sends nobody received?): "
                   "abandoned",
                   (unsigned long long)(ctx->cfg.finalize_timeout_ns / 1000000));
-    st = tp_ucp_flush(ctx->tp, ctx->cfg.finalize_timeout_ns);
+    st = tp_flush(ctx->tp, ctx->cfg.finalize_timeout_ns);
     if (st != UCFT_OK)
         ucft_debug(&ctx->log, "flush at finalize: %s", ucft_status_string(st));
     /* Everyone must keep progressing until everyone is done sending: fence

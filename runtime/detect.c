@@ -361,7 +361,7 @@ void rt_detect_address(struct ucft_context *ctx, const void **addr, size_t *len)
     *addr = NULL;
     *len = 0;
     if (ctx->detect.hb_tp != NULL)
-        tp_ucp_address(ctx->detect.hb_tp, addr, len);
+        tp_address(ctx->detect.hb_tp, addr, len);
 }
 
 ucft_status_t rt_detect_start(struct ucft_context *ctx)

@@ -762,7 +762,7 @@ static uint64_t tp_ucp_timer_next(tp_t *t)
  * replies) to peers that have died since, and those never complete. Each
  * request still open at the deadline is handed to the closing list, where
  * progress and destroy reap it (a flush request cannot be cancelled). */
-ucft_status_t tp_ucp_flush(tp_t *t, uint64_t timeout_ns)
+static ucft_status_t tp_ucp_flush(tp_t *t, uint64_t timeout_ns)
 {
     tp_ucp_t *tp = TP(t);
     ucft_status_t st = UCFT_OK;
@@ -955,6 +955,13 @@ static void tp_ucp_destroy(tp_t *t)
     free(tp);
 }
 
+/* T8: the worker address, made at create. */
+static void tp_ucp_address(tp_t *t, const void **addr, size_t *len)
+{
+    *addr = TP(t)->address;
+    *len = TP(t)->address_len;
+}
+
 static const tp_ops_t tp_ucp_ops = {
     .name = "ucp",
     .send = tp_ucp_send,
@@ -964,6 +971,8 @@ static const tp_ops_t tp_ucp_ops = {
     .peer_failed = tp_ucp_peer_failed,
     .disconnect = tp_ucp_disconnect,
     .watch = tp_ucp_watch,
+    .address = tp_ucp_address,
+    .flush = tp_ucp_flush,
     .progress = tp_ucp_progress,
     .fd = tp_ucp_fd,
     .arm = tp_ucp_arm,
@@ -1064,10 +1073,4 @@ err_free:
     free(tp->peers);
     free(tp);
     return UCFT_ERR_TRANSPORT;
-}
-
-void tp_ucp_address(tp_t *t, const void **addr, size_t *len)
-{
-    *addr = TP(t)->address;
-    *len = TP(t)->address_len;
 }

@@ -51,15 +51,8 @@ ucft_status_t tp_ucp_create(const tp_ucp_params_t *params, tp_t **tp_p);
  * ucft does. */
 void tp_ucp_config_apply(ucp_config_t *cfg, uint64_t keepalive_ns);
 
-/* The local worker address (owned by the backend, valid until destroy). */
-void tp_ucp_address(tp_t *tp, const void **addr, size_t *len);
-
 /* Creates the endpoint to `rank` now instead of on first send. */
 ucft_status_t tp_ucp_connect(tp_t *tp, int rank);
-
-/* Waits (progressing) until every send posted so far is complete at the
- * remote side, or until `timeout_ns` passes (UCFT_ERR_TIMED_OUT). */
-ucft_status_t tp_ucp_flush(tp_t *tp, uint64_t timeout_ns);
 
 /* The state of the FIFO self-probe (fifo_probe.h): IDLE before any
  * failure, then WAITING, ARRIVED or BLOCKED. For diagnostics and tests. */
