@@ -21,7 +21,7 @@
  */
 #include "tools/bench/raw_ucp.h"
 #include "transport/tag.h"
-#include "transport/ucp/tp_ucp.h"
+#include "transport/ucp/tp_ucp_diag.h"
 
 #include <poll.h>
 #include <pmix.h>

@@ -6,7 +6,7 @@
  * self-probe gives the verdict: through its cut_off_cb when blocked.
  */
 #include "tools/shmkill/rx.h"
-#include "transport/ucp/tp_ucp.h"
+#include "transport/ucp/tp_ucp_diag.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -17,7 +17,7 @@
  * - After each peer failure the worker's shared-memory FIFO is self-probed
  *   (fifo_probe.h); a blocked FIFO is reported through cut_off_cb.
  */
-#include "transport/ucp/tp_ucp.h"
+#include "transport/ucp/tp_ucp_diag.h"
 #include "transport/ucp/fifo_probe.h"
 #include "transport/ucp/kept.h"
 
