@@ -51,20 +51,21 @@
  *      peers' lookup callback returns; sim: the rank's id, tp->rank's
  *      bytes, sizeof(int) of them, in host order). The bytes are owned by
  *      the backend and stay valid and unchanged until destroy.
- *  T9. flush(timeout_ns) progresses until every send posted so far no
- *      longer needs this rank's progress to reach its receiver, rendezvous
- *      sends still waiting for their receive (T7) aside, or until
- *      timeout_ns has passed on now()'s clock (T6): then
- *      UCFT_ERR_TIMED_OUT. It waits for messages, not for requests: the
- *      owner waits for its own requests (a rendezvous send may stay
- *      pending). UCP: the endpoint of each connected peer is flushed in
- *      turn (ucp_ep_flush_nbx; a peer declared failed or disconnected has
- *      none, an endpoint in error is skipped). Sim: until every message
- *      this rank sent has arrived at its receiver (matched, queued or
+ *  T9. flush(timeout_ns) progresses until every send posted so far no longer
+ *      needs this rank's progress to reach its receiver, rendezvous sends
+ *      still waiting for their receive (T7) aside, or until timeout_ns has
+ *      passed on now()'s clock (T6): then UCFT_ERR_TIMED_OUT. It waits for
+ *      messages, not for requests: the owner waits for its own requests (a
+ *      rendezvous send may stay pending). UCP: the endpoint of each connected
+ *      peer is flushed in turn (ucp_ep_flush_nbx; a peer declared failed or
+ *      disconnected has none, an endpoint in error is skipped); over TCP that
+ *      waits for the peer's acknowledgement, so the peers must progress
+ *      meanwhile (as they do in their own processes). Sim: until every
+ *      message this rank sent has arrived at its receiver (matched, queued or
  *      dropped there) and every send completion of this rank has been
  *      handled; called from inside the event loop, which it cannot enter
- *      again, it returns at once (UCFT_ERR_TIMED_OUT if anything is still
- *      in flight), and on a dead rank it returns UCFT_OK at once.
+ *      again, it returns at once (UCFT_ERR_TIMED_OUT if anything is still in
+ *      flight), and on a dead rank it returns UCFT_OK at once.
  */
 #ifndef UCFT_TRANSPORT_H
 #define UCFT_TRANSPORT_H
