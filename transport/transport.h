@@ -3,7 +3,8 @@
  * detector, collectives) may ask of a network. Two backends implement it:
  *   ucp  real UCX workers and endpoints (transport/ucp)
  *   sim  a deterministic discrete-event network in one process (transport/sim)
- * Code above this line never includes ucp.h; it runs unchanged on both.
+ * Code above this line never includes a UCX header (the check.layers test,
+ * scripts/check_layers.sh); it runs unchanged on both.
  *
  * A tp_t is one rank's view of the network. Ranks are job ranks; tags follow
  * transport/tag.h (the source field must be the sender's job rank).
