@@ -8,7 +8,7 @@
 #include "runtime/context.h"
 #include "runtime/base/clock.h"
 #include "placement/locality.h"
-#include "runtime/ctrl_kinds.h"
+#include "transport/ctrl_kinds.h"
 #include "transport/ucp/tp_ucp.h"
 
 #include <stdlib.h>
@@ -193,7 +193,7 @@ static ucft_status_t publish_and_exchange(struct ucft_context *ctx)
 {
     const void *addr, *hb_addr;
     size_t addr_len, hb_len;
-    tp_ucp_address(ctx->tp, &addr, &addr_len);
+    tp_address(ctx->tp, &addr, &addr_len);
     rt_monitor_address(ctx, &hb_addr, &hb_len);
     ucft_status_t st = boot_publish(&ctx->boot, addr, addr_len);
     if (st == UCFT_OK && hb_addr != NULL)
@@ -373,7 +373,7 @@ ucft_status_t rt_context_close(struct ucft_context *ctx)
     uint64_t t = 0;
     if (ctx->log.level >= UCFT_LOG_DEBUG)
         t = ucft_clock_now_ns();
-    ucft_status_t st = tp_ucp_flush(ctx->tp, ctx->cfg.finalize_timeout_ns);
+    ucft_status_t st = tp_flush(ctx->tp, ctx->cfg.finalize_timeout_ns);
     if (st != UCFT_OK)
         ucft_debug(&ctx->log, "flush at finalize: %s", ucft_status_string(st));
     ucft_status_t ret = final_fence(ctx);

@@ -373,7 +373,7 @@ void rt_monitor_address(struct ucft_context *ctx, const void **addr, size_t *len
     *addr = NULL;
     *len = 0;
     if (ctx->monitor.hb_tp != NULL)
-        tp_ucp_address(ctx->monitor.hb_tp, addr, len);
+        tp_address(ctx->monitor.hb_tp, addr, len);
 }
 
 ucft_status_t rt_monitor_start(struct ucft_context *ctx)

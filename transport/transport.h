@@ -3,7 +3,8 @@
  * detector, collectives) may ask of a network. Two backends implement it:
  *   ucp  real UCX workers and endpoints (transport/ucp)
  *   sim  a deterministic discrete-event network in one process (transport/sim)
- * Code above this line never includes ucp.h; it runs unchanged on both.
+ * Code above this line never includes a UCX header (the check.layers test,
+ * scripts/check_layers.sh); it runs unchanged on both.
  *
  * A tp_t is one rank's view of the network. Ranks are job ranks; tags follow
  * transport/tag.h (the source field must be the sender's job rank).
@@ -20,8 +21,8 @@
  *      writes nothing past the buffer; length is then at most the buffer
  *      size. Cancelling a send may have no effect (it completes normally).
  *  T3. Callbacks (request completion, timers, peer errors) run only from the
- *      backend's progress (for sim: from the event loop), never from the
- *      call that posted the operation.
+ *      backend's progress (for sim: from the event loop; flush, T9,
+ *      progresses too), never from the call that posted the operation.
  *  T4. A pending request may be cancelled; it then completes through its
  *      callback with UCFT_ERR_CANCELED (or normally if it had matched).
  *  T5. When the backend notices that a peer is unreachable it calls
@@ -46,6 +47,26 @@
  *      that truncates such a message (a drop into a small buffer) also
  *      completes its sender. The sim backend models this when asked
  *      (sim_params_t.rndv_min).
+ *  T8. address() gives the bytes by which the peers reach this rank: what
+ *      its owner publishes for them (UCP: the worker address, which the
+ *      peers' lookup callback returns; sim: the rank's id, tp->rank's
+ *      bytes, sizeof(int) of them, in host order). The bytes are owned by
+ *      the backend and stay valid and unchanged until destroy.
+ *  T9. flush(timeout_ns) progresses until every send posted so far no longer
+ *      needs this rank's progress to reach its receiver, rendezvous sends
+ *      still waiting for their receive (T7) aside, or until timeout_ns has
+ *      passed on now()'s clock (T6): then UCFT_ERR_TIMED_OUT. It waits for
+ *      messages, not for requests: the owner waits for its own requests (a
+ *      rendezvous send may stay pending). UCP: the endpoint of each connected
+ *      peer is flushed in turn (ucp_ep_flush_nbx; a peer declared failed or
+ *      disconnected has none, an endpoint in error is skipped); over TCP that
+ *      waits for the peer's acknowledgement, so the peers must progress
+ *      meanwhile (as they do in their own processes). Sim: until every
+ *      message this rank sent has arrived at its receiver (matched, queued or
+ *      dropped there) and every send completion of this rank has been
+ *      handled; called from inside the event loop, which it cannot enter
+ *      again, it returns at once (UCFT_ERR_TIMED_OUT if anything is still in
+ *      flight), and on a dead rank it returns UCFT_OK at once.
  */
 #ifndef UCFT_TRANSPORT_H
 #define UCFT_TRANSPORT_H
@@ -115,6 +136,11 @@ struct tp_ops {
      * fencing (the failure detector's) and must still be able to tell a
      * falsely declared rank that it was declared. */
     void (*disconnect)(tp_t *tp, int rank);
+    /* This rank's address for its peers (T8). */
+    void (*address)(tp_t *tp, const void **addr, size_t *len);
+    /* Waits until this rank's messages are on their way (T9). UCFT_OK, or
+     * UCFT_ERR_TIMED_OUT when timeout_ns passed first. */
+    ucft_status_t (*flush)(tp_t *tp, uint64_t timeout_ns);
     /* Returns the number of events handled. */
     unsigned (*progress)(tp_t *tp);
     /* A file descriptor that is readable when progress has work, or -1
@@ -178,6 +204,16 @@ static inline void tp_disconnect(tp_t *tp, int rank)
 {
     if (tp->ops->disconnect != NULL)
         tp->ops->disconnect(tp, rank);
+}
+
+static inline void tp_address(tp_t *tp, const void **addr, size_t *len)
+{
+    tp->ops->address(tp, addr, len);
+}
+
+static inline ucft_status_t tp_flush(tp_t *tp, uint64_t timeout_ns)
+{
+    return tp->ops->flush(tp, timeout_ns);
 }
 
 static inline uint64_t tp_timer_next(tp_t *tp)

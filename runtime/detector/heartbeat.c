@@ -1,6 +1,6 @@
 /* The heartbeat ring detector: see heartbeat.h. */
 #include "runtime/detector/heartbeat.h"
-#include "runtime/ctrl_kinds.h"
+#include "transport/ctrl_kinds.h"
 
 #include <limits.h>
 #include <string.h>

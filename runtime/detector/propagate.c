@@ -1,6 +1,6 @@
 /* Failure news over the binomial graph: see propagate.h. */
 #include "runtime/detector/propagate.h"
-#include "runtime/ctrl_kinds.h"
+#include "transport/ctrl_kinds.h"
 
 #include <stdlib.h>
 #include <string.h>

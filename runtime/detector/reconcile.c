@@ -1,6 +1,6 @@
 /* Anti-entropy for the failed set: see reconcile.h. */
 #include "runtime/detector/reconcile.h"
-#include "runtime/ctrl_kinds.h"
+#include "transport/ctrl_kinds.h"
 
 #include <string.h>
 

@@ -18,7 +18,7 @@
  * answered with a notice (fenced_cb) and otherwise ignored: a rank the job
  * has declared is out, and what it thinks no longer counts.
  *
- * Wire: UCFT_CTRL_FAILED_SET (runtime/ctrl_kinds.h). At most REC_MAX_FACTS
+ * Wire: UCFT_CTRL_FAILED_SET (transport/ctrl_kinds.h). At most REC_MAX_FACTS
  * facts per message; a larger set is sent a window at a time, the window
  * moving on with every offer, so repeated offers cover it. A malformed
  * message (short, n too large, length not matching n) is counted and

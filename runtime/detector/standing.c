@@ -1,6 +1,6 @@
 /* A standing receive of one control kind: see standing.h. */
 #include "runtime/detector/standing.h"
-#include "runtime/ctrl_kinds.h"
+#include "transport/ctrl_kinds.h"
 
 static ucft_status_t standing_post(standing_t *s);
 

@@ -1,5 +1,5 @@
 /*
- * A standing receive: one control kind (runtime/ctrl_kinds.h) from any
+ * A standing receive: one control kind (transport/ctrl_kinds.h) from any
  * source, posted from start to stop. Every message is handed to the
  * owner's function, also one whose receive completes at once (allowed by
  * the transport contract, T2), and the receive is posted again. The

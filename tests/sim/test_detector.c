@@ -2,7 +2,7 @@
  * detector per simulated rank, the sim's own failure notification off, so
  * that the heartbeat ring does the detecting and the binomial broadcast
  * the telling. Every test asserts an outcome with a bound. */
-#include "runtime/ctrl_kinds.h"
+#include "transport/ctrl_kinds.h"
 #include "runtime/detector/detector.h"
 #include "transport/sim/sim.h"
 

@@ -1,7 +1,7 @@
 /* The detector's pieces without a network: the membership, the binomial
  * links, and the heartbeat state machine driven by a fake transport with a
  * fake clock (jitter guard, late-send warning, stale requests). */
-#include "runtime/ctrl_kinds.h"
+#include "transport/ctrl_kinds.h"
 #include "runtime/detector/heartbeat.h"
 #include "runtime/detector/membership.h"
 #include "runtime/detector/propagate.h"

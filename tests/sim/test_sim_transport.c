@@ -1,6 +1,8 @@
 /* The sim backend beyond the shared conformance suite: LogGP timing,
- * fail-stop semantics, injection, notification, determinism. */
+ * fail-stop semantics, injection, notification, determinism, flush. */
 #include "transport/sim/sim.h"
+
+#include "runtime/base/clock.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -274,6 +276,110 @@ static void test_sim_transport_dead_rank(void **state)
     sim_world_destroy(w);
 }
 
+/* From a receive callback (inside the event loop): send, then flush. */
+static ucft_status_t nested_flush;
+static treq_t nested_send;
+static uint64_t nested_v;
+
+static void flush_inside_cb(tp_req_t *r)
+{
+    treq_t *t = (treq_t *)r;
+    t->done++;
+    treq_init(&nested_send, t->tp);
+    tp_send(t->tp, 0, tag(t->tp->rank, 9), &nested_v, sizeof(nested_v),
+            &nested_send.req);
+    nested_flush = tp_flush(t->tp, UCFT_NSEC_PER_SEC);
+}
+
+/* T8 and T9 on the sim (sim.h): the address is the rank's id; flush runs
+ * events until the rank's messages have arrived and its send completions
+ * have run, moves the clock to its deadline when that comes first, does
+ * not wait for a rendezvous send's receiver, returns at once inside the
+ * event loop and on a dead rank. */
+static void test_sim_transport_address_flush(void **state)
+{
+    sim_params_t p;
+    sim_world_t *w = NULL;
+    const void *addr;
+    size_t len;
+    uint64_t v = 7, in = 0;
+    char big[100] = {0};
+    treq_t s[3], r;
+
+    sim_params_default(&p, 3);
+    p.loggp = (sim_loggp_t){1000, 300, 400, 0};
+    p.rndv_min = 64;
+    assert_int_equal(sim_world_create(&p, &w), UCFT_OK);
+    tp_t *a = sim_world_tp(w, 0), *b = sim_world_tp(w, 1),
+         *c = sim_world_tp(w, 2);
+
+    tp_address(b, &addr, &len);
+    assert_int_equal(len, sizeof(int));
+    assert_int_equal(*(const int *)addr, 1);
+
+    /* Nothing sent: at once, the clock where it was. */
+    assert_int_equal(tp_flush(a, UCFT_NSEC_PER_SEC), UCFT_OK);
+    assert_int_equal(sim_world_now(w), 0);
+
+    /* Sends start at 0, 400, 800 (g) and arrive o + L + o later: flush
+     * ends with the last arrival, nobody having posted a receive. */
+    for (int k = 0; k < 3; k++) {
+        treq_init(&s[k], a);
+        assert_int_equal(tp_send(a, k == 2 ? 2 : 1, tag(0, (uint32_t)k), &v,
+                                 sizeof(v), &s[k].req),
+                         UCFT_INPROGRESS);
+    }
+    assert_int_equal(tp_flush(a, UCFT_NSEC_PER_SEC), UCFT_OK);
+    assert_int_equal(sim_world_now(w), 800 + 1600);
+    assert_int_equal(s[0].done + s[1].done + s[2].done, 3);
+    assert_int_equal(
+        tp_probe(b, tag(0, 1), UCFT_TAG_FULL_MASK, &(tp_probe_info_t){0}),
+        UCFT_OK);
+    assert_int_equal(
+        tp_probe(c, tag(0, 2), UCFT_TAG_FULL_MASK, &(tp_probe_info_t){0}),
+        UCFT_OK);
+
+    /* A deadline before the send completes: timed out, the clock at the
+     * deadline; a second flush finishes the job. */
+    treq_init(&s[0], a);
+    tp_send(a, 1, tag(0, 3), &v, sizeof(v), &s[0].req);
+    assert_int_equal(tp_flush(a, 100), UCFT_ERR_TIMED_OUT);
+    assert_int_equal(sim_world_now(w), 2400 + 100);
+    assert_int_equal(s[0].done, 0);
+    assert_int_equal(tp_flush(a, UCFT_NSEC_PER_SEC), UCFT_OK);
+    assert_int_equal(sim_world_now(w), 2400 + 1600);
+    assert_int_equal(s[0].done, 1);
+
+    /* A rendezvous send (100 >= rndv_min): its message arrives, its
+     * request waits for a receive that flush does not wait for. */
+    treq_init(&s[1], a);
+    tp_send(a, 1, tag(0, 4), big, sizeof(big), &s[1].req);
+    assert_int_equal(tp_flush(a, UCFT_NSEC_PER_SEC), UCFT_OK);
+    assert_int_equal(s[1].done, 0);
+    assert_int_equal(
+        tp_probe(b, tag(0, 4), UCFT_TAG_FULL_MASK, &(tp_probe_info_t){0}),
+        UCFT_OK);
+
+    /* Inside the event loop: no events can run, so at once. */
+    treq_init(&r, b);
+    r.req.cb = flush_inside_cb;
+    nested_flush = UCFT_OK;
+    tp_recv(b, tag(0, 0), UCFT_TAG_FULL_MASK, &in, sizeof(in), &r.req);
+    sim_world_run(w, UINT64_MAX, UINT64_MAX);
+    assert_int_equal(r.done, 1);
+    assert_int_equal(nested_flush, UCFT_ERR_TIMED_OUT);
+    assert_int_equal(nested_send.done, 1);
+
+    /* A dead rank's flush: at once, the clock where it was. */
+    treq_init(&s[2], c);
+    tp_send(c, 0, tag(2, 0), &v, sizeof(v), &s[2].req);
+    sim_world_kill(w, 2);
+    uint64_t now = sim_world_now(w);
+    assert_int_equal(tp_flush(c, UCFT_NSEC_PER_SEC), UCFT_OK);
+    assert_int_equal(sim_world_now(w), now);
+    sim_world_destroy(w);
+}
+
 /* A rank dies just before its k-th matching send; other sends do not
  * count. Kill-before-op applies when a driver announces the op. */
 static void test_sim_transport_kill_before_send(void **state)
@@ -496,6 +602,7 @@ int main(void)
         cmocka_unit_test(test_sim_transport_determinism),
         cmocka_unit_test(test_sim_transport_cross_domain),
         cmocka_unit_test(test_sim_transport_bad_params),
+        cmocka_unit_test(test_sim_transport_address_flush),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -63,7 +63,7 @@ tp_harness_t *harness_create(int n, tp_t **tps)
         const void *a;
         if (tp_ucp_create(&p, &h->tps[i]) != UCFT_OK)
             goto err;
-        tp_ucp_address(h->tps[i], &a, &h->len[i]);
+        tp_address(h->tps[i], &a, &h->len[i]);
         h->addr[i] = malloc(h->len[i]);
         if (h->addr[i] == NULL)
             goto err;

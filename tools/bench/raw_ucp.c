@@ -1,8 +1,9 @@
 /*
  * Raw UCP baseline for `ucft-bench pt2pt`.
  *
- * Same settings as ucft's UCP transport (transport/ucp/tp_ucp.c), so that
- * the ratio ucft/raw measures ucft's own layers and nothing else:
+ * Same settings as ucft's UCP transport (transport/ucp/tp_ucp_create.c,
+ * endpoints in tp_ucp_ep.c), so that the ratio ucft/raw measures ucft's own
+ * layers and nothing else:
  *  - features TAG | WAKEUP, a per-request area (request_size), the same
  *    tag_sender_mask, estimated_num_eps = job size;
  *  - MM_ERROR_HANDLING=y when shared memory is enabled in UCX_TLS (and
@@ -21,7 +22,7 @@
  */
 #include "tools/bench/raw_ucp.h"
 #include "transport/tag.h"
-#include "transport/ucp/tp_ucp.h"
+#include "transport/ucp/tp_ucp_diag.h"
 
 #include <poll.h>
 #include <pmix.h>

@@ -1,8 +1,9 @@
 /*
  * The raw UCP baseline of `ucft-bench pt2pt`: a UCP context, worker and
  * endpoint of the bench's own, set up exactly as ucft's UCP transport sets
- * up its own (transport/ucp/tp_ucp.c), with the worker address exchanged
- * through PMIx, and waiting the way UCFT_WAIT asks.
+ * up its own (transport/ucp/tp_ucp_create.c, endpoints in tp_ucp_ep.c),
+ * with the worker address exchanged through PMIx, and waiting the way
+ * UCFT_WAIT asks.
  */
 #ifndef UCFT_TOOLS_BENCH_RAW_UCP_H
 #define UCFT_TOOLS_BENCH_RAW_UCP_H

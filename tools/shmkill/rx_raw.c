@@ -5,7 +5,7 @@
  */
 #include "tools/shmkill/rx.h"
 #include "transport/ucp/fifo_probe.h"
-#include "transport/ucp/tp_ucp.h"
+#include "transport/ucp/tp_ucp_diag.h"
 
 #include <stdlib.h>
 

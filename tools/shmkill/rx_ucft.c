@@ -6,7 +6,7 @@
  * self-probe gives the verdict: through its cut_off_cb when blocked.
  */
 #include "tools/shmkill/rx.h"
-#include "transport/ucp/tp_ucp.h"
+#include "transport/ucp/tp_ucp_diag.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +40,7 @@ static ucft_status_t no_lookup(void *arg, int rank, void **addr, size_t *len)
 
 static void tpx_address(rx_t *rx, const void **addr, size_t *len)
 {
-    tp_ucp_address(((rx_ucft_t *)rx)->tp, addr, len);
+    tp_address(((rx_ucft_t *)rx)->tp, addr, len);
 }
 
 static void tpx_drain(rx_t *rx, uint64_t *cnt, int senders)

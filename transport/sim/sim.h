@@ -34,6 +34,17 @@
  *  - fd() returns -1, arm() returns UCFT_OK, progress() runs up to 64 world
  *    events (any rank's) and returns 0 when called from inside the event
  *    loop; destroy() does nothing: the world frees every rank.
+ *  - address() (T8) is the rank's id: the bytes of tp->rank (an int, in
+ *    host order), the same for the tp's whole life.
+ *  - flush() (T9) runs world events, one at a time, until every message of
+ *    this rank has arrived at its receiver (matched, queued or dropped
+ *    there) and every completion event of its sends has been handled, or
+ *    until the simulated clock has moved timeout_ns on (then
+ *    UCFT_ERR_TIMED_OUT; the clock stops at that deadline when nothing is
+ *    due before it). A rendezvous send waiting for its receive is not
+ *    waited for once its message has arrived. From inside the event loop
+ *    it cannot run events and returns at once; a dead rank's flush returns
+ *    UCFT_OK at once.
  *
  * Failures are fail-stop. A dead rank sends nothing afterwards (a message
  * whose send had not started when the rank died is lost; one already on the

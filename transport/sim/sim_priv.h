@@ -71,6 +71,9 @@ typedef struct sim_rank {
     sim_msg_t *unexp_head, *unexp_tail;
     sim_rank_ext_t *ext;
     uint32_t flags;
+    /* This rank's messages not yet arrived at their receiver plus its
+     * send completions not yet handled: what flush waits for (T9). */
+    uint32_t inflight;
 } sim_rank_t;
 
 typedef enum sim_ev_type {

@@ -116,6 +116,8 @@ static void rndv_complete(sim_world_t *w, uint32_t src, const tp_req_t *req,
                       d.dst, d.req) != UCFT_OK)
             ucft_error(w->params.log,
                        "sim: no memory to complete a send of rank %u", src);
+        else
+            r->inflight++;
         if (req != NULL)
             return;
     }
@@ -220,9 +222,12 @@ static ucft_status_t sim_send(tp_t *tp, int dst, uint64_t tag, const void *buf,
     uint64_t ta = ts + p->o_ns + bytes + p->L_ns;
     sim__push(w, ta + p->o_ns, SIM_EV_ARRIVE, (uint32_t)dst, (uint32_t)tp->rank,
               m);
-    if (!rndv)
+    r->inflight++;
+    if (!rndv) {
         sim__push(w, ts + p->o_ns, SIM_EV_SEND_DONE, (uint32_t)tp->rank,
                   (uint32_t)dst, req);
+        r->inflight++;
+    }
     w->st.messages++;
     w->st.bytes += len;
     if (w->params.domain != NULL &&
@@ -348,6 +353,33 @@ static void sim_peer_failed(tp_t *tp, int rank)
     rndv_complete(sim__world_of(tp), (uint32_t)tp->rank, NULL, (uint32_t)rank);
 }
 
+static void sim_address(tp_t *tp, const void **addr, size_t *len)
+{
+    *addr = &tp->rank;
+    *len = sizeof(tp->rank);
+}
+
+/* Runs world events until this rank's messages have arrived and its send
+ * completions have run (T9; sim.h). */
+static ucft_status_t sim_flush(tp_t *tp, uint64_t timeout_ns)
+{
+    sim_rank_t *r = sim_rank_of(tp);
+    sim_world_t *w = sim__world_of(tp);
+    uint64_t now = sim_world_now(w);
+    /* UINT64_MAX would not move the clock: the deadline stops below it. */
+    uint64_t deadline =
+        timeout_ns < UINT64_MAX - 1 - now ? now + timeout_ns : UINT64_MAX - 1;
+
+    if (r->flags & SIM_RANK_DEAD)
+        return UCFT_OK;
+    /* One event at a time: a run that handles fewer events than it may
+     * moves the clock on to its bound. 0 events: inside the event loop, or
+     * nothing due before the deadline (the clock is at the deadline now). */
+    while (r->inflight > 0 && sim_world_run(w, deadline, 1) > 0)
+        ;
+    return r->inflight > 0 ? UCFT_ERR_TIMED_OUT : UCFT_OK;
+}
+
 static unsigned sim_progress(tp_t *tp)
 {
     return (unsigned)sim_world_run(sim__world_of(tp), UINT64_MAX,
@@ -417,6 +449,8 @@ const tp_ops_t sim_tp_ops = {
     .probe = sim_probe,
     .cancel = sim_cancel,
     .peer_failed = sim_peer_failed,
+    .address = sim_address,
+    .flush = sim_flush,
     .progress = sim_progress,
     .fd = sim_fd,
     .arm = sim_arm,

@@ -370,6 +370,7 @@ static void handle(sim_world_t *w, const sim_event_t *e)
     fold(w, ((uint64_t)type << 48) ^ ((uint64_t)e->rank << 24) ^ e->aux);
     switch (type) {
     case SIM_EV_SEND_DONE:
+        rk->inflight--;
         if (rk->flags & SIM_RANK_DEAD)
             return;
         req = e->ptr;
@@ -384,10 +385,12 @@ static void handle(sim_world_t *w, const sim_event_t *e)
         sim_msg_t *m = e->ptr;
         fold(w, m->tag);
         fold(w, m->len);
-        if (type == SIM_EV_ARRIVE)
+        if (type == SIM_EV_ARRIVE) {
+            w->ranks[m->src].inflight--; /* at its receiver now (flush) */
             handle_arrive(w, m);
-        else
+        } else {
             sim__deliver(w, m);
+        }
         return;
     }
     case SIM_EV_RECV_DONE:

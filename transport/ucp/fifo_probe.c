@@ -1,7 +1,12 @@
 /*
- * The self-probe of a worker's shared-memory FIFO (fifo_probe.h).
+ * The self-probe of a worker's shared-memory FIFO (fifo_probe.h), and, at
+ * the end, when the UCP backend runs it: after each death, a verdict from
+ * progress or from a timer for an owner that sleeps (tp_ucp_priv.h).
  */
 #include "transport/ucp/fifo_probe.h"
+#include "transport/ucp/tp_ucp_priv.h"
+
+#include "runtime/base/clock.h"
 
 #include <string.h>
 
@@ -160,4 +165,90 @@ void fifo_probe_cleanup(fifo_probe_t *p)
     if (p->worker != NULL)
         ucp_worker_destroy(p->worker);
     memset(p, 0, sizeof(*p));
+}
+
+/* ---- the UCP backend's self-probe ---------------------------------------- */
+
+/* How long after a death the probe starts. Making the private worker
+ * costs a few milliseconds of CPU (10 ms and more when all the survivors
+ * of a crowded node do it at once): kept out of the collectives that
+ * correct the failure. A blocked FIFO is for ever, so waiting costs only
+ * a later verdict. */
+#define PROBE_DELAY_NS (50 * UCFT_NSEC_PER_MSEC)
+
+/* The probe's timer: at the next start or verdict, for a sleeping owner. */
+static void probe_arm(tp_ucp_t *tp)
+{
+    uint64_t next = fifo_probe_deadline(&tp->probe);
+    if (tp->probe_due != 0 && tp->probe.state != FIFO_PROBE_WAITING)
+        next = tp->probe_due;
+    if (next == UINT64_MAX)
+        ucft__timerq_remove(&tp->timers, &tp->probe_timer);
+    else if (!ucft_timer_armed(&tp->probe_timer) ||
+             tp->probe_timer.deadline != next)
+        ucft__timerq_add(&tp->timers, &tp->probe_timer, next);
+}
+
+/* A peer died: if it was inside a send to us, our FIFO may be blocked. A
+ * death while a probe is under way may have come after it: one more. */
+void tp_ucp__probe_fifo(tp_ucp_t *tp)
+{
+    if (tp->probe.wait_ns == 0 || tp->probe_due != 0 ||
+        tp->probe.state == FIFO_PROBE_BLOCKED)
+        return;
+    tp->probe_due = ucft_clock_now_ns() + PROBE_DELAY_NS;
+    probe_arm(tp);
+}
+
+static void probe_start(tp_ucp_t *tp, uint64_t now)
+{
+    tp->probe_due = 0;
+    ucs_status_t st =
+        fifo_probe_start(&tp->probe, tp->context, tp->address, now);
+    if (st != UCS_OK)
+        ucft_warn(tp->super.log,
+                  "shared-memory FIFO self-probe not started: %s",
+                  ucs_status_string(st));
+    else
+        ucft_debug(tp->super.log,
+                   "shared-memory FIFO self-probe sent (%.3f ms to send it)",
+                   (double)(ucft_clock_now_ns() - now) / 1e6);
+}
+
+static void probe_verdict(tp_ucp_t *tp, uint64_t now)
+{
+    fifo_probe_state_t s = fifo_probe_poll(&tp->probe, now);
+    if (s == FIFO_PROBE_ARRIVED) {
+        ucft_debug(tp->super.log,
+                   "shared-memory FIFO self-probe arrived after %.3f ms",
+                   (double)(now - tp->probe.start_ns) / 1e6);
+    } else if (s == FIFO_PROBE_BLOCKED) {
+        tp->probe_due = 0;
+        ucft_error(tp->super.log,
+                   "this rank's shared-memory receive FIFO is blocked: a "
+                   "probe sent to it from this process did not arrive in "
+                   "%.0f ms. A process of this node died (or stopped) inside "
+                   "a send to it, and UCX reports nothing; no message from "
+                   "this node reaches this rank any more (docs/transport.md)",
+                   (double)(now - tp->probe.start_ns) / 1e6);
+        if (tp->cut_off_cb != NULL)
+            tp->cut_off_cb(tp->cut_off_arg);
+    }
+}
+
+/* From progress and the probe's timer: a verdict, a start, the timer. */
+void tp_ucp__probe_tick(tp_ucp_t *tp)
+{
+    uint64_t now = ucft_clock_now_ns();
+    if (tp->probe.state == FIFO_PROBE_WAITING)
+        probe_verdict(tp, now);
+    if (tp->probe_due != 0 && tp->probe_due <= now &&
+        tp->probe.state != FIFO_PROBE_WAITING)
+        probe_start(tp, now);
+    probe_arm(tp);
+}
+
+void tp_ucp__probe_timer_cb(ucft_timer_t *timer)
+{
+    tp_ucp__probe_tick(timer->arg);
 }

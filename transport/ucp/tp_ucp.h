@@ -2,14 +2,16 @@
  * The UCP backend of the transport interface: one UCP context and worker per
  * tp_t, endpoints created lazily on first send (peer error handling mode),
  * tagged send/recv, wakeup through the worker's event fd.
+ *
+ * This header is all that creating the backend needs, and it includes no
+ * UCX header: everything else is asked through the tp_t's operations
+ * (transport/transport.h). UCX-level diagnostics, for tools and tests that
+ * work with UCX themselves, are in tp_ucp_diag.h.
  */
 #ifndef UCFT_TP_UCP_H
 #define UCFT_TP_UCP_H
 
 #include "transport/transport.h"
-#include "transport/ucp/fifo_probe.h"
-
-#include <ucp/api/ucp.h>
 
 /* Looks up the worker address of `rank`; on success *addr is a malloc'ed
  * copy that the backend frees. Called from the first send to `rank`.
@@ -43,30 +45,5 @@ typedef struct tp_ucp_params {
 } tp_ucp_params_t;
 
 ucft_status_t tp_ucp_create(const tp_ucp_params_t *params, tp_t **tp_p);
-
-/* Applies ucft's UCX settings to `cfg` (MM_ERROR_HANDLING when shared
- * memory is enabled, the keepalive interval, shared-memory receive
- * buffers grown by 16), unless the user set them in
- * the environment. Also used by baselines that must run UCX exactly as
- * ucft does. */
-void tp_ucp_config_apply(ucp_config_t *cfg, uint64_t keepalive_ns);
-
-/* The local worker address (owned by the backend, valid until destroy). */
-void tp_ucp_address(tp_t *tp, const void **addr, size_t *len);
-
-/* Creates the endpoint to `rank` now instead of on first send. */
-ucft_status_t tp_ucp_connect(tp_t *tp, int rank);
-
-/* Waits (progressing) until every send posted so far is complete at the
- * remote side, or until `timeout_ns` passes (UCFT_ERR_TIMED_OUT). */
-ucft_status_t tp_ucp_flush(tp_t *tp, uint64_t timeout_ns);
-
-/* The state of the FIFO self-probe (fifo_probe.h): IDLE before any
- * failure, then WAITING, ARRIVED or BLOCKED. For diagnostics and tests. */
-fifo_probe_state_t tp_ucp_fifo_state(tp_t *tp);
-
-/* Name of the UCX transport(s) used to reach `rank` ("sysv/memory",
- * "tcp/lo", ...), or "" when not connected; for diagnostics and benches. */
-void tp_ucp_peer_transport(tp_t *tp, int rank, char *buf, size_t len);
 
 #endif

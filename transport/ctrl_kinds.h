@@ -2,10 +2,11 @@
  * Every control-class message kind, in one place. A control message has
  * tag class UCFT_TAG_CLASS_CTRL, context id 0 (the job), source = the
  * sender's job rank and payload = one of the kinds below (transport/tag.h).
-
+ * Next to tag.h because the kinds are part of the wire format: the runtime
+ * and the detector (runtime/detector/) both send and match them.
  */
-#ifndef UCFT_RT_CTRL_KINDS_H
-#define UCFT_RT_CTRL_KINDS_H
+#ifndef UCFT_TRANSPORT_CTRL_KINDS_H
+#define UCFT_TRANSPORT_CTRL_KINDS_H
 
 #include "transport/tag.h"
 

@@ -1,0 +1,56 @@
+/*
+ * UCP backend: the diagnostics of tp_ucp_diag.h (tp_ucp_config_apply is in
+ * tp_ucp_create.c, with its other user).
+ */
+#include "transport/ucp/tp_ucp_diag.h"
+#include "transport/ucp/tp_ucp_priv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+ucft_status_t tp_ucp_connect(tp_t *t, int rank)
+{
+    ucp_ep_h ep;
+    if (rank < 0 || rank >= t->size)
+        return UCFT_ERR_INVALID_PARAM;
+    return tp_ucp__ep_get(TP(t), rank, &ep);
+}
+
+fifo_probe_state_t tp_ucp_fifo_state(tp_t *t)
+{
+    return TP(t)->probe.state;
+}
+
+void tp_ucp_peer_transport(tp_t *t, int rank, char *buf, size_t len)
+{
+    tp_ucp_t *tp = TP(t);
+    char *text = NULL;
+    size_t tlen = 0;
+    FILE *f;
+
+    snprintf(buf, len, "%s", "");
+    if (rank < 0 || rank >= t->size || tp->peers[rank].state != PEER_UP)
+        return;
+    f = open_memstream(&text, &tlen);
+    if (f == NULL)
+        return;
+    ucp_ep_print_info(tp->peers[rank].ep, f);
+    fclose(f);
+    /* Lines look like "#   lane[0]:  3:sysv/memory.0 md[2] ... am am_bw".
+     * Report the transport of the first lane carrying active messages. */
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        char *lane = strstr(line, "lane[");
+        char *colon = lane ? strchr(lane, ':') : NULL;
+        if (colon == NULL || strstr(line, " am") == NULL)
+            continue;
+        char *name = strchr(colon + 1, ':');
+        if (name == NULL)
+            continue;
+        name++;
+        size_t n = strcspn(name, " \t");
+        snprintf(buf, len, "%.*s", (int)n, name);
+        break;
+    }
+    free(text);
+}
