@@ -136,8 +136,7 @@ err:
     return UCFT_ERR_BOOTSTRAP;
 }
 
-ucft_status_t boot_put(boot_t *b, const char *key, const void *addr,
-                          size_t len)
+ucft_status_t boot_put(boot_t *b, const char *key, const void *addr, size_t len)
 {
     pmix_value_t val;
     pmix_status_t rc;
@@ -254,13 +253,13 @@ ucft_status_t boot_publish(boot_t *b, const void *addr, size_t len)
 }
 
 ucft_status_t boot_get(boot_t *b, const char *key, int rank, void **addr,
-                          size_t *len)
+                       size_t *len)
 {
     return get_bytes_q(b, key, rank, addr, len, 0);
 }
 
-ucft_status_t boot_get_opt(boot_t *b, const char *key, int rank,
-                              void **addr, size_t *len)
+ucft_status_t boot_get_opt(boot_t *b, const char *key, int rank, void **addr,
+                           size_t *len)
 {
     return get_bytes_q(b, key, rank, addr, len, 1);
 }
@@ -416,8 +415,7 @@ static void death_handler(size_t id, pmix_status_t code,
         cbfunc(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbdata);
 }
 
-ucft_status_t boot_watch_deaths(boot_t *b, boot_death_cb_t cb,
-                                   void *arg)
+ucft_status_t boot_watch_deaths(boot_t *b, boot_death_cb_t cb, void *arg)
 {
     pmix_status_t codes[] = {
         PMIX_ERR_PROC_ABORTED_BY_SIG,
@@ -497,7 +495,7 @@ static pmix_status_t fence_post(boot_t *b)
 }
 
 ucft_status_t boot_fence_nb(boot_t *b, int collect, boot_done_cb_t cb,
-                               void *arg)
+                            void *arg)
 {
     if (b->singleton) {
         cb(arg, UCFT_OK);

@@ -52,9 +52,9 @@ ucft_status_t boot_publish_hb(boot_t *b, const void *addr, size_t len);
  * `key` into a malloc'ed copy (*addr, *len; the caller frees). A singleton
  * publishes nothing and fetches nothing (UCFT_ERR_BOOTSTRAP). */
 ucft_status_t boot_put(boot_t *b, const char *key, const void *addr,
-                          size_t len);
+                       size_t len);
 ucft_status_t boot_get(boot_t *b, const char *key, int rank, void **addr,
-                          size_t *len);
+                       size_t *len);
 /* This rank's PMIX_LOCALITY_STRING into buf: 1 if the launcher gave one
  * (the rank is bound), 0 if not (absent or a NULL string: unbound, or a
  * singleton). Never blocks (PMIX_OPTIONAL). */
@@ -68,18 +68,17 @@ ucft_status_t boot_lookup(void *arg, int rank, void **addr, size_t *len);
 ucft_status_t boot_lookup_hb(void *arg, int rank, void **addr, size_t *len);
 /* boot_get for an optional key: a rank that did not publish it gives
  * UCFT_ERR_BOOTSTRAP without an error line. */
-ucft_status_t boot_get_opt(boot_t *b, const char *key, int rank,
-                              void **addr, size_t *len);
+ucft_status_t boot_get_opt(boot_t *b, const char *key, int rank, void **addr,
+                           size_t *len);
 /* The ranks of this job on this node (PMIX_LOCAL_PEERS; *ranks malloc'ed,
  * may include this rank). UCFT_ERR_NOT_SUPPORTED when the launcher does
  * not say. */
 ucft_status_t boot_local_peers(boot_t *b, int **ranks, size_t *n);
-ucft_status_t boot_watch_deaths(boot_t *b, boot_death_cb_t cb,
-                                   void *arg);
+ucft_status_t boot_watch_deaths(boot_t *b, boot_death_cb_t cb, void *arg);
 /* Starts a fence over the job (collect: with data collection); `cb` runs
  * on the PMIx thread when done (or at once for a singleton). */
 ucft_status_t boot_fence_nb(boot_t *b, int collect, boot_done_cb_t cb,
-                               void *arg);
+                            void *arg);
 /* Stops the death events of boot_watch_deaths (no callback runs once it
  * returns); a no-op when none are watched. */
 void boot_unwatch_deaths(boot_t *b);

@@ -274,7 +274,7 @@ static int ln_idle(const void *state)
     return !s->rbusy && !s->sbusy;
 }
 
-#define LN_OPS(name, opname, doc_, mult, init_)                          \
+#define LN_OPS(name, opname, doc_, mult, init_)                                \
     const coll_op_ops_t name = {                                               \
         .op = opname,                                                          \
         .alg = "linear",                                                       \

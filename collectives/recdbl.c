@@ -419,7 +419,7 @@ static int rd_idle(const void *state)
     return !s->rbusy && !s->sbusy;
 }
 
-#define RD_OPS(name, opname, algname, doc_, mult, init_)                 \
+#define RD_OPS(name, opname, algname, doc_, mult, init_)                       \
     const coll_op_ops_t name = {                                               \
         .op = opname,                                                          \
         .alg = algname,                                                        \

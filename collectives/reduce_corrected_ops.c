@@ -28,7 +28,7 @@ RC_ENTRY(all_countbit)
 RC_ENTRY(all_bit)
 RC_ENTRY(barrier)
 
-#define RC_OPS(VAR, OP, ALG, DOC, NAME, CONS, MULT)               \
+#define RC_OPS(VAR, OP, ALG, DOC, NAME, CONS, MULT)                            \
     const coll_op_ops_t VAR = {                                                \
         .op = OP,                                                              \
         .alg = ALG,                                                            \
@@ -63,14 +63,15 @@ RC_OPS(coll_allreduce_corrected_ops, "allreduce", "corrected",
        "group correction (a star up to 16 ranks); next root if it failed",
        all_list, 1, 1);
 RC_OPS(coll_allreduce_corrected_list_ops, "allreduce", "corrected-list",
-       "corrected allreduce, failure info: list of failed ranks", all_list,
-       1, 1);
+       "corrected allreduce, failure info: list of failed ranks", all_list, 1,
+       1);
 RC_OPS(coll_allreduce_corrected_countbit_ops, "allreduce", "corrected-countbit",
        "corrected allreduce, failure info: count + bit", all_countbit, 1, 1);
 RC_OPS(coll_allreduce_corrected_bit_ops, "allreduce", "corrected-bit",
        "corrected allreduce, failure info: one bit", all_bit, 1, 1);
-/* Barrier: the corrected allreduce of nothing. Every other hook is its siblings': a barrier is a kept instance
- * too, and a root that has picked its answer must name the others as
- * stale, or they block the late-message sweeper for the rest of the run. */
+/* Barrier: the corrected allreduce of nothing. Every other hook is its
+ * siblings': a barrier is a kept instance too, and a root that has picked its
+ * answer must name the others as stale, or they block the late-message sweeper
+ * for the rest of the run. */
 RC_OPS(coll_barrier_corrected_ops, "barrier", "corrected",
        "corrected allreduce of nothing (bit scheme)", barrier, 1, 1);

@@ -88,4 +88,3 @@ ucft_status_t ucft_barrier(ucft_comm_h comm)
     ucft_status_t st = ucft_ibarrier(comm, &r);
     return st == UCFT_OK ? ucft_wait(&r, NULL) : st;
 }
-

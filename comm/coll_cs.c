@@ -29,7 +29,8 @@ ucft_status_t cm_coll_cs_init(cm_layer_t *cl, struct ucft_comm *comm)
         if (comm->coll_cs[op] == NULL)
             return UCFT_ERR_NO_MEMORY;
         coll_comm_params_t p = {.ctx = comm->ctx_id,
-                                .map = comm->place.map.n > 0 ? &comm->place.map : NULL,
+                                .map = comm->place.map.n > 0 ? &comm->place.map
+                                                             : NULL,
                                 .flushes = 1,
                                 .batch = cl->ctx->cfg.coll_batch};
         ucft_status_t st = co->init(comm->coll_cs[op], cl->ctx->tp, &p);

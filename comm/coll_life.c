@@ -84,8 +84,7 @@ static void coll_free(cm_layer_t *cl, struct cm_coll *c)
 }
 
 /* A state from the operation's free list, or a new one. */
-struct cm_coll *cm_coll_get(cm_layer_t *cl, int slot,
-                                const coll_op_ops_t *ops)
+struct cm_coll *cm_coll_get(cm_layer_t *cl, int slot, const coll_op_ops_t *ops)
 {
     cm_coll_stats_t *cs = &cl->coll_stats;
     struct cm_coll *c = cl->coll_free[slot];
@@ -232,7 +231,6 @@ void cm_coll_done(void *arg, int rank, ucft_status_t status)
         coll_release(r, 1);
 }
 
-
 static void coll_release(struct ucft_request *r, int in_cb)
 {
     struct cm_coll *c = r->coll;
@@ -263,7 +261,6 @@ static void coll_release(struct ucft_request *r, int in_cb)
         rt_req_put(r);
 }
 
-
 /* A kept instance whose 16-bit tag sequence the next instance of its
  * communicator would reuse (65,536 instances later) is retired now, before
  * the new one posts anything: otherwise its pending receives could take
@@ -275,8 +272,7 @@ static void coll_release(struct ucft_request *r, int in_cb)
  * had 65,535 further collectives' time to finish it. A caller still
  * holding its completed request keeps the request, not the instance.
  * The instance is cleaned up as every retired one is (coll_retire_kept). */
-void cm_coll_retire_aliased(cm_layer_t *cl,
-                                struct ucft_comm *comm)
+void cm_coll_retire_aliased(cm_layer_t *cl, struct ucft_comm *comm)
 {
     const uint32_t mask = (1u << UCFT_TAG_SEQ_BITS) - 1;
     int any = 0;
@@ -417,7 +413,8 @@ void cm_coll_cleanup(cm_layer_t *cl)
     } while ((cl->drain.pending || cl->drain.posted) &&
              ucft_clock_now_ns() < until);
     if (cl->drained > before)
-        ucft_info(&cl->ctx->log, "finalize: %llu late collective messages dropped",
+        ucft_info(&cl->ctx->log,
+                  "finalize: %llu late collective messages dropped",
                   (unsigned long long)(cl->drained - before));
     cm_drain_cancel_all(cl);
     /* Let the cancellations complete (their callbacks touch the states):
@@ -453,4 +450,3 @@ void cm_coll_free_all(cm_layer_t *cl)
             coll_free(cl, c);
         }
 }
-

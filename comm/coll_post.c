@@ -49,8 +49,7 @@ ucft_status_t cm_coll_init(cm_layer_t *cl)
 
 /* Whether the collectives of `comm` tell the wait when a yield cannot help
  * (coll_args_t.remote_wait): a hybrid wait with a mate to spin for. */
-static int mate_spin(const cm_layer_t *cl,
-                     const struct ucft_comm *comm)
+static int mate_spin(const cm_layer_t *cl, const struct ucft_comm *comm)
 {
     return comm->place.mate >= 0 && cl->ctx->cfg.wait_mode == RT_WAIT_HYBRID &&
            cl->ctx->cfg.mate_spin_ns > 0;
@@ -78,7 +77,7 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
         op == CM_COLL_SYNC ? cl->coll_sync : cl->coll_alg[op];
     const char *bad =
         req == NULL                      ? "NULL request pointer"
-        : cl->ctx->finalizing                ? "called after ucft_finalize"
+        : cl->ctx->finalizing            ? "called after ucft_finalize"
         : esize == 0                     ? "unknown datatype"
         : root < 0 || root >= comm->size ? "root out of range"
         : count > 0 && in == NULL && op != CM_COLL_BCAST ? "NULL send buffer"
@@ -103,8 +102,7 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
      * of its finished instances would stay in the transport until the next
      * wait (thousands of them), and the cancellations of its finished
      * instances would not complete (their states could not be reused). */
-    if ((cl->coll_free[op] == NULL &&
-         cl->finishing.next != &cl->finishing) ||
+    if ((cl->coll_free[op] == NULL && cl->finishing.next != &cl->finishing) ||
         (cl->drain.pending && (++cl->coll_post_tick & 7) == 0))
         ucft_context_progress(cl->ctx);
     /* Retired kept instances are cleaned up from progress; a rank whose
@@ -210,7 +208,6 @@ ucft_status_t cm_coll_post(ucft_comm_h comm, int op, int root, const void *in,
     return coll_post(comm, op, op, root, in, out, count, dtype, redop, req);
 }
 
-
 ucft_status_t cm_coll_sync(ucft_comm_h comm)
 {
     ucft_request_h r;
@@ -273,7 +270,7 @@ static void coll_flow(struct ucft_comm *comm, int op)
     flow_wait(comm);
     /* A post that fails creates no request: flow_req stays NULL. */
     flow_log(comm, coll_post(comm, CM_COLL_SYNC, -1, 0, NULL, NULL, 0,
-                              UCFT_UINT8, 0, &comm->flow_req));
+                             UCFT_UINT8, 0, &comm->flow_req));
 }
 
 void cm_coll_flow_end(struct ucft_comm *comm)

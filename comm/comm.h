@@ -80,7 +80,7 @@ typedef struct cm_layer {
     struct ucft_request pending;
     /* Collectives. */
     const coll_op_ops_t *coll_alg[CM_COLL_NOPS];
-    const coll_op_ops_t *coll_sync; /* corrected barrier (finalize) */
+    const coll_op_ops_t *coll_sync;     /* corrected barrier (finalize) */
     cm_user_op_t user_ops[CM_USER_OPS]; /* ucft_op_create */
     /* Sentinels: running; finishing (cleaned up, a cancelled request still
      * to complete: recycled once ops->idle says so); lingering (no idle:

@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- the requests' ops ----------------------------------------------------- */
+/* ---- the requests' ops -----------------------------------------------------
+ */
 
 /* A send cannot be cancelled (UCX cancels receives only): it completes
  * when its receiver takes it (a large one waits for that), or fails with

@@ -338,7 +338,7 @@ int main(int argc, char **argv)
     }
     L.nprocs = L.opts.nprocs;
     ucft__log_init(&L.log, L.opts.verbose ? UCFT_LOG_DEBUG : UCFT_LOG_WARN,
-                  "ucftrun");
+                   "ucftrun");
     if (setup(&L) != 0 || run(&L) != 0) {
         /* Signal whatever is already running, then clean up. */
         if (L.procs != NULL)

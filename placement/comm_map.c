@@ -23,8 +23,7 @@ static const char *source_name(locality_source_t s)
 }
 
 ucft_status_t place_map_init(place_map_t *pm, boot_t *boot,
-                             const ucft_log_t *log, int policy, int rank,
-                             int n)
+                             const ucft_log_t *log, int policy, int rank, int n)
 {
     int bound = 0;
     locality_source_t source;
@@ -38,19 +37,19 @@ ucft_status_t place_map_init(place_map_t *pm, boot_t *boot,
     if (pm->loci == NULL || pm->pub_loci == NULL || pm->rank_at == NULL ||
         pm->pos_of == NULL)
         return UCFT_ERR_NO_MEMORY;
-    st =
-        locality_gather(boot, log, pm->loci, &pm->nnodes, &source);
+    st = locality_gather(boot, log, pm->loci, &pm->nnodes, &source);
     if (st != UCFT_OK)
         return st;
     st = placement_compute(pm->policy, pm->loci, n, pm->rank_at, pm->pos_of);
     if (st != UCFT_OK) {
         ucft_error(log, "placement '%s' of %d ranks failed: %s",
-                   placement_policy_name(pm->policy), n, ucft_status_string(st));
+                   placement_policy_name(pm->policy), n,
+                   ucft_status_string(st));
         return st;
     }
     for (int r = 0; r < n; r++) {
         pm->pub_loci[r] = (ucft_locus_t){pm->loci[r].node, pm->loci[r].package,
-                                        pm->loci[r].numa, pm->loci[r].core};
+                                         pm->loci[r].numa, pm->loci[r].core};
         bound += pm->loci[r].core >= 0;
     }
     pm->map = (coll_map_t){.n = n, .rank = pm->rank_at, .pos = pm->pos_of};
@@ -75,4 +74,3 @@ void place_map_cleanup(place_map_t *pm)
     pm->rank_at = pm->pos_of = NULL;
     pm->map = (coll_map_t){0};
 }
-

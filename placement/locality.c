@@ -10,8 +10,8 @@
 #define LOCUS_KEY  "ucft.locus"
 #define LOCUS_TEXT 320 /* 4 ints and a hostname of up to 255 bytes */
 
-int locality_encode(const placement_locus_t *own, const char *host,
-                       char *buf, size_t len)
+int locality_encode(const placement_locus_t *own, const char *host, char *buf,
+                    size_t len)
 {
     int n;
 
@@ -23,7 +23,7 @@ int locality_encode(const placement_locus_t *own, const char *host,
 }
 
 int locality_decode(const char *text, size_t textlen, placement_locus_t *l,
-                       char *host, size_t hostlen)
+                    char *host, size_t hostlen)
 {
     char copy[LOCUS_TEXT], name[LOCUS_TEXT];
     int v[4], used = 0;
@@ -47,7 +47,7 @@ int locality_decode(const char *text, size_t textlen, placement_locus_t *l,
 }
 
 int locality_assign_nodes(placement_locus_t *loci, const char *const *hosts,
-                             int n, locality_source_t *source)
+                          int n, locality_source_t *source)
 {
     int all_ids = 1, nnodes = 0;
     int *first;
@@ -78,8 +78,7 @@ int locality_assign_nodes(placement_locus_t *loci, const char *const *hosts,
 }
 
 /* This rank's own description, from what its launcher says about it. */
-static void own_locus(boot_t *b, const ucft_log_t *log,
-                      placement_locus_t *own)
+static void own_locus(boot_t *b, const ucft_log_t *log, placement_locus_t *own)
 {
     char loc[256];
 
@@ -111,8 +110,8 @@ ucft_status_t locality_publish(boot_t *b, const ucft_log_t *log)
 }
 
 ucft_status_t locality_gather(boot_t *b, const ucft_log_t *log,
-                                 placement_locus_t *loci, int *nnodes,
-                                 locality_source_t *source)
+                              placement_locus_t *loci, int *nnodes,
+                              locality_source_t *source)
 {
     int n = b->size, k;
     char **hosts;
@@ -147,16 +146,15 @@ ucft_status_t locality_gather(boot_t *b, const ucft_log_t *log,
                        "description of where it runs, so the placement "
                        "cannot be computed",
                        r);
-        if (st == UCFT_OK && locality_decode(text, len, &loci[r], hosts[r],
-                                                LOCUS_TEXT) != 0) {
+        if (st == UCFT_OK &&
+            locality_decode(text, len, &loci[r], hosts[r], LOCUS_TEXT) != 0) {
             ucft_error(log, "the locus published by rank %d is malformed", r);
             st = UCFT_ERR_BOOTSTRAP;
         }
         free(text);
     }
     if (st == UCFT_OK) {
-        k = locality_assign_nodes(loci, (const char *const *)hosts, n,
-                                     source);
+        k = locality_assign_nodes(loci, (const char *const *)hosts, n, source);
         if (k < 0)
             st = UCFT_ERR_NO_MEMORY;
         else

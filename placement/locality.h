@@ -46,26 +46,26 @@ ucft_status_t locality_publish(boot_t *b, const ucft_log_t *log);
  * *source. UCFT_ERR_BOOTSTRAP if a rank's description cannot be read,
  * UCFT_ERR_NO_MEMORY. */
 ucft_status_t locality_gather(boot_t *b, const ucft_log_t *log,
-                                 placement_locus_t *loci, int *nnodes,
-                                 locality_source_t *source);
+                              placement_locus_t *loci, int *nnodes,
+                              locality_source_t *source);
 
 /* The pure parts, for tests. */
 
 /* A rank's description as published: "NODE PACKAGE NUMA CORE HOST" in
  * decimal (portable between machines). Returns the length written
  * (excluding the NUL), or -1 if it does not fit. */
-int locality_encode(const placement_locus_t *own, const char *host,
-                       char *buf, size_t len);
+int locality_encode(const placement_locus_t *own, const char *host, char *buf,
+                    size_t len);
 /* Parses such a text: locus and hostname (into host, hostlen bytes).
  * Returns 0, or -1 if malformed. */
 int locality_decode(const char *text, size_t textlen, placement_locus_t *l,
-                       char *host, size_t hostlen);
+                    char *host, size_t hostlen);
 
 /* Node ids of n ranks: loci[r].node kept when every rank has one (>= 0);
  * otherwise hosts[r] numbered densely in order of first appearance.
  * Returns the number of distinct nodes (>= 1), or -1 when out of memory.
  * *source says which rule applied. */
 int locality_assign_nodes(placement_locus_t *loci, const char *const *hosts,
-                             int n, locality_source_t *source);
+                          int n, locality_source_t *source);
 
 #endif

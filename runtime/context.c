@@ -218,7 +218,7 @@ ucft_status_t rt_context_open(const ucft_params_t *params,
     ctx->epfd = -1;
     ucft__log_init(&ctx->log, UCFT_LOG_WARN, "ucft");
     st = ucft__config_read(&rt_config_table, &ctx->cfg, NULL, NULL, err,
-                          sizeof(err));
+                           sizeof(err));
     if (st != UCFT_OK) {
         ucft_error(&ctx->log, "bad configuration: %s", err);
         goto err_free;
@@ -424,8 +424,8 @@ ucft_status_t ucft_context_get_fd(ucft_context_h ctx, int *fd)
     return UCFT_OK;
 }
 
-ucft_status_t ucft_context_get_failed_ranks(ucft_context_h ctx, int *ranks, size_t max,
-                                size_t *count)
+ucft_status_t ucft_context_get_failed_ranks(ucft_context_h ctx, int *ranks,
+                                            size_t max, size_t *count)
 {
     if (ctx == NULL || count == NULL || (max > 0 && ranks == NULL))
         return rt_bad_arg(ctx, "ucft_context_get_failed_ranks",
@@ -438,8 +438,8 @@ ucft_status_t ucft_context_get_failed_ranks(ucft_context_h ctx, int *ranks, size
     return UCFT_OK;
 }
 
-ucft_status_t ucft_context_set_failure_cb(ucft_context_h ctx, ucft_failure_cb_t cb,
-                                  void *arg)
+ucft_status_t ucft_context_set_failure_cb(ucft_context_h ctx,
+                                          ucft_failure_cb_t cb, void *arg)
 {
     if (ctx == NULL)
         return rt_bad_arg(ctx, "ucft_context_set_failure_cb", "NULL context");

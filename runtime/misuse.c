@@ -15,6 +15,6 @@ ucft_status_t rt_bad_arg_at(const struct ucft_context *ctx, const char *call,
                 base ? base + 1 : file, line);
     else if (ucft_log_enabled(&ctx->log, UCFT_LOG_ERROR))
         ucft__log_emit(&ctx->log, UCFT_LOG_ERROR, file, line, "%s: %s", call,
-                      what);
+                       what);
     return UCFT_ERR_INVALID_PARAM;
 }

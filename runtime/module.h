@@ -23,8 +23,8 @@ typedef struct rt_module_ops {
     const char *name;
     /* `rank` was declared failed; the transport has already fenced it. */
     void (*on_failure)(void *state, int rank);
-    /* From every ucft_context_progress, after the transport and the failure news;
-     * returns the work done. */
+    /* From every ucft_context_progress, after the transport and the failure
+     * news; returns the work done. */
     unsigned (*progress)(void *state);
     /* The rank is about to wait or sleep (a wait that has lasted 20 us,
      * ucft_context_arm, a ucft_test that finds its request pending): send

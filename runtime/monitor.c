@@ -368,7 +368,8 @@ ucft_status_t rt_monitor_init(struct ucft_context *ctx)
     return d->pidfd ? rt_procwatch_publish(&d->pw, &ctx->boot) : UCFT_OK;
 }
 
-void rt_monitor_address(struct ucft_context *ctx, const void **addr, size_t *len)
+void rt_monitor_address(struct ucft_context *ctx, const void **addr,
+                        size_t *len)
 {
     *addr = NULL;
     *len = 0;

@@ -22,8 +22,8 @@
  * does not wait for a heartbeat-thread wake-up; the detector's own
  * decision for that rank then finds it already failed.
  * In THREAD mode the heartbeat thread also watches the processes of the
- * ranks on this node (runtime/linux/procwatch.h): a death there is evidence too.
- * With UCFT_DETECTOR_FASTPATH=n evidence is ignored and only heartbeats
+ * ranks on this node (runtime/linux/procwatch.h): a death there is evidence
+ * too. With UCFT_DETECTOR_FASTPATH=n evidence is ignored and only heartbeats
  * decide. A rank that learns it was declared failed logs why and aborts
  * (fencing: a declared rank is dead to the job forever).
  */
@@ -83,7 +83,7 @@ typedef struct rt_monitor {
 ucft_status_t rt_monitor_init(struct ucft_context *ctx);
 /* The heartbeat worker's address, or NULL/0 when there is none. */
 void rt_monitor_address(struct ucft_context *ctx, const void **addr,
-                       size_t *len);
+                        size_t *len);
 /* After wire-up: starts heartbeats (and the thread). */
 ucft_status_t rt_monitor_start(struct ucft_context *ctx);
 /* Evidence that `rank` failed. Any thread. */

@@ -355,7 +355,8 @@ static void seq_collect(seq_ctx_t *c, simseq_result_t *res)
                 res->errors++;
                 res->errors_root_alive += !dead[a->root];
             } else if (coll_oracle_of(c->op)->check != NULL &&
-                       !coll_oracle_of(c->op)->check(buf_of(c, r, k), a, r, c->n, dead)) {
+                       !coll_oracle_of(c->op)->check(buf_of(c, r, k), a, r,
+                                                     c->n, dead)) {
                 res->data_errors++;
             } else {
                 res->ok++;

@@ -41,7 +41,8 @@ int ucft__config_parse_int(const ucft_config_field_t *f, const char *t, void *d)
     return 0;
 }
 
-int ucft__config_parse_uint(const ucft_config_field_t *f, const char *t, void *d)
+int ucft__config_parse_uint(const ucft_config_field_t *f, const char *t,
+                            void *d)
 {
     (void)f;
     uint64_t v;
@@ -52,7 +53,8 @@ int ucft__config_parse_uint(const ucft_config_field_t *f, const char *t, void *d
     return 0;
 }
 
-int ucft__config_parse_bool(const ucft_config_field_t *f, const char *t, void *d)
+int ucft__config_parse_bool(const ucft_config_field_t *f, const char *t,
+                            void *d)
 {
     static const char *const yes[] = {"y", "yes", "1", "on", "true"};
     static const char *const no[] = {"n", "no", "0", "off", "false"};
@@ -72,7 +74,8 @@ int ucft__config_parse_bool(const ucft_config_field_t *f, const char *t, void *d
     return -1;
 }
 
-int ucft__config_parse_time(const ucft_config_field_t *f, const char *t, void *d)
+int ucft__config_parse_time(const ucft_config_field_t *f, const char *t,
+                            void *d)
 {
     static const struct {
         const char *unit;
@@ -100,7 +103,8 @@ int ucft__config_parse_time(const ucft_config_field_t *f, const char *t, void *d
     return -1;
 }
 
-int ucft__config_parse_size(const ucft_config_field_t *f, const char *t, void *d)
+int ucft__config_parse_size(const ucft_config_field_t *f, const char *t,
+                            void *d)
 {
     uint64_t v, mul = 1;
     char *end;
@@ -121,7 +125,8 @@ int ucft__config_parse_size(const ucft_config_field_t *f, const char *t, void *d
     return 0;
 }
 
-int ucft__config_parse_enum(const ucft_config_field_t *f, const char *t, void *d)
+int ucft__config_parse_enum(const ucft_config_field_t *f, const char *t,
+                            void *d)
 {
     if (t == NULL || f->choices == NULL)
         return -1;
@@ -135,7 +140,7 @@ int ucft__config_parse_enum(const ucft_config_field_t *f, const char *t, void *d
 }
 
 int ucft__config_parse_string(const ucft_config_field_t *f, const char *t,
-                             void *d)
+                              void *d)
 {
     (void)f;
     *(const char **)d = t;
@@ -161,8 +166,8 @@ static const char *expects(const ucft_config_field_t *f)
 }
 
 ucft_status_t ucft__config_read(const ucft_config_table_t *table, void *dst,
-                               ucft_config_getenv_fn getenv_fn, void *arg,
-                               char *err, size_t errlen)
+                                ucft_config_getenv_fn getenv_fn, void *arg,
+                                char *err, size_t errlen)
 {
     char name[128];
     if (getenv_fn == NULL)

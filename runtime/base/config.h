@@ -38,21 +38,22 @@ typedef struct ucft_config_table {
  * into uint64_t nanoseconds; size: number with optional k|m|g (binary) into
  * size_t; enum: index in `choices` into int; string: pointer into the
  * environment or table (not copied). */
-int ucft__config_parse_int(const ucft_config_field_t *f, const char *t, void *d);
+int ucft__config_parse_int(const ucft_config_field_t *f, const char *t,
+                           void *d);
 int ucft__config_parse_uint(const ucft_config_field_t *f, const char *t,
-                           void *d);
+                            void *d);
 int ucft__config_parse_bool(const ucft_config_field_t *f, const char *t,
-                           void *d);
+                            void *d);
 /* The longest duration parse_time accepts: 10^6 s (11.6 days). */
 #define UCFT_CONFIG_TIME_MAX_NS (1000000ull * 1000000000ull)
 int ucft__config_parse_time(const ucft_config_field_t *f, const char *t,
-                           void *d);
+                            void *d);
 int ucft__config_parse_size(const ucft_config_field_t *f, const char *t,
-                           void *d);
+                            void *d);
 int ucft__config_parse_enum(const ucft_config_field_t *f, const char *t,
-                           void *d);
+                            void *d);
 int ucft__config_parse_string(const ucft_config_field_t *f, const char *t,
-                             void *d);
+                              void *d);
 
 /* Comma-separated lists: ends the element at `elem` at its comma (writes
  * a NUL there) and returns the next element, NULL after the last. Unlike
@@ -68,8 +69,8 @@ typedef const char *(*ucft_config_getenv_fn)(const char *name, void *arg);
 /* Fills `dst` from the table. On a bad value: returns
  * UCFT_ERR_INVALID_PARAM and writes "UCFT_NAME='value': why" into `err`. */
 ucft_status_t ucft__config_read(const ucft_config_table_t *table, void *dst,
-                               ucft_config_getenv_fn getenv_fn, void *arg,
-                               char *err, size_t errlen);
+                                ucft_config_getenv_fn getenv_fn, void *arg,
+                                char *err, size_t errlen);
 
 /* The process environment as a ucft_config_getenv_fn. */
 const char *ucft__config_getenv(const char *name, void *arg);

@@ -23,7 +23,7 @@ void ucft__log_set_prefix(ucft_log_t *log, const char *fmt, ...)
 }
 
 void ucft__log_emit(const ucft_log_t *log, ucft_log_level_t level,
-                   const char *file, int line, const char *fmt, ...)
+                    const char *file, int line, const char *fmt, ...)
 {
     char msg[1024];
     va_list ap;

@@ -24,11 +24,12 @@ typedef struct ucft_log {
     FILE *stream;    /* NULL means stderr */
 } ucft_log_t;
 
-void ucft__log_init(ucft_log_t *log, ucft_log_level_t level, const char *prefix);
+void ucft__log_init(ucft_log_t *log, ucft_log_level_t level,
+                    const char *prefix);
 void ucft__log_set_prefix(ucft_log_t *log, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void ucft__log_emit(const ucft_log_t *log, ucft_log_level_t level,
-                   const char *file, int line, const char *fmt, ...)
+                    const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
 /* Parses "error", "warn", "info", "debug", "trace", "none" or a digit. */
@@ -40,7 +41,7 @@ const char *ucft__log_level_name(ucft_log_level_t level);
 #define ucft_log_(log, lvl, ...)                                               \
     do {                                                                       \
         if (ucft_log_enabled(log, lvl))                                        \
-            ucft__log_emit((log), (lvl), __FILE__, __LINE__, __VA_ARGS__);      \
+            ucft__log_emit((log), (lvl), __FILE__, __LINE__, __VA_ARGS__);     \
     } while (0)
 
 #define ucft_error(log, ...) ucft_log_((log), UCFT_LOG_ERROR, __VA_ARGS__)

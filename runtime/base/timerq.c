@@ -54,7 +54,7 @@ static void sift_down(ucft_timerq_t *q, size_t i)
 }
 
 ucft_status_t ucft__timerq_add(ucft_timerq_t *q, ucft_timer_t *t,
-                              uint64_t deadline)
+                               uint64_t deadline)
 {
     if (t->pos != 0) {
         uint64_t old = t->deadline;

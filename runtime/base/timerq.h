@@ -37,7 +37,7 @@ void ucft__timerq_cleanup(ucft_timerq_t *q);
 
 /* Arms (or re-arms) `t` for `deadline`. */
 ucft_status_t ucft__timerq_add(ucft_timerq_t *q, ucft_timer_t *t,
-                              uint64_t deadline);
+                               uint64_t deadline);
 /* Disarms `t`; harmless when it is not armed. */
 void ucft__timerq_remove(ucft_timerq_t *q, ucft_timer_t *t);
 

@@ -346,7 +346,8 @@ static void test_bcast_binomial_short(void **state)
     /* Rank 1's child (3) waits on it; ranks 0 and 2 are correct. */
     for (int r = 0; r <= 2; r += 2) {
         assert_int_equal(h.status[r], UCFT_OK);
-        assert_true(coll_oracle_of(h.op)->check(h.buf[r], &h.a, r, h.n, h.dead));
+        assert_true(
+            coll_oracle_of(h.op)->check(h.buf[r], &h.a, r, h.n, h.dead));
     }
     h_destroy(&h);
 }

@@ -49,8 +49,8 @@ static void test_config_defaults_apply(void **state)
     const char *env[] = {NULL};
     demo_t d;
     char err[128] = "";
-    assert_int_equal(ucft__config_read(&demo_table, &d, fake_getenv, (void *)env,
-                                      err, sizeof(err)),
+    assert_int_equal(ucft__config_read(&demo_table, &d, fake_getenv,
+                                       (void *)env, err, sizeof(err)),
                      UCFT_OK);
     assert_int_equal(d.i, -5);
     assert_int_equal(d.u, 7);
@@ -85,8 +85,8 @@ static void expect_bad(const char *setting, const char *needle)
     const char *env[] = {setting, NULL};
     demo_t d;
     char err[256] = "";
-    assert_int_equal(ucft__config_read(&demo_table, &d, fake_getenv, (void *)env,
-                                      err, sizeof(err)),
+    assert_int_equal(ucft__config_read(&demo_table, &d, fake_getenv,
+                                       (void *)env, err, sizeof(err)),
                      UCFT_ERR_INVALID_PARAM);
     assert_non_null(strstr(err, needle));
 }
@@ -136,7 +136,7 @@ static void test_config_runtime_errors_fit_one_line(void **state)
         const char *env[] = {set, NULL};
         rt_config_t c;
         assert_int_equal(ucft__config_read(&rt_config_table, &c, fake_getenv,
-                                          (void *)env, err, sizeof(err)),
+                                           (void *)env, err, sizeof(err)),
                          UCFT_ERR_INVALID_PARAM);
         assert_true(strlen(err) < sizeof(err) - 1);
         assert_non_null(strstr(err, "='@bad@': expected "));
@@ -150,7 +150,7 @@ static void test_config_runtime_table_defaults_parse(void **state)
     rt_config_t c;
     char err[256] = "";
     assert_int_equal(ucft__config_read(&rt_config_table, &c, fake_getenv,
-                                      (void *)env, err, sizeof(err)),
+                                       (void *)env, err, sizeof(err)),
                      UCFT_OK);
     assert_int_equal(c.wait_mode, RT_WAIT_HYBRID);
     assert_int_equal(c.log_level, UCFT_LOG_WARN);
@@ -161,7 +161,7 @@ static void test_config_runtime_table_defaults_parse(void **state)
     assert_int_equal(c.mate_spin_ns, 20000);
     const char *env2[] = {"UCFT_WAIT=spin", "UCFT_LOG_LEVEL=debug", NULL};
     assert_int_equal(ucft__config_read(&rt_config_table, &c, fake_getenv,
-                                      (void *)env2, err, sizeof(err)),
+                                       (void *)env2, err, sizeof(err)),
                      UCFT_OK);
     assert_int_equal(c.wait_mode, RT_WAIT_SPIN);
     assert_int_equal(c.log_level, UCFT_LOG_DEBUG);
@@ -186,19 +186,19 @@ static void test_config_placement(void **state)
     const char *none[] = {NULL};
 
     assert_int_equal(ucft__config_read(&rt_config_table, &c, fake_getenv,
-                                      (void *)none, err, sizeof(err)),
+                                       (void *)none, err, sizeof(err)),
                      UCFT_OK);
     assert_int_equal(c.placement, 0); /* interleave by default */
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
         const char *env[] = {ok[i].env, NULL};
         assert_int_equal(ucft__config_read(&rt_config_table, &c, fake_getenv,
-                                          (void *)env, err, sizeof(err)),
+                                           (void *)env, err, sizeof(err)),
                          UCFT_OK);
         assert_int_equal(c.placement, ok[i].want);
     }
     const char *bad[] = {"UCFT_PLACEMENT=roundrobin", NULL};
     assert_int_equal(ucft__config_read(&rt_config_table, &c, fake_getenv,
-                                      (void *)bad, err, sizeof(err)),
+                                       (void *)bad, err, sizeof(err)),
                      UCFT_ERR_INVALID_PARAM);
     assert_non_null(strstr(err, "UCFT_PLACEMENT='roundrobin'"));
     assert_non_null(strstr(err, "interleave"));

@@ -38,7 +38,8 @@ int bench_parse_size(const char *s, size_t *out);
 /* A positive int. */
 int bench_parse_int(const char *s, int min, int max, int *out);
 
-/* ---- waiting mode (mirrors runtime/progress.c) ------------------------------- */
+/* ---- waiting mode (mirrors runtime/progress.c)
+ * ------------------------------- */
 
 typedef enum bench_wait_mode {
     BENCH_WAIT_SPIN = 0,

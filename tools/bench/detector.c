@@ -286,7 +286,7 @@ int bench_detector_main(int argc, char **argv)
         return rc > 0 ? BENCH_EXIT_OK : BENCH_EXIT_USAGE;
     /* The runtime's own table: the mode and eta/delta it will use. */
     if (ucft__config_read(&rt_config_table, &cfg, NULL, NULL, err,
-                         sizeof(err)) != UCFT_OK) {
+                          sizeof(err)) != UCFT_OK) {
         bench_err("detector", "%s", err);
         return BENCH_EXIT_USAGE;
     }
