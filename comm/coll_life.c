@@ -187,7 +187,7 @@ void cm_coll_ready(void *arg, int rank, ucft_status_t status)
     c->cl->coll_early++;
     coll_complete(c, UCFT_OK);
     if (r->released) { /* nobody waits for it: detach at once */
-        r->coll = NULL;
+        r->owner = NULL;
         c->req = NULL;
         rt_req_put(r);
     }
@@ -233,11 +233,11 @@ void cm_coll_done(void *arg, int rank, ucft_status_t status)
 
 static void coll_release(struct ucft_request *r, int in_cb)
 {
-    struct cm_coll *c = r->coll;
+    struct cm_coll *c = r->owner;
     if (c == NULL)
         return;
     cm_layer_t *cl = c->cl;
-    r->coll = NULL;
+    r->owner = NULL;
     if (c->kept) {
         c->req = NULL; /* still running; cleaned up once retired */
         cl->coll_retire |= c->retired;
@@ -285,7 +285,7 @@ void cm_coll_retire_aliased(cm_layer_t *cl, struct ucft_comm *comm)
                    "reuses its tag sequence",
                    (unsigned)c->args.seq, (unsigned)comm->seq);
         if (c->req != NULL) {
-            c->req->coll = NULL;
+            c->req->owner = NULL;
             c->req = NULL;
         }
         c->retired = any = 1;
@@ -300,7 +300,8 @@ void cm_coll_retire_aliased(cm_layer_t *cl, struct ucft_comm *comm)
 static int coll_req_spin(void *req)
 {
     const struct ucft_request *r = req;
-    return r->coll != NULL && r->coll->remote_wait;
+    const struct cm_coll *c = r->owner;
+    return c != NULL && c->remote_wait;
 }
 
 /* The caller let go of a completed collective request. */

@@ -162,7 +162,7 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
         .mate = comm->place.mate};
     c->remote_wait = 0;
     r->comm = comm;
-    r->coll = c;
+    r->owner = c;
     /* UCFT_INJECT: a call it names runs on a filter that may kill us. */
     tp_t *tp = cl->ctx->tp;
     if (cm_inject_active(&cl->inject))
@@ -193,7 +193,7 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
         cm_drain_finished(cl);
         ops->cleanup(c->state);
         cm_coll_retire(cl, c, 0);
-        r->coll = NULL;
+        r->owner = NULL;
         rt_req_put(r);
         return st;
     }

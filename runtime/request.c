@@ -33,7 +33,7 @@ struct ucft_request *rt_req_get(struct ucft_context *ctx,
     r->done = 0;
     r->released = 0;
     r->cancel_status = UCFT_OK;
-    r->coll = NULL;
+    r->owner = NULL;
     r->info.status = UCFT_INPROGRESS;
     r->info.source = UCFT_ANY_SOURCE;
     r->info.tag = UCFT_ANY_TAG;

@@ -15,7 +15,6 @@
 
 struct ucft_context;
 struct ucft_comm;
-struct cm_coll;
 struct ucft_request;
 
 typedef struct rt_req_ops {
@@ -48,7 +47,7 @@ struct ucft_request {
     uint8_t released;            /* the user let go; recycle on completion */
     uint8_t in_pool;             /* on the free list: a stale handle */
     ucft_status_t cancel_status; /* reported instead of CANCELED */
-    struct cm_coll *coll;        /* a collective's running instance */
+    void *owner; /* the starting layer's own (a collective's instance) */
 };
 
 typedef struct rt_req_chunk {
