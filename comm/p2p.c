@@ -327,10 +327,31 @@ ucft_status_t ucft_send(ucft_comm_h comm, const void *buf, size_t length,
     return st == UCFT_OK ? ucft_wait(&r, NULL) : st;
 }
 
+static int req_done(void *arg)
+{
+    return ((const struct ucft_request *)arg)->done;
+}
+
 ucft_status_t ucft_recv(ucft_comm_h comm, void *buf, size_t length, int source,
                         int tag, ucft_info_t *info)
 {
     ucft_request_h r;
     ucft_status_t st = ucft_irecv(comm, buf, length, source, tag, &r);
-    return st == UCFT_OK ? ucft_wait(&r, info) : st;
+    if (st != UCFT_OK)
+        return st;
+    st = ucft_wait(&r, info);
+    if (st != UCFT_ERR_PROC_FAILED_PENDING)
+        return st;
+    /* UCFT_ERR_PROC_FAILED_PENDING is for nonblocking receives only (the
+     * MPI chapter, 15.2.2): a blocking ANY_SOURCE receive that a failure
+     * interrupts completes with UCFT_ERR_PROC_FAILED, unless a message
+     * matched before its cancellation took effect (then it completes with
+     * that message). Either way its buffer is the caller's again. */
+    if (r->cancel_status == UCFT_OK) {
+        r->cancel_status = UCFT_ERR_PROC_FAILED;
+        tp_cancel(r->ctx->tp, &r->tp);
+    }
+    rt_wait_until(r->ctx, req_done, r, UINT64_MAX);
+    int done;
+    return ucft_test(&r, &done, info);
 }

@@ -63,9 +63,8 @@
  *     the operation completes, and only if it succeeds. A request released by
  *     ucft_request_free still runs, and its buffers stay borrowed until it
  *     completes, which the caller can no longer see: they must stay valid until
- *     ucft_finalize returns. The blocking forms borrow nothing once they return
- *     (one exception: ucft_recv from UCFT_ANY_SOURCE that returns
- *     UCFT_ERR_PROC_FAILED_PENDING).
+ *     ucft_finalize returns. The blocking forms borrow nothing once they
+ *     return.
  *
  * R5. Requests. Requests are allocated by the library, from a pool of the
  *     context (no allocation once the pool is warm). A request completes
@@ -530,13 +529,12 @@ UCFT_API ucft_status_t ucft_send(ucft_comm_h comm, const void *buf,
 /* Blocking receive: ucft_irecv, then ucft_wait. Once the receive is posted
  * *info (if `info` is not NULL) gets its completion information whatever
  * its final status, which is returned (an exception to R8). `buf` is the
- * caller's again when it returns, with one exception: from
- * UCFT_ANY_SOURCE, while a failure is unacknowledged (R10), it returns
- * UCFT_ERR_PROC_FAILED_PENDING (*info not written) and the receive it
- * posted stays posted, so `buf` stays borrowed until ucft_finalize
- * returns (R4); a program that receives from UCFT_ANY_SOURCE while ranks
- * may fail uses ucft_irecv. Callbacks run inside it (R7). Rules: R1, R4,
- * R7, R8, R10. */
+ * caller's again when it returns. From UCFT_ANY_SOURCE, while a failure is
+ * unacknowledged (R10), the receive does not stay pending as a nonblocking
+ * one would (UCFT_ERR_PROC_FAILED_PENDING is for nonblocking receives, as
+ * in the MPI chapter): it is cancelled and returns UCFT_ERR_PROC_FAILED,
+ * or the message that matched before the cancellation took effect.
+ * Callbacks run inside it (R7). Rules: R1, R4, R7, R8, R10. */
 UCFT_API ucft_status_t ucft_recv(ucft_comm_h comm, void *buf, size_t length,
                                  int source, int tag, ucft_info_t *info);
 

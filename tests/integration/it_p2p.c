@@ -18,7 +18,8 @@
  *   killwait  every survivor waits for a message from the last rank, which
  *             the launcher kills (--kill): UCFT_ERR_PROC_FAILED within the
  *             bound given as argument (seconds); rank 0 also has a pending
- *             ANY_SOURCE receive that must end with PROC_FAILED_PENDING
+ *             ANY_SOURCE receive that must end with PROC_FAILED_PENDING,
+ *             and a blocking one that must end with PROC_FAILED
  *   wait      every rank but the last waits for a message from the last
  *             rank, forever (for --stop + --timeout)
  *   master N  the chapter's master-worker example: rank 0 hands out N work
@@ -341,6 +342,16 @@ static void mode_killwait(ucft_comm_h w, int rank, int size, double bound)
          * stays pending until the failure is acknowledged. */
         CHECK_ST(ucft_wait(&any_req, NULL), UCFT_ERR_PROC_FAILED_PENDING);
         CHECK(any_req != NULL, "a PENDING request must stay valid");
+        /* A blocking ANY_SOURCE receive completes instead (PENDING is for
+         * nonblocking receives only): UCFT_ERR_PROC_FAILED, its receive
+         * cancelled, its buffer untouched and the caller's again. */
+        long blk = -7;
+        CHECK_ST(
+            ucft_recv(w, &blk, sizeof(blk), UCFT_ANY_SOURCE, 78, &info),
+            UCFT_ERR_PROC_FAILED);
+        CHECK(blk == -7, "the failed blocking receive wrote its buffer");
+        CHECK(info.status == UCFT_ERR_PROC_FAILED, "info.status %s",
+              ucft_status_name(info.status));
         int acked[4];
         size_t na = 9;
         CHECK_ST(ucft_comm_failure_get_acked(w, acked, 4, &na), UCFT_OK);
