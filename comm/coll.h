@@ -67,7 +67,9 @@ typedef struct cm_coll_stats {
     unsigned nfree[CM_COLL_NOPS + 1]; /* per free list */
 } cm_coll_stats_t;
 
-ucft_status_t cm_coll_init(struct cm_layer *cl);
+/* Chooses `comm`'s algorithms (UCFT_<OP>_ALG) and f (UCFT_F), and makes
+ * its per-operation algorithm states. */
+ucft_status_t cm_coll_init(struct cm_layer *cl, struct ucft_comm *comm);
 /* Posts operation `op` (CM_COLL_*): `in` is copied into the op buffer,
  * the result is copied to `out` (NULL: not wanted) on success. */
 ucft_status_t cm_coll_post(ucft_comm_h comm, int op, int root, const void *in,
@@ -93,8 +95,8 @@ void cm_coll_flush(struct cm_layer *cl);
  * state owned it but is closed (finalize: the message is late); 0 when no
  * state owns it. */
 int cm_coll_cs_kind(const struct ucft_comm *comm, unsigned kind);
-/* coll_cs.c: the communicator states (coll_op_ops_t.comm) of the
- * world's algorithms: made by cm_coll_init, told of failures by
+/* coll_cs.c: the communicator states (coll_op_ops_t.comm) of every
+ * communicator's algorithms: made by cm_coll_init, told of failures by
  * cm_coll_failure; finalize cleans them up (cm_coll_cleanup) and frees them
  * after the transport (also after an init that failed). */
 ucft_status_t cm_coll_cs_init(struct cm_layer *cl, struct ucft_comm *comm);

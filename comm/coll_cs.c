@@ -14,15 +14,15 @@
 
 #include <stdlib.h>
 
-static const coll_comm_ops_t *cs_ops(const cm_layer_t *cl, int op)
+static const coll_comm_ops_t *cs_ops(const struct ucft_comm *comm, int op)
 {
-    return cl->coll_alg[op] != NULL ? cl->coll_alg[op]->comm : NULL;
+    return comm->alg[op] != NULL ? comm->alg[op]->comm : NULL;
 }
 
 ucft_status_t cm_coll_cs_init(cm_layer_t *cl, struct ucft_comm *comm)
 {
     for (int op = 0; op < CM_COLL_NOPS; op++) {
-        const coll_comm_ops_t *co = cs_ops(cl, op);
+        const coll_comm_ops_t *co = cs_ops(comm, op);
         if (co == NULL)
             continue;
         comm->coll_cs[op] = calloc(1, co->size);
@@ -38,7 +38,7 @@ ucft_status_t cm_coll_cs_init(cm_layer_t *cl, struct ucft_comm *comm)
             ucft_error(&cl->ctx->log,
                        "%s algorithm '%s': cannot set up its state on the "
                        "communicator: %s",
-                       cl->coll_alg[op]->op, cl->coll_alg[op]->alg,
+                       comm->alg[op]->op, comm->alg[op]->alg,
                        ucft_status_string(st));
             return st;
         }
@@ -48,25 +48,24 @@ ucft_status_t cm_coll_cs_init(cm_layer_t *cl, struct ucft_comm *comm)
 
 void cm_coll_flush(cm_layer_t *cl)
 {
-    struct ucft_comm *comm = &cl->world;
-    for (int op = 0; op < CM_COLL_NOPS; op++)
-        if (comm->coll_cs[op] != NULL && !comm->coll_cs_closed)
-            cs_ops(cl, op)->flush(comm->coll_cs[op]);
+    for (struct ucft_comm *comm = cl->comms; comm != NULL; comm = comm->next)
+        for (int op = 0; op < CM_COLL_NOPS; op++)
+            if (comm->coll_cs[op] != NULL && !comm->coll_cs_closed)
+                cs_ops(comm, op)->flush(comm->coll_cs[op]);
 }
 
 void cm_coll_cs_failure(cm_layer_t *cl, int rank)
 {
-    struct ucft_comm *comm = &cl->world;
-    for (int op = 0; op < CM_COLL_NOPS; op++)
-        if (comm->coll_cs[op] != NULL && !comm->coll_cs_closed)
-            cs_ops(cl, op)->on_failure(comm->coll_cs[op], rank);
+    for (struct ucft_comm *comm = cl->comms; comm != NULL; comm = comm->next)
+        for (int op = 0; op < CM_COLL_NOPS; op++)
+            if (comm->coll_cs[op] != NULL && !comm->coll_cs_closed)
+                cs_ops(comm, op)->on_failure(comm->coll_cs[op], rank);
 }
 
 int cm_coll_cs_kind(const struct ucft_comm *comm, unsigned kind)
 {
-    const cm_layer_t *cl = comm->layer;
     for (int op = 0; op < CM_COLL_NOPS; op++) {
-        const coll_comm_ops_t *co = cs_ops(cl, op);
+        const coll_comm_ops_t *co = cs_ops(comm, op);
         if (comm->coll_cs[op] != NULL && kind >= co->kind_first &&
             kind <= co->kind_last)
             return comm->coll_cs_closed ? -1 : 1;
@@ -76,34 +75,37 @@ int cm_coll_cs_kind(const struct ucft_comm *comm, unsigned kind)
 
 void cm_coll_cs_cleanup(cm_layer_t *cl)
 {
-    struct ucft_comm *comm = &cl->world;
-    if (comm->coll_cs_closed)
-        return;
-    for (int op = 0; op < CM_COLL_NOPS; op++)
-        if (comm->coll_cs[op] != NULL)
-            cs_ops(cl, op)->cleanup(comm->coll_cs[op]);
-    comm->coll_cs_closed = 1;
+    for (struct ucft_comm *comm = cl->comms; comm != NULL; comm = comm->next) {
+        if (comm->coll_cs_closed)
+            continue;
+        for (int op = 0; op < CM_COLL_NOPS; op++)
+            if (comm->coll_cs[op] != NULL)
+                cs_ops(comm, op)->cleanup(comm->coll_cs[op]);
+        comm->coll_cs_closed = 1;
+    }
 }
 
 int cm_coll_cs_idle(const cm_layer_t *cl)
 {
-    const struct ucft_comm *comm = &cl->world;
-    for (int op = 0; op < CM_COLL_NOPS; op++)
-        if (comm->coll_cs[op] != NULL &&
-            !cs_ops(cl, op)->idle(comm->coll_cs[op]))
-            return 0;
+    for (const struct ucft_comm *comm = cl->comms; comm != NULL;
+         comm = comm->next)
+        for (int op = 0; op < CM_COLL_NOPS; op++)
+            if (comm->coll_cs[op] != NULL &&
+                !cs_ops(comm, op)->idle(comm->coll_cs[op]))
+                return 0;
     return 1;
 }
 
 void cm_coll_cs_free(cm_layer_t *cl)
 {
-    struct ucft_comm *comm = &cl->world;
-    for (int op = 0; op < CM_COLL_NOPS; op++) {
-        if (comm->coll_cs[op] == NULL)
-            continue;
-        cs_ops(cl, op)->destroy(comm->coll_cs[op]);
-        free(comm->coll_cs[op]);
-        comm->coll_cs[op] = NULL;
+    for (struct ucft_comm *comm = cl->comms; comm != NULL; comm = comm->next) {
+        for (int op = 0; op < CM_COLL_NOPS; op++) {
+            if (comm->coll_cs[op] == NULL)
+                continue;
+            cs_ops(comm, op)->destroy(comm->coll_cs[op]);
+            free(comm->coll_cs[op]);
+            comm->coll_cs[op] = NULL;
+        }
+        comm->coll_cs_closed = 1;
     }
-    comm->coll_cs_closed = 1;
 }

@@ -15,11 +15,12 @@
 static const char *const op_names[CM_COLL_NOPS + 1] = {
     "bcast", "reduce", "allreduce", "barrier", "barrier"};
 
-ucft_status_t cm_coll_init(cm_layer_t *cl)
+ucft_status_t cm_coll_init(cm_layer_t *cl, struct ucft_comm *comm)
 {
+    const rt_config_t *cfg = &cl->ctx->cfg;
     for (int i = 0; i < CM_COLL_NOPS; i++) {
-        cl->coll_alg[i] = coll_op_find(op_names[i], cl->ctx->cfg.alg[i]);
-        if (cl->coll_alg[i] == NULL) {
+        comm->alg[i] = coll_op_find(op_names[i], cfg->alg[i]);
+        if (comm->alg[i] == NULL) {
             ucft_error(&cl->ctx->log,
                        "UCFT_%s_ALG='%s': no such %s algorithm (ucft-sim "
                        "--list shows them)",
@@ -27,24 +28,24 @@ ucft_status_t cm_coll_init(cm_layer_t *cl)
                        : i == 1 ? "REDUCE"
                        : i == 2 ? "ALLREDUCE"
                                 : "BARRIER",
-                       cl->ctx->cfg.alg[i], op_names[i]);
+                       cfg->alg[i], op_names[i]);
             return UCFT_ERR_INVALID_PARAM;
         }
     }
-    cl->coll_sync = coll_op_find("barrier", "corrected");
-    if (cl->coll_sync == NULL)
+    comm->sync = coll_op_find("barrier", "corrected");
+    if (comm->sync == NULL)
         return UCFT_ERR_INTERNAL;
-    if (cl->ctx->cfg.f < 1 || cl->ctx->cfg.f > 64) {
-        ucft_error(&cl->ctx->log, "UCFT_F=%d: must be 1..64", cl->ctx->cfg.f);
+    if (cfg->f < 1 || cfg->f > 64) {
+        ucft_error(&cl->ctx->log, "UCFT_F=%d: must be 1..64", cfg->f);
         return UCFT_ERR_INVALID_PARAM;
     }
-    if (cl->ctx->cfg.coll_batch < 1 || cl->ctx->cfg.coll_batch > 64) {
+    if (cfg->coll_batch < 1 || cfg->coll_batch > 64) {
         ucft_error(&cl->ctx->log, "UCFT_COLL_BATCH=%u: must be 1..64",
-                   cl->ctx->cfg.coll_batch);
+                   cfg->coll_batch);
         return UCFT_ERR_INVALID_PARAM;
     }
-    cl->world.f = cl->ctx->cfg.f;
-    return cm_coll_cs_init(cl, &cl->world);
+    comm->f = cfg->f;
+    return cm_coll_cs_init(cl, comm);
 }
 
 /* Whether the collectives of `comm` tell the wait when a yield cannot help
@@ -73,8 +74,7 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
     int reduces =
         op != CM_COLL_BCAST && op != CM_COLL_BARRIER && op != CM_COLL_SYNC;
     const coll_user_op_t *uop = reduces ? cm_user_op(cl, redop) : NULL;
-    const coll_op_ops_t *ops =
-        op == CM_COLL_SYNC ? cl->coll_sync : cl->coll_alg[op];
+    const coll_op_ops_t *ops = op == CM_COLL_SYNC ? comm->sync : comm->alg[op];
     const char *bad =
         req == NULL                      ? "NULL request pointer"
         : cl->ctx->finalizing            ? "called after ucft_finalize"
@@ -152,7 +152,7 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
         .user_op = uop,
         .map = comm->place.map.n > 0 ? &comm->place.map : NULL,
         .rndv_min = cl->ctx->cfg.coll_rndv_min,
-        .comm_state = op < CM_COLL_NOPS && ops == cl->coll_alg[op]
+        .comm_state = op < CM_COLL_NOPS && ops == comm->alg[op]
                           ? comm->coll_cs[op]
                           : NULL,
         .done_cb = cm_coll_done,

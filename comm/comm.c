@@ -5,6 +5,33 @@
  */
 #include "comm/comm.h"
 
+void cm_comm_attach(cm_layer_t *cl, struct ucft_comm *comm)
+{
+    struct ucft_comm **tail = &cl->comms;
+    while (*tail != NULL)
+        tail = &(*tail)->next;
+    comm->next = NULL;
+    *tail = comm;
+}
+
+int cm_comm_rank_of(const struct ucft_comm *comm, uint32_t job)
+{
+    if (comm->members == NULL)
+        return job < (uint32_t)comm->size ? (int)job : -1;
+    for (int r = 0; r < comm->size; r++)
+        if ((uint32_t)comm->members[r] == job)
+            return r;
+    return -1;
+}
+
+struct ucft_comm *cm_comm_find(cm_layer_t *cl, unsigned ctx_id)
+{
+    for (struct ucft_comm *c = cl->comms; c != NULL; c = c->next)
+        if (c->ctx_id == ctx_id)
+            return c;
+    return NULL;
+}
+
 ucft_comm_h ucft_comm_world(ucft_context_h ctx)
 {
     return ctx ? ctx->world : NULL;

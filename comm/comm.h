@@ -7,14 +7,16 @@
  *
  * Objects:
  * - cm_layer_t: one per context, the layer's state (the module's state):
- *   the algorithm table chosen at init, collective instances (running,
- *   finishing, lingering, free lists), the sweeper of late messages, the
- *   pending point-to-point requests, UCFT_INJECT, user-defined operations,
- *   and the world communicator.
+ *   collective instances (running, finishing, lingering, free lists), the
+ *   sweeper of late messages, the pending point-to-point requests,
+ *   UCFT_INJECT, user-defined operations, and the list of communicators,
+ *   world first.
  * - struct ucft_comm: a communicator, a value made from its layer: a group
  *   of job ranks (world: all of them, rank i = job rank i), its own
- *   context id in the tag, its own f, placement map and collective
- *   sequence, and per-operation algorithm states. World is the first one.
+ *   context id in the tag, its own f, placement map, algorithm choices and
+ *   collective sequence, and per-operation algorithm states. What the
+ *   layer does for "the communicators" (flush, failures, late messages,
+ *   finalize) walks that list.
  */
 #ifndef UCFT_COMM_H
 #define UCFT_COMM_H
@@ -31,9 +33,17 @@
 struct ucft_comm {
     struct ucft_context *ctx;
     struct cm_layer *layer;
-    unsigned ctx_id; /* tag context id */
+    struct ucft_comm *next; /* the layer's communicators, world first */
+    unsigned ctx_id;        /* tag context id: no message of another matches */
     int rank;
     int size;
+    /* The group: the job rank of each rank of the communicator ([size]), or
+     * NULL for the identity (world). */
+    const int *members;
+    /* The algorithm of each operation on this communicator, chosen when it
+     * is made (world: UCFT_<OP>_ALG), and its corrected barrier. */
+    const coll_op_ops_t *alg[CM_COLL_NOPS];
+    const coll_op_ops_t *sync;
     size_t acked; /* failures acknowledged (ucft_comm_failure_ack) */
     int f;        /* failures a collective tolerates */
     uint32_t seq; /* next collective instance */
@@ -78,9 +88,8 @@ typedef struct cm_layer {
     /* Point-to-point requests still pending (sentinel of a circular
      * list): told of failures, cancelled at finalize. */
     struct ucft_request pending;
+    struct ucft_comm *comms; /* every communicator of the layer */
     /* Collectives. */
-    const coll_op_ops_t *coll_alg[CM_COLL_NOPS];
-    const coll_op_ops_t *coll_sync;     /* corrected barrier (finalize) */
     cm_user_op_t user_ops[CM_USER_OPS]; /* ucft_op_create */
     /* Sentinels: running; finishing (cleaned up, a cancelled request still
      * to complete: recycled once ops->idle says so); lingering (no idle:
@@ -114,6 +123,20 @@ static inline cm_layer_t *cm_layer_of(struct ucft_context *ctx)
 {
     return ctx->world->layer;
 }
+
+/* ---- communicators (comm/comm.c) ----------------------------------------- */
+
+/* Adds `comm` to its layer's list (its fields set by its maker). */
+void cm_comm_attach(cm_layer_t *cl, struct ucft_comm *comm);
+/* The communicator with context id `ctx_id`, or NULL. */
+struct ucft_comm *cm_comm_find(cm_layer_t *cl, unsigned ctx_id);
+/* The job rank of rank `r` of `comm`. */
+static inline int cm_comm_job_rank(const struct ucft_comm *comm, int r)
+{
+    return comm->members != NULL ? comm->members[r] : r;
+}
+/* The rank in `comm` of job rank `job`, or -1 when it is no member. */
+int cm_comm_rank_of(const struct ucft_comm *comm, uint32_t job);
 
 /* ---- point-to-point (comm/p2p.c) ----------------------------------------- */
 

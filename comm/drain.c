@@ -44,18 +44,13 @@
 #define SWEEP_MAX 1024 /* messages dropped per sweep (then: next progress) */
 #define STALE_MAX 64   /* stale kinds asked of one instance per sweep */
 
-static struct ucft_comm *comm_of(cm_layer_t *cl, unsigned cid)
-{
-    return cid == cl->world.ctx_id ? &cl->world : NULL;
-}
-
 /* 1 when a message with this tag can only be late: its instance has
  * started here and is not running any more; or when it names no
- * communicator (only the world exists: the tag is malformed, logged). */
+ * communicator of this layer (the tag is malformed, logged). */
 static int is_late(cm_layer_t *cl, uint64_t tag)
 {
     unsigned cid = ucft_tag_ctx(tag);
-    struct ucft_comm *comm = comm_of(cl, cid);
+    struct ucft_comm *comm = cm_comm_find(cl, cid);
     uint32_t s = ucft_tag_coll_seq(tag);
 
     if (comm == NULL) {

@@ -69,6 +69,7 @@ ucft_status_t cm_layer_create(struct ucft_context *ctx)
     w->rank = ctx->boot.rank;
     w->size = ctx->boot.size;
     w->place.mate = -1;
+    cm_comm_attach(cl, w);
     ctx->world = w;
     ucft_status_t st = rt_module_attach(ctx, &layer_ops, cl);
     if (st != UCFT_OK) {
@@ -88,7 +89,7 @@ ucft_status_t cm_layer_create(struct ucft_context *ctx)
     st = place_map_init(&w->place, &ctx->boot, &ctx->log, ctx->cfg.placement,
                         w->rank, w->size);
     if (st == UCFT_OK)
-        st = cm_coll_init(cl);
+        st = cm_coll_init(cl, w);
     return st;
 }
 

@@ -84,14 +84,15 @@ void cm_p2p_failure(cm_layer_t *cl, int rank)
     }
 }
 
-/* The sender named by a matched tag (world comm: job rank = comm rank),
- * or -1 when no rank of the communicator has that number: a malformed
- * message, logged. */
+/* The sender named by a matched tag (which carries its job rank) as a rank
+ * of the communicator, or -1 when it is no member: a malformed message,
+ * logged. */
 static int tag_source(struct ucft_comm *comm, uint64_t tag, size_t length)
 {
     uint32_t src = ucft_tag_src(tag);
-    if (src < (uint32_t)comm->size)
-        return (int)src;
+    int r = cm_comm_rank_of(comm, src);
+    if (r >= 0)
+        return r;
     ucft_warn(&comm->ctx->log,
               "a message (tag %u, %zu bytes) names sender %u, which is no "
               "rank of the communicator (size %d): reported as "
@@ -177,7 +178,7 @@ static void p2p_match(ucft_comm_h comm, int source, int tag, uint64_t *t,
 {
     int any_src = source == UCFT_ANY_SOURCE, any_tag = tag == UCFT_ANY_TAG;
     *t = ucft_tag_make(UCFT_TAG_CLASS_P2P, comm->ctx_id,
-                       any_src ? 0 : (uint32_t)source,
+                       any_src ? 0 : (uint32_t)cm_comm_job_rank(comm, source),
                        any_tag ? 0 : (uint32_t)tag);
     *mask = ucft_tag_mask(any_src, any_tag);
 }
@@ -191,18 +192,19 @@ ucft_status_t ucft_isend(ucft_comm_h comm, const void *buf, size_t length,
     if (st != UCFT_OK)
         return st;
     struct ucft_context *ctx = comm->ctx;
-    if (rt_is_failed(ctx, dest))
+    int job = cm_comm_job_rank(comm, dest);
+    if (rt_is_failed(ctx, job))
         return UCFT_ERR_PROC_FAILED;
     struct ucft_request *r = rt_req_get(ctx, &send_ops);
     if (r == NULL)
         return UCFT_ERR_NO_MEMORY;
     r->comm = comm;
     r->peer = dest;
-    r->peer_world = dest;
+    r->peer_world = job;
     r->tp.cb = req_tp_done;
     uint64_t t = ucft_tag_make(UCFT_TAG_CLASS_P2P, comm->ctx_id,
                                (uint32_t)ctx->boot.rank, (uint32_t)tag);
-    st = tp_send(ctx->tp, dest, t, buf, length, &r->tp);
+    st = tp_send(ctx->tp, job, t, buf, length, &r->tp);
     if (st == UCFT_OK) {
         /* Completed in place (short or eager send): nothing to wait for,
          * and a NULL request is complete with UCFT_OK (ucft_test). */
@@ -228,18 +230,20 @@ ucft_status_t ucft_irecv(ucft_comm_h comm, void *buf, size_t length, int source,
     if (st != UCFT_OK)
         return st;
     struct ucft_context *ctx = comm->ctx;
-    if (source != UCFT_ANY_SOURCE && rt_is_failed(ctx, source))
+    int job = source == UCFT_ANY_SOURCE ? UCFT_ANY_SOURCE
+                                        : cm_comm_job_rank(comm, source);
+    if (job != UCFT_ANY_SOURCE && rt_is_failed(ctx, job))
         return UCFT_ERR_PROC_FAILED;
     struct ucft_request *r = rt_req_get(ctx, &recv_ops);
     if (r == NULL)
         return UCFT_ERR_NO_MEMORY;
-    if (source != UCFT_ANY_SOURCE && !ctx->watched[source]) {
-        ctx->watched[source] = 1;
-        tp_watch(ctx->tp, source);
+    if (job != UCFT_ANY_SOURCE && !ctx->watched[job]) {
+        ctx->watched[job] = 1;
+        tp_watch(ctx->tp, job);
     }
     r->comm = comm;
     r->peer = source;
-    r->peer_world = source;
+    r->peer_world = job;
     r->tp.cb = req_tp_done;
     uint64_t t, mask;
     p2p_match(comm, source, tag, &t, &mask);
@@ -278,7 +282,8 @@ ucft_status_t ucft_iprobe(ucft_comm_h comm, int source, int tag, int *flag,
     }
     if (st == UCFT_ERR_NO_MESSAGE) {
         *flag = 0;
-        if (source != UCFT_ANY_SOURCE && rt_is_failed(ctx, source))
+        if (source != UCFT_ANY_SOURCE &&
+            rt_is_failed(ctx, cm_comm_job_rank(comm, source)))
             return UCFT_ERR_PROC_FAILED;
         return UCFT_OK;
     }
