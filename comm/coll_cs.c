@@ -32,7 +32,7 @@ ucft_status_t cm_coll_cs_init(cm_layer_t *cl, struct ucft_comm *comm)
                                 .map = comm->place.map.n > 0 ? &comm->place.map
                                                              : NULL,
                                 .flushes = 1,
-                                .batch = cl->ctx->cfg.coll_batch};
+                                .batch = cl->cfg.coll_batch};
         ucft_status_t st = co->init(comm->coll_cs[op], cl->ctx->tp, &p);
         if (st != UCFT_OK) {
             ucft_error(&cl->ctx->log,

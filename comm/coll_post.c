@@ -17,7 +17,7 @@ static const char *const op_names[CM_COLL_NOPS + 1] = {
 
 ucft_status_t cm_coll_init(cm_layer_t *cl, struct ucft_comm *comm)
 {
-    const rt_config_t *cfg = &cl->ctx->cfg;
+    const cm_config_t *cfg = &cl->cfg;
     for (int i = 0; i < CM_COLL_NOPS; i++) {
         comm->alg[i] = coll_op_find(op_names[i], cfg->alg[i]);
         if (comm->alg[i] == NULL) {
@@ -151,7 +151,7 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
         .redop = redop,
         .user_op = uop,
         .map = comm->place.map.n > 0 ? &comm->place.map : NULL,
-        .rndv_min = cl->ctx->cfg.coll_rndv_min,
+        .rndv_min = cl->cfg.coll_rndv_min,
         .comm_state = op < CM_COLL_NOPS && ops == comm->alg[op]
                           ? comm->coll_cs[op]
                           : NULL,
@@ -257,7 +257,7 @@ static void flow_wait(struct ucft_comm *comm)
 
 static void coll_flow(struct ucft_comm *comm, int op)
 {
-    unsigned window = comm->ctx->cfg.reduce_window;
+    unsigned window = comm->layer->cfg.reduce_window;
 
     if (op == CM_COLL_ALLREDUCE || op == CM_COLL_BARRIER ||
         op == CM_COLL_SYNC) {

@@ -25,6 +25,7 @@
 #include "collectives/coll_op.h"
 #include "comm/coll.h"
 #include "comm/coll_inject.h"
+#include "comm/variables.h"
 #include "placement/comm_map.h"
 #include "runtime/context.h"
 
@@ -84,6 +85,7 @@ typedef struct cm_drain {
 
 typedef struct cm_layer {
     struct ucft_context *ctx;
+    cm_config_t cfg; /* the layer's UCFT_* variables (comm/variables.c) */
     struct ucft_comm world;
     /* Point-to-point requests still pending (sentinel of a circular
      * list): told of failures, cancelled at finalize. */

@@ -78,15 +78,21 @@ ucft_status_t cm_layer_create(struct ucft_context *ctx)
         return st;
     }
     /* From here on the context's teardown destroys the layer. */
-    st = cm_inject_parse(ctx->cfg.inject, &cl->inject, err, sizeof(err));
+    st = ucft__config_read(&cm_config_table, &cl->cfg, NULL, NULL, err,
+                           sizeof(err));
+    if (st != UCFT_OK) {
+        ucft_error(&ctx->log, "bad configuration: %s", err);
+        return st;
+    }
+    st = cm_inject_parse(cl->cfg.inject, &cl->inject, err, sizeof(err));
     if (st == UCFT_OK)
         st = cm_inject_setup(&cl->inject, w->rank, w->size, ctx->tp, &ctx->log,
                              NULL, NULL, err, sizeof(err));
     if (st != UCFT_OK) {
-        ucft_error(&ctx->log, "UCFT_INJECT='%s': %s", ctx->cfg.inject, err);
+        ucft_error(&ctx->log, "UCFT_INJECT='%s': %s", cl->cfg.inject, err);
         return st;
     }
-    st = place_map_init(&w->place, &ctx->boot, &ctx->log, ctx->cfg.placement,
+    st = place_map_init(&w->place, &ctx->boot, &ctx->log, cl->cfg.placement,
                         w->rank, w->size);
     if (st == UCFT_OK)
         st = cm_coll_init(cl, w);

@@ -1,3 +1,5 @@
+/* The context's UCFT_* variables (runtime/variables.h); the communicator
+ * layer's are comm/variables.c's. */
 #include "runtime/variables.h"
 
 #include <stddef.h>
@@ -5,9 +7,6 @@
 static const char *const log_levels[] = {"none",  "error", "warn", "info",
                                          "debug", "trace", NULL};
 static const char *const wait_modes[] = {"spin", "sleep", "hybrid", NULL};
-/* In the order of placement_policy_t (placement/comm_map.c checks it). */
-static const char *const placements[] = {"interleave", "locality", "identity",
-                                         NULL};
 
 #define F(field) offsetof(rt_config_t, field)
 
@@ -113,66 +112,6 @@ static const ucft_config_field_t rt_fields[] = {
      "oversubscribed node, so that a descheduled heartbeat does not look "
      "like a dead rank",
      ucft__config_parse_time, F(hb_slice_ns), NULL},
-    {"F", "1",
-     "failures a collective tolerates (corrected algorithms); more end "
-     "with UCFT_ERR_PROC_FAILED",
-     ucft__config_parse_int, F(f), NULL},
-    {"COLL_RNDV_MIN", "0",
-     "payload size from which the corrected broadcast sends its copies by "
-     "rendezvous, so that a rank that already holds the data takes a "
-     "correction without moving the payload again (e.g. 8k: about 2x "
-     "faster at 1 MiB; experimental: UCX 1.13's TCP transport can crash "
-     "after a kill with it, docs/bcast.md); 0: every copy buffered and "
-     "moved whole",
-     ucft__config_parse_size, F(coll_rndv_min), NULL},
-    {"COLL_BATCH", "64",
-     "broadcast corrected-batched: copies of consecutive broadcasts that a "
-     "rank sends its ring neighbour in one message, at most (1..64); they "
-     "also go when the rank waits or learns of a failure, and at once "
-     "when their receiver is known to be cut off by one",
-     ucft__config_parse_uint, F(coll_batch), NULL},
-    {"REDUCE_WINDOW", "64",
-     "flow control of reduce loops: after every this many reduces in a row "
-     "on a communicator a corrected barrier is posted without waiting, and "
-     "the reduce that ends the next run of as many waits for it, so no rank "
-     "runs more than twice this many reduces ahead of another (a reduce "
-     "leaf never waits otherwise, and its messages pile up unmatched at the "
-     "ranks that combine); 0: off",
-     ucft__config_parse_uint, F(reduce_window), NULL},
-    {"PLACEMENT", "interleave",
-     "which rank holds which position in the collectives' trees and rings: "
-     "interleave (consecutive positions on different nodes, so that a "
-     "whole-node failure stays correctable), locality (neighbours on one "
-     "node, fewer messages between nodes) or identity (position = rank)",
-     ucft__config_parse_enum, F(placement), placements},
-    {"BCAST_ALG", "corrected",
-     "broadcast algorithm (ucft-sim --list): corrected, "
-     "corrected-opportunistic, corrected-batched, corrected-failproof, "
-     "corrected-kary, corrected-lame, binomial",
-     ucft__config_parse_string, F(alg[0]), NULL},
-    {"REDUCE_ALG", "corrected",
-     "reduce algorithm: corrected (= corrected-list), corrected-countbit, "
-     "corrected-bit, binomial (baseline: any failure it depends on ends it "
-     "with ERR_PROC_FAILED)",
-     ucft__config_parse_string, F(alg[1]), NULL},
-    {"ALLREDUCE_ALG", "corrected",
-     "allreduce algorithm: corrected (= corrected-list), "
-     "corrected-countbit, corrected-bit, recdbl (baseline recursive "
-     "doubling: any failure ends it with ERR_PROC_FAILED), recexch "
-     "(baseline recursive exchange, radix up to 8: fewer rounds), linear "
-     "(baseline star through the root: one wait per rank, for small jobs "
-     "on few cores)",
-     ucft__config_parse_string, F(alg[2]), NULL},
-    {"BARRIER_ALG", "corrected",
-     "barrier algorithm: corrected, recdbl, recexch, linear (baselines; "
-     "finalize always uses the corrected one)",
-     ucft__config_parse_string, F(alg[3]), NULL},
-    {"INJECT", "",
-     "failure injection for tests: 'rank=R,op=OP[,call=C][,msg=K]' (specs "
-     "separated by ';'): rank R SIGKILLs itself just before sending message "
-     "K (default 1; 0 = at the start) of its C-th (default 1) call of OP "
-     "(bcast, reduce, allreduce, barrier); empty = none",
-     ucft__config_parse_string, F(inject), NULL},
     {NULL, NULL, NULL, NULL, 0, NULL},
 };
 

@@ -1,4 +1,5 @@
-/* Configuration of the runtime (UCFT_* variables; `ucft-info -c`). */
+/* Configuration of the context (UCFT_* variables; `ucft-info -c`); the
+ * communicator layer's are comm/variables.h. */
 #ifndef UCFT_RT_VARIABLES_H
 #define UCFT_RT_VARIABLES_H
 
@@ -32,13 +33,6 @@ typedef struct rt_config {
     uint64_t hb_grace_ns;   /* no suspicion this soon after start-up */
     int hb_nice;            /* nice value of the heartbeat thread */
     uint64_t hb_slice_ns;   /* its time slice (0: inherited, slice_ns) */
-    int f;                  /* failures tolerated by collectives */
-    size_t coll_rndv_min;   /* lazy copies from this payload size (0: off) */
-    unsigned coll_batch;    /* corrected-batched: copies per message */
-    unsigned reduce_window; /* reduces between flow-control barriers (0: off) */
-    int placement;          /* placement_policy_t (UCFT_PLACEMENT) */
-    const char *alg[4];     /* bcast, reduce, allreduce, barrier */
-    const char *inject;     /* UCFT_INJECT specs (comm/coll_inject.h) */
 } rt_config_t;
 
 extern const ucft_config_table_t rt_config_table;

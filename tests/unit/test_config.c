@@ -1,6 +1,7 @@
 #include "cmocka_inc.h"
 #include "runtime/base/config.h"
 #include "runtime/base/log.h"
+#include "comm/variables.h"
 #include "runtime/variables.h"
 
 #include <string.h>
@@ -123,24 +124,29 @@ static void test_config_bad_values_are_errors_naming_the_variable(void **s)
     expect_bad("UCFT_I= 7", "expected a decimal integer");
 }
 
-/* Every setting of the runtime's table gets a whole error line: the
- * context's error buffer (256 bytes) holds the longest one. */
+/* Every setting of the context's and the communicator layer's tables gets
+ * a whole error line: the context's error buffer (256 bytes) holds the
+ * longest one. */
 static void test_config_runtime_errors_fit_one_line(void **state)
 {
     (void)state;
-    for (const ucft_config_field_t *f = rt_config_table.fields; f->name; f++) {
-        if (f->parse == ucft__config_parse_string)
-            continue; /* any text is a string */
-        char set[160], err[256] = "";
-        snprintf(set, sizeof(set), "UCFT_%s=@bad@", f->name);
-        const char *env[] = {set, NULL};
-        rt_config_t c;
-        assert_int_equal(ucft__config_read(&rt_config_table, &c, fake_getenv,
-                                           (void *)env, err, sizeof(err)),
-                         UCFT_ERR_INVALID_PARAM);
-        assert_true(strlen(err) < sizeof(err) - 1);
-        assert_non_null(strstr(err, "='@bad@': expected "));
-    }
+    const ucft_config_table_t *tables[] = {&rt_config_table, &cm_config_table};
+    for (size_t t = 0; t < 2; t++)
+        for (const ucft_config_field_t *f = tables[t]->fields; f->name; f++) {
+            if (f->parse == ucft__config_parse_string)
+                continue; /* any text is a string */
+            char set[160], err[256] = "";
+            snprintf(set, sizeof(set), "UCFT_%s=@bad@", f->name);
+            const char *env[] = {set, NULL};
+            rt_config_t rc;
+            cm_config_t cc;
+            void *c = t == 0 ? (void *)&rc : (void *)&cc;
+            assert_int_equal(ucft__config_read(tables[t], c, fake_getenv,
+                                               (void *)env, err, sizeof(err)),
+                             UCFT_ERR_INVALID_PARAM);
+            assert_true(strlen(err) < sizeof(err) - 1);
+            assert_non_null(strstr(err, "='@bad@': expected "));
+        }
 }
 
 static void test_config_runtime_table_defaults_parse(void **state)
@@ -165,8 +171,10 @@ static void test_config_runtime_table_defaults_parse(void **state)
                      UCFT_OK);
     assert_int_equal(c.wait_mode, RT_WAIT_SPIN);
     assert_int_equal(c.log_level, UCFT_LOG_DEBUG);
-    /* Every field is documented. */
+    /* Every field is documented, in both tables. */
     for (const ucft_config_field_t *f = rt_config_table.fields; f->name; f++)
+        assert_true(strlen(f->doc) > 10);
+    for (const ucft_config_field_t *f = cm_config_table.fields; f->name; f++)
         assert_true(strlen(f->doc) > 10);
 }
 
@@ -181,23 +189,23 @@ static void test_config_placement(void **state)
     } ok[] = {{"UCFT_PLACEMENT=interleave", 0},
               {"UCFT_PLACEMENT=locality", 1},
               {"UCFT_PLACEMENT=identity", 2}};
-    rt_config_t c;
+    cm_config_t c;
     char err[256] = "";
     const char *none[] = {NULL};
 
-    assert_int_equal(ucft__config_read(&rt_config_table, &c, fake_getenv,
+    assert_int_equal(ucft__config_read(&cm_config_table, &c, fake_getenv,
                                        (void *)none, err, sizeof(err)),
                      UCFT_OK);
     assert_int_equal(c.placement, 0); /* interleave by default */
     for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
         const char *env[] = {ok[i].env, NULL};
-        assert_int_equal(ucft__config_read(&rt_config_table, &c, fake_getenv,
+        assert_int_equal(ucft__config_read(&cm_config_table, &c, fake_getenv,
                                            (void *)env, err, sizeof(err)),
                          UCFT_OK);
         assert_int_equal(c.placement, ok[i].want);
     }
     const char *bad[] = {"UCFT_PLACEMENT=roundrobin", NULL};
-    assert_int_equal(ucft__config_read(&rt_config_table, &c, fake_getenv,
+    assert_int_equal(ucft__config_read(&cm_config_table, &c, fake_getenv,
                                        (void *)bad, err, sizeof(err)),
                      UCFT_ERR_INVALID_PARAM);
     assert_non_null(strstr(err, "UCFT_PLACEMENT='roundrobin'"));

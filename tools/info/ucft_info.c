@@ -6,6 +6,7 @@
  */
 #include "ucft.h"
 #include "runtime/base/config.h"
+#include "comm/variables.h"
 #include "runtime/variables.h"
 
 #include <hwloc.h>
@@ -16,7 +17,8 @@
 #include <ucp/api/ucp.h>
 
 /* Every module's configuration table; a new module adds its table here. */
-static const ucft_config_table_t *const tables[] = {&rt_config_table};
+static const ucft_config_table_t *const tables[] = {&rt_config_table,
+                                                    &cm_config_table};
 
 static void print_config(void)
 {

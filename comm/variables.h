@@ -1,0 +1,22 @@
+/* Configuration of the communicator layer (UCFT_* variables; `ucft-info
+ * -c`), read when the layer is made. */
+#ifndef UCFT_COMM_VARIABLES_H
+#define UCFT_COMM_VARIABLES_H
+
+#include "runtime/base/config.h"
+
+#include <stddef.h>
+
+typedef struct cm_config {
+    int f;                  /* failures tolerated by collectives */
+    size_t coll_rndv_min;   /* lazy copies from this payload size (0: off) */
+    unsigned coll_batch;    /* corrected-batched: copies per message */
+    unsigned reduce_window; /* reduces between flow-control barriers (0: off) */
+    int placement;          /* placement_policy_t (UCFT_PLACEMENT) */
+    const char *alg[4];     /* bcast, reduce, allreduce, barrier */
+    const char *inject;     /* UCFT_INJECT specs (comm/coll_inject.h) */
+} cm_config_t;
+
+extern const ucft_config_table_t cm_config_table;
+
+#endif
