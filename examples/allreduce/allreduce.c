@@ -10,16 +10,39 @@
  * communicator counts towards f (until a shrink renumbers the survivors),
  * so this example, which loses two ranks, asks for f = 2.
  *
- * Each rank also adds 1<<rank in a second element, so it can check which
- * ranks were included: every live rank exactly once, a rank that died
- * during the operation entirely or not at all.
+ * Each rank also adds the bit of its rank to a bit set (one 64-bit word
+ * per 64 ranks, after the sum), so it can check which ranks were
+ * included: every live rank exactly once, a rank that died during the
+ * operation entirely or not at all. Any number of ranks.
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <ucft.h>
 
 #define ITERS 80
+
+/* Bit r of the set `w` (words of 64 bits). */
+static int has(const uint64_t *w, int r)
+{
+    return (int)(w[r / 64] >> (r % 64) & 1);
+}
+
+/* The ranks of the set, and 1 when every rank of [0, size) is in a or b
+ * and a has none beyond size. */
+static int covered(const uint64_t *a, const uint64_t *b, int size, int *count)
+{
+    int ok = 1;
+    *count = 0;
+    for (int r = 0; r < 64 * ((size + 63) / 64); r++) {
+        *count += has(a, r);
+        if (r < size ? !has(a, r) && !has(b, r) : has(a, r))
+            ok = 0;
+    }
+    return ok;
+}
 
 int main(void)
 {
@@ -33,14 +56,21 @@ int main(void)
     int rank = ucft_comm_rank(world), size = ucft_comm_size(world);
     ucft_comm_set_f(world, 2);
     int wrong = 0;
-    if (size > 63) {
-        fprintf(stderr, "this example checks its results for <= 63 ranks\n");
-        ucft_finalize(ctx);
-        return 2;
+    int nwords = (size + 63) / 64;
+    int64_t *in = calloc(1 + (size_t)nwords, sizeof(*in));
+    int64_t *out = calloc(1 + (size_t)nwords, sizeof(*out));
+    uint64_t *dead = calloc((size_t)nwords, sizeof(*dead));
+    int *failed = calloc((size_t)size, sizeof(*failed));
+    if (in == NULL || out == NULL || dead == NULL || failed == NULL) {
+        fprintf(stderr, "out of memory for %d ranks\n", size);
+        return 1;
     }
+    in[0] = rank + 1;
+    in[1 + rank / 64] = (int64_t)((uint64_t)1 << (rank % 64));
     for (int it = 0; it < ITERS; it++) {
-        int64_t in[2] = {rank + 1, (int64_t)1 << rank}, out[2] = {0, 0};
-        st = ucft_allreduce(world, in, out, 2, UCFT_INT64, UCFT_SUM);
+        memset(out, 0, (1 + (size_t)nwords) * sizeof(*out));
+        st = ucft_allreduce(world, in, out, 1 + (size_t)nwords, UCFT_INT64,
+                            UCFT_SUM);
         if (st != UCFT_OK) {
             printf("iteration %d: allreduce failed: %s\n", it,
                    ucft_status_name(st));
@@ -50,33 +80,35 @@ int main(void)
         /* Which ranks are in the sum, and is it theirs exactly? A rank
          * left out must have failed; this rank may learn that a moment
          * after the others, so give the news up to 2 s to arrive. */
-        uint64_t all = ((uint64_t)1 << size) - 1, mask = (uint64_t)out[1];
-        uint64_t dead = 0;
+        const uint64_t *mask = (const uint64_t *)&out[1];
+        int live = 0, all = 0;
         for (int wait_ms = 0; wait_ms <= 2000; wait_ms++) {
-            int failed[64];
             size_t nfailed = 0;
             ucft_context_progress(ctx);
-            ucft_context_get_failed_ranks(ctx, failed, 64, &nfailed);
-            dead = 0;
-            for (size_t i = 0; i < nfailed && i < 64; i++)
-                dead |= (uint64_t)1 << failed[i];
-            if ((mask | dead) == all)
+            ucft_context_get_failed_ranks(ctx, failed, (size_t)size, &nfailed);
+            memset(dead, 0, (size_t)nwords * sizeof(*dead));
+            for (size_t i = 0; i < nfailed && i < (size_t)size; i++)
+                dead[failed[i] / 64] |= (uint64_t)1 << (failed[i] % 64);
+            if ((all = covered(mask, dead, size, &live)))
                 break;
             nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
         }
         int64_t expect = 0;
         for (int r = 0; r < size; r++)
-            if (mask >> r & 1)
+            if (has(mask, r))
                 expect += r + 1;
-        int ok = (mask & ~all) == 0 && (mask | dead) == all && out[0] == expect;
+        int ok = all && out[0] == expect;
         wrong += !ok;
         if (it % 10 == 0 || !ok || it == ITERS - 1)
             printf("iteration %2d: sum %3lld of %d live ranks %s\n", it,
-                   (long long)out[0], __builtin_popcountll(mask),
-                   ok ? "(correct)" : "(WRONG)");
+                   (long long)out[0], live, ok ? "(correct)" : "(WRONG)");
         fflush(stdout);
         nanosleep(&(struct timespec){0, 40 * 1000 * 1000}, NULL);
     }
+    free(in);
+    free(out);
+    free(dead);
+    free(failed);
     st = ucft_finalize(ctx);
     return wrong == 0 && st == UCFT_OK ? 0 : 1;
 }
