@@ -21,6 +21,7 @@ The other ranks see a normal collective; this rank must still call the
 next collectives in the same order (R12).
 """
 import asyncio
+import os
 
 
 class _Driver:
@@ -53,9 +54,13 @@ class _Driver:
         self.soon = None
         if self.ctx._h is None:
             return
+        events = 0
         try:
-            while self.ctx.progress() > 0:
-                pass
+            while True:
+                n = self.ctx.progress()
+                if n <= 0:
+                    break
+                events += n
         except BaseException as e:  # the failure callback raised
             self.loop.call_exception_handler(
                 {"message": "ucft failure callback raised", "exception": e})
@@ -78,6 +83,12 @@ class _Driver:
             self.timer.cancel()
             self.timer = None
         if ms is None:
+            # Work pending (a large transfer moving): run again at once,
+            # but give the core away first when this turn found nothing,
+            # as ucft's own waits do (UCFT_WAIT=hybrid), so that the peer
+            # ranks and the heartbeat thread on a busy node get to run.
+            if events == 0:
+                os.sched_yield()
             self._run_soon()
         else:
             self.timer = self.loop.call_later(ms / 1000.0, self._run)
