@@ -36,6 +36,15 @@ if cc -std=c11 -Werror=deprecated-declarations -c -o "$tmp/old.o" \
 fi
 grep -q "use ucft_context_progress" "$tmp/old.err" ||
   { echo "FAIL: the deprecation warning does not name the new call"; cat "$tmp/old.err"; exit 1; }
+# Man pages of the tools (help2man), when help2man was there at build.
+if command -v help2man >/dev/null; then
+  for t in ucftrun ucft-info ucft-bench ucft-sim ucft-topo; do
+    page="$tmp/prefix/share/man/man1/$t.1"
+    grep -q "^\.TH \"\?${t^^}" "$page" 2>/dev/null ||
+      { echo "FAIL: no man page $page"; exit 1; }
+  done
+  echo "PASS: man pages of the 5 tools installed"
+fi
 # The Python package, from the installed copy alone: no UCFT_LIBRARY, it
 # finds the prefix's libucft through _config.py (Debian's python3).
 py=/usr/bin/python3

@@ -19,7 +19,6 @@ is printed too, to tell the boundary from the wrapper.
 """
 import argparse
 import asyncio
-import ctypes
 import json
 import statistics
 import sys
