@@ -1,5 +1,6 @@
 """The context: one per process and job (include/ucft.h)."""
 import ctypes
+import sys
 import threading
 
 from ._lib import lib, Params, ContextAttr, FAILURE_CB, \
@@ -40,7 +41,14 @@ class Context:
         self.local_size = attr.local_size
         self.hostname = attr.hostname.decode()
         self.singleton = bool(attr.singleton)
-        from ._comm import Comm
+        try:
+            from ._comm import Comm
+        except ImportError as e:  # NumPy missing from this interpreter
+            self.finalize()
+            raise ImportError(
+                "ucft needs NumPy, which %s cannot import (%s); on Debian: "
+                "apt-get install python3-numpy, and run /usr/bin/python3" %
+                (sys.executable, e)) from None
         self.world = Comm(self, lib.ucft_comm_world(self._h))
 
     # -- internal helpers ------------------------------------------------
