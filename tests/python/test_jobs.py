@@ -65,7 +65,9 @@ class Examples(unittest.TestCase):
         self.assertEqual(sorted(map(int, last)), [0, 1, 2, 4, 5, 7], out)
 
     def test_service_example(self):
-        rc, out = job(4, ["-m", "ucft.examples.service"], kills=["2@3"])
+        # 100 reductions 40 ms apart: at least 4 s after start-up, so the
+        # kill at 2 s lands while they run.
+        rc, out = job(4, ["-m", "ucft.examples.service"], kills=["2@2"])
         self.assertEqual(rc, 0, out)
         self.assertNotIn("WRONG", out)
         served = re.findall(r"^\[(\d)\] served (\d+) requests", out, re.M)
