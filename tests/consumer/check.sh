@@ -36,4 +36,37 @@ if cc -std=c11 -Werror=deprecated-declarations -c -o "$tmp/old.o" \
 fi
 grep -q "use ucft_context_progress" "$tmp/old.err" ||
   { echo "FAIL: the deprecation warning does not name the new call"; cat "$tmp/old.err"; exit 1; }
+# Man pages of the tools (help2man), when help2man was there at build.
+if command -v help2man >/dev/null; then
+  for t in ucftrun ucft-info ucft-bench ucft-sim ucft-topo; do
+    page="$tmp/prefix/share/man/man1/$t.1"
+    grep -q "^\.TH \"\?${t^^}" "$page" 2>/dev/null ||
+      { echo "FAIL: no man page $page"; exit 1; }
+  done
+  echo "PASS: man pages of the 5 tools installed"
+fi
+# The Python package, from the installed copy alone: no UCFT_LIBRARY, it
+# finds the prefix's libucft through _config.py (Debian's python3).
+py=/usr/bin/python3
+if [ -x "$py" ] && "$py" -c "import numpy" 2>/dev/null; then
+  pydir=$(find "$tmp/prefix" -type d -name dist-packages | head -n 1)
+  [ -f "$pydir/ucft/_config.py" ] || { echo "FAIL: no installed ucft package"; exit 1; }
+  out=$(cd "$tmp" && env -u UCFT_LIBRARY -u PYTHONPATH PYTHONPATH="$pydir" "$py" -c '
+import os, ucft, ucft._lib as L
+print(os.path.realpath(L._library_path()))
+with ucft.init() as ctx:
+    import numpy as np
+    print(int(ctx.world.allreduce(np.array([41], np.int64))[0]) + 1)
+')
+  echo "$out" | head -n 1 | grep -q "^$tmp/prefix/" ||
+    { echo "FAIL: the installed package did not load the prefix's libucft: $out"; exit 1; }
+  [ "$(echo "$out" | tail -n 1)" = 42 ] || { echo "FAIL: installed package: $out"; exit 1; }
+  ucftrun=$build/bin/ucftrun
+  (cd "$tmp" && env -u UCFT_LIBRARY PYTHONPATH="$pydir" "$ucftrun" -n 4 \
+     --timeout 60 "$py" -m ucft.examples.allreduce) >"$tmp/py.out" 2>&1 ||
+    { echo "FAIL: installed ucft.examples.allreduce"; cat "$tmp/py.out"; exit 1; }
+  [ "$(grep -c 'iteration 79: sum  10 of 4 live ranks (correct)' "$tmp/py.out")" = 4 ] ||
+    { echo "FAIL: installed ucft.examples.allreduce output"; cat "$tmp/py.out"; exit 1; }
+  echo "PASS: installed Python package (ucft.examples.allreduce under ucftrun)"
+fi
 echo "PASS: installed ucft found by CMake and pkg-config"
