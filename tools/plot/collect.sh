@@ -8,6 +8,8 @@
 #   pt2pt.jsonl     ucftrun -n 2 ucft-bench pt2pt --json (ucft and raw UCP)
 #   coll.jsonl      ucft-bench coll --json and Open MPI's mpi_coll, allreduce
 #                   and bcast of 8 B at N = 2, 4, 8 (NS, ITERS)
+#   collsize.jsonl  the same, allreduce and bcast at N = SIZE_N (4) for sizes
+#                   SIZES (8 1k 64k 1m)
 #   detector.jsonl  ucftrun -n 8 --kill 7@3 ucft-bench detector --json,
 #                   DET_RUNS times (told_ms per survivor)
 #   kill.jsonl      ucftrun -n 8 --kill 5@3 ucft-bench coll --kill-to-result
@@ -19,6 +21,8 @@ bin=$build/bin
 out=$root/docs/data
 NS=${NS:-"2 4 8"}
 ITERS=${ITERS:-1000}
+SIZE_N=${SIZE_N:-4}
+SIZES=${SIZES:-"8 1024 65536 1048576"}
 DET_RUNS=${DET_RUNS:-4}
 KILL_RUNS=${KILL_RUNS:-3}
 mkdir -p "$out"
@@ -49,6 +53,23 @@ fi
     done
   done
 } >"$out/coll.jsonl"
+
+echo "== coll vs size (ucft and Open MPI, N = $SIZE_N)"
+{
+  echo "$note"
+  for size in $SIZES; do
+    # Fewer iterations for large vectors: about the same time per point.
+    it=$(( ITERS * 1024 / (size > 1024 ? size : 1024) ))
+    [ "$it" -lt 20 ] && it=20
+    for op in allreduce bcast; do
+      "$bin/ucftrun" -n "$SIZE_N" "$bin/ucft-bench" coll --op "$op" \
+        --size "$size" --iters "$it" --warmup 10 --json
+      [ -n "$mpi" ] && mpirun --allow-run-as-root --oversubscribe \
+        --mca mpi_yield_when_idle 1 --mca pml ob1 -np "$SIZE_N" "$mpi" "$op" \
+        "$size" "$it" 10 2>/dev/null
+    done
+  done
+} >"$out/collsize.jsonl"
 
 echo "== detector"
 { echo "$note"

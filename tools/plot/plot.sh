@@ -36,6 +36,13 @@ for op in ("allreduce", "bcast"):
                               if r["bench"] == "coll" and r["op"] == op])
     write("mpi_%s.dat" % op, [(r["ranks"], r["mean_us"]) for r in c
                              if r["bench"] == "mpi_coll" and r["op"] == op])
+cs = rows("collsize.jsonl")
+for op in ("allreduce", "bcast"):
+    write("ucft_size_%s.dat" % op, [(r["size"], r["mean_us"]) for r in cs
+                                   if r["bench"] == "coll" and r["op"] == op])
+    write("mpi_size_%s.dat" % op, [(r["size"], r["mean_us"]) for r in cs
+                                  if r["bench"] == "mpi_coll" and r["op"] == op])
+nsize = cs[0]["ranks"] if cs else 0
 d = rows("detector.jsonl")
 told = sorted(x for r in d for x in r["told_ms"])
 event = sorted(x for r in d for x in r["event_ms"])
@@ -46,13 +53,13 @@ write("first.dat", [(q["rank"] + 0.1 * (i - 1), q["first_ms"], i + 1)
                     for i, r in enumerate(k) for q in r["per_rank"]])
 write("excl.dat", [(q["rank"] + 0.1 * (i - 1), q["excluded_ms"], i + 1)
                    for i, r in enumerate(k) for q in r["per_rank"]])
-for n in ("pt2pt", "coll", "detector", "kill"):
+for n in ("pt2pt", "coll", "collsize", "detector", "kill"):
     with open("%s/%s.note" % (tmp, n), "w") as f:
         f.write(header(n + ".jsonl"))
 with open("%s/counts" % tmp, "w") as f:
-    f.write("%d %d %d\n" % (len(d), len(told), len(k)))
+    f.write("%d %d %d %d\n" % (len(d), len(told), len(k), nsize))
 PY
-read -r druns ntold kruns <"$tmp/counts"
+read -r druns ntold kruns nsize <"$tmp/counts"
 note() { cat "$tmp/$1.note"; }
 
 gnuplot <<GP
@@ -84,6 +91,19 @@ plot "$tmp/ucft_allreduce.dat" w lp pt 7 lc 1 t "ucft allreduce (corrected)", \
      "$tmp/mpi_allreduce.dat" w lp pt 5 lc 1 dt 2 t "Open MPI allreduce (ob1)", \
      "$tmp/ucft_bcast.dat" w lp pt 7 lc 2 t "ucft bcast (corrected)", \
      "$tmp/mpi_bcast.dat" w lp pt 5 lc 2 dt 2 t "Open MPI bcast (ob1)"
+
+set output "$img/coll_vs_size.png"
+set title "Collectives vs size, N = $nsize, back-to-back mean per op ($(note collsize))"
+set logscale x 2
+set logscale y
+set format x "%.0s%cB"
+set xlabel "vector size"
+set ylabel "us per operation"
+plot "$tmp/ucft_size_allreduce.dat" w lp pt 7 lc 1 t "ucft allreduce (corrected)", \
+     "$tmp/mpi_size_allreduce.dat" w lp pt 5 lc 1 dt 2 t "Open MPI allreduce (ob1)", \
+     "$tmp/ucft_size_bcast.dat" w lp pt 7 lc 2 t "ucft bcast (corrected)", \
+     "$tmp/mpi_size_bcast.dat" w lp pt 5 lc 2 dt 2 t "Open MPI bcast (ob1)"
+unset logscale y
 
 set output "$img/detector_told.png"
 set title "Kill to told: 8 ranks, rank 7 killed, $druns runs, $ntold survivors ($(note detector))"
