@@ -7,7 +7,8 @@
 #   -b DIR   build directory (default: ./build of the repository)
 #   -n N     jobs (default 300)
 #   -s SEED  first seed (default 1000); job i uses SEED + i * 7919
-#   -o DIR   where to keep logs (default: a new /tmp/tcp_kill_campaign.*)
+#   -o DIR   where to keep logs (default: a new /tmp/tcp_kill_campaign.*,
+#            removed at the end when every job passed)
 #   -c       allow core dumps (ulimit -c unlimited) and keep them in DIR
 #   -m MAX   fail (exit 1) when more than MAX survivor crashes (default 0)
 # Verdicts: CRASH (a rank other than a victim died of a signal, or UCX
@@ -26,10 +27,11 @@ while getopts "b:n:s:o:cm:" o; do
   case $o in
     b) build=$OPTARG ;; n) n=$OPTARG ;; s) seed=$OPTARG ;;
     o) out=$OPTARG ;; c) cores=1 ;; m) max=$OPTARG ;;
-    *) sed -n '2,21p' "$0"; exit 2 ;;
+    *) sed -n '2,23p' "$0"; exit 2 ;;
   esac
 done
-[ -n "$out" ] || out=$(mktemp -d /tmp/tcp_kill_campaign.XXXXXX)
+keep=1
+[ -n "$out" ] || { out=$(mktemp -d /tmp/tcp_kill_campaign.XXXXXX); keep=0; }
 mkdir -p "$out"
 ucftrun=$build/bin/ucftrun prog=$build/tests/it_faults
 [ -x "$ucftrun" ] && [ -x "$prog" ] || { echo "no $ucftrun or $prog"; exit 2; }
@@ -83,4 +85,5 @@ for ((i = 0; i < n; i++)); do
 done
 echo "tcp_kill_campaign: $n jobs: $pass passed, $crash survivor crashes," \
   "$suspect false suspicions, $fail other failures (logs in $out)"
+[ $keep -eq 0 ] && [ $pass -eq "$n" ] && rm -rf "$out"
 [ "$crash" -le "$max" ] && [ "$fail" -eq 0 ]
