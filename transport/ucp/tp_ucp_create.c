@@ -20,6 +20,18 @@ static int shm_enabled(void)
            strstr(tls, "sysv") || strstr(tls, "mm");
 }
 
+/* Whether UCX_TLS lets UCX use TCP (UCX warns about a TCP setting that no
+ * interface uses). */
+static int tcp_enabled(void)
+{
+    const char *tls = getenv("UCX_TLS");
+    if (tls == NULL || *tls == '\0' || strstr(tls, "all") != NULL)
+        return 1;
+    if (*tls == '^') /* a list of transports to leave out */
+        return strstr(tls, "tcp") == NULL;
+    return strstr(tls, "tcp") != NULL;
+}
+
 void tp_ucp_config_apply(ucp_config_t *cfg, uint64_t keepalive_ns)
 {
     /* Peer error handling rules shared memory out unless MM_ERROR_HANDLING
@@ -32,6 +44,15 @@ void tp_ucp_config_apply(ucp_config_t *cfg, uint64_t keepalive_ns)
                  (unsigned long long)(keepalive_ns / UCFT_NSEC_PER_MSEC));
         ucp_config_modify(cfg, "KEEPALIVE_INTERVAL", v);
     }
+    /* UCX 1.13's TCP transport handles one socket event per epoll_wait
+     * instead of up to 16. Handling one event can close another peer's TCP
+     * endpoint (a send to it, made by UCX itself inside the handler, fails
+     * because that peer just died), and a later event of the same batch
+     * for that endpoint then aborts the process (docs/transport.md, "A
+     * kill can crash a survivor (TCP)"). With one event per batch nothing
+     * is stale. Costs one epoll_wait per ready socket. */
+    if (tcp_enabled() && getenv("UCX_TCP_MAX_POLL") == NULL)
+        ucp_config_modify(cfg, "MAX_POLL", "1"); /* the TCP iface's key */
     /* Buffered sends must not wait for their receiver (T7): a corrected
      * algorithm sends copies that nobody may ever receive, and a
      * rendezvous send of one would never complete. Those sends ask for

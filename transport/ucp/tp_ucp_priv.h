@@ -13,8 +13,12 @@
  * - Messages from a rank declared failed (peer_failed) that arrive later
  *   are dropped and the receive is posted again. Those already here at the
  *   declaration are kept and still received (T5; kept.h).
- * - Completions caused by tp_cancel() are deferred to the next progress
- *   call (UCX would run them inside ucp_request_cancel).
+ * - No owner callback runs inside UCX: completions that UCX reports from
+ *   ucp_worker_progress are queued and run, in order, once it has
+ *   returned; those caused by tp_cancel() (UCX would run them inside
+ *   ucp_request_cancel) or by peer_failed wait for the next progress call.
+ *   An owner's send from a callback thus never runs inside UCX's TCP event
+ *   dispatch (the UCX 1.13 TCP crash, docs/transport.md).
  * - After each peer failure the worker's shared-memory FIFO is self-probed
  *   (fifo_probe.h); a blocked FIFO is reported through cut_off_cb.
  *
@@ -68,11 +72,12 @@ struct tp_ucp {
     void *lookup_arg;
     ucft_timerq_t timers;
     unsigned outstanding; /* live UCX requests */
-    int deferring;        /* inside ucp_request_cancel */
+    int deferring;        /* completions queued, not run (complete()) */
     int posting;          /* inside ucp_tag_recv_nbx */
     int progressing;      /* inside ucp_worker_progress */
     tp_req_t *deferred;   /* completions to run at next progress (via priv) */
-    void **closing;       /* endpoint close requests not yet complete */
+    tp_req_t *deferred_last; /* the last of them: run in completion order */
+    void **closing;          /* endpoint close requests not yet complete */
     size_t nclosing, closing_cap;
     int *errors; /* ranks with an endpoint error to report */
     size_t nerrors, errors_cap;

@@ -7,11 +7,25 @@
 
 #include "runtime/base/clock.h"
 
+/*
+ * Every completion UCX reports while the worker progresses is queued and
+ * run after ucp_worker_progress has returned, never inside it. An owner's
+ * callback sends (a collective forwards what it received), and inside
+ * UCX 1.13's TCP transport that send would run in the middle of the
+ * dispatch of one batch of socket events: if it goes to a peer that has
+ * just died, send() fails, UCX marks the peer's TCP endpoint CLOSED and
+ * takes it out of the event set, but the peer's own event (its hang-up)
+ * is still in the batch, and dispatching it to the CLOSED endpoint aborts
+ * the process (tcp_iface.c:307) or, once the endpoint is freed, crashes
+ * it (docs/transport.md, "A kill can crash a survivor (TCP)").
+ */
 unsigned tp_ucp_progress(tp_t *t)
 {
     tp_ucp_t *tp = TP(t);
     tp->progressing++;
+    tp->deferring++;
     unsigned n = ucp_worker_progress(tp->worker);
+    tp->deferring--;
     if (tp->probe.state == FIFO_PROBE_WAITING)
         tp_ucp__probe_tick(tp);
     tp->progressing--;
