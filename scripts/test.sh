@@ -12,15 +12,22 @@ quick=0
 "$root/scripts/bootstrap.sh"
 jobs=$(nproc)
 
+# Jobs that kill a rank over shared memory: UCX 1.13 can leave a
+# survivor's shared-memory FIFO blocked when a rank dies inside a send to
+# it (measured by ucft-shmkill: about 1 kill in 600 to 2,800; ucft's
+# self-probe then stops that survivor, one failure more than the test
+# planned; docs/transport.md). These, and only these, get one retry; every
+# other test, the TCP kill jobs included, must pass the first time.
+shm_kills='(kill|inject|killwait|demo|master|nodekill|evloop|initkills)[^ ]*\.shm\.|^python\.(Jobs|Examples)|^tool\.shmkill\.cut_off'
+
 run_suite() { # dir [label-regex [extra ctest args...]]
-  local dir=$1 labels=${2:-}
+  local dir=$1 labels=${2:-} rc=0
   shift 2 || shift $#
-  # No retries: a test that fails once fails the suite. (The UCX 1.13 TCP
-  # crash that a retry used to hide is avoided in transport/ucp/;
-  # docs/transport.md, "A kill can crash a survivor (TCP)".)
   local args=(--test-dir "$dir" --output-on-failure --timeout 300 -j"$jobs")
   [ -n "$labels" ] && args+=(-L "$labels")
-  ctest "${args[@]}" "$@"
+  ctest "${args[@]}" -E "$shm_kills" "$@" || rc=1
+  ctest "${args[@]}" -R "$shm_kills" --repeat until-pass:2 "$@" || rc=1
+  return $rc
 }
 
 echo "== build (RelWithDebInfo, -Werror)"
