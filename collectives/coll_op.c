@@ -27,6 +27,7 @@ extern const coll_op_ops_t coll_allreduce_recexch_ops;
 extern const coll_op_ops_t coll_barrier_recexch_ops;
 extern const coll_op_ops_t coll_allreduce_linear_ops;
 extern const coll_op_ops_t coll_barrier_linear_ops;
+extern const coll_op_ops_t coll_agree_era_ops;
 
 const coll_op_ops_t *const coll_op_table[] = {
     &coll_bcast_binomial_ops,
@@ -55,6 +56,8 @@ const coll_op_ops_t *const coll_op_table[] = {
     &coll_barrier_recexch_ops,
     &coll_allreduce_linear_ops,
     &coll_barrier_linear_ops,
+    /* Agreement (fault-tolerant, any number of failures). */
+    &coll_agree_era_ops,
     NULL,
 };
 

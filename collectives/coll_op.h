@@ -41,6 +41,9 @@
 enum coll_kind {
     COLL_KIND_BCAST_BINOMIAL = 1,
     COLL_KIND_RING_EXCHANGE = 2,
+    /* 8..15: agreement (agree.h). */
+    COLL_KIND_AGREE_FIRST = 8,
+    COLL_KIND_AGREE_LAST = 15,
     /* 16..47: corrected broadcast (tree and correction messages). */
     COLL_KIND_BCAST_CORRECTED_FIRST = 16,
     COLL_KIND_BCAST_CORRECTED_LAST = 47,

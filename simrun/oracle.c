@@ -53,9 +53,11 @@ static const coll_oracle_t oracles[] = {
     {rc_fill, rc_check_root},
     {rc_fill, rc_check_all},
     {ring_fill, ring_check},
+    {agree_fill, agree_check},
     {NULL, NULL},
 };
-static const char *const names[] = {"bcast", "reduce", "allreduce", "ring"};
+static const char *const names[] = {"bcast", "reduce", "allreduce", "ring",
+                                    "agree"};
 
 const coll_oracle_t *coll_oracle_of(const coll_op_ops_t *op)
 {

@@ -386,6 +386,8 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
                       &args, buf);
         if (st != UCFT_OK)
             goto out;
+        if (p->prepare != NULL)
+            p->prepare(p->hook_arg, r, states + (size_t)r * ssize);
     }
     for (int r = 0; r < n; r++) {
         if (p->start_spread_ns == 0) {
@@ -417,6 +419,10 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
             res->completed++;
             if (orc->check != NULL && bufs != NULL &&
                 !orc->check(bufs + (size_t)r * bsize, &args, r, n, dead))
+                res->data_errors++;
+            else if (p->inspect != NULL &&
+                     !p->inspect(p->hook_arg, r, s,
+                                 bufs ? bufs + (size_t)r * bsize : NULL, dead))
                 res->data_errors++;
             /* Results that must be identical at every survivor: the
              * first len bytes (the rest of the buffer is scratch). */

@@ -61,6 +61,15 @@ typedef struct simrun_params {
     uint64_t start_spread_ns;
     coll_args_t args; /* f, count, dtype, redop, map (the rest is set
                          from the fields above) */
+    /* Optional hooks for operations whose inputs or outputs do not all
+     * live in the op buffer (agreement: acknowledged failures in, the
+     * failed set out). prepare: every rank, after op->init and before
+     * start. inspect: every live rank whose operation completed, before
+     * cleanup; 0 = its outcome is wrong (counted in data_errors). */
+    void (*prepare)(void *arg, int rank, void *state);
+    int (*inspect)(void *arg, int rank, const void *state, const void *buf,
+                   const uint8_t *dead);
+    void *hook_arg;
 } simrun_params_t;
 
 typedef struct simrun_result {

@@ -1,0 +1,787 @@
+/*
+ * Agreement (agree.h): a fast path that costs a recursive-doubling
+ * allreduce, and a coordinator protocol that takes over when a failure
+ * gets in its way. The proof is in docs/agree.md; the rules it rests on:
+ *
+ *  Fast path. Every rank runs recursive doubling (extra ranks fold into a
+ *  partner) on the AND of the value words. A rank that receives a message
+ *  in every stage holds the AND of every rank's contribution: it decides
+ *  (value, F = {}, err = 0) and returns. Two fast deciders hold the same
+ *  value.
+ *
+ *  Slow path. The coordinator of a rank is the lowest rank it does not
+ *  know to have failed. A rank goes slow when a failure stops its fast
+ *  path (a peer it still needs failed, a send failed), and then sends HELP
+ *  to its coordinator; or when its coordinator queries it. A coordinator
+ *  runs one round when it is slow and undecided, or was helped: it sends
+ *  QUERY to every rank it does not know failed and waits for a REPORT from
+ *  each of them (a failure ends the wait for that rank). A REPORT is the
+ *  rank's decision if it has one, else its own contribution and its
+ *  acknowledged failures; a rank that answers undecided gives the fast
+ *  path up for good. The coordinator decides the first decision reported,
+ *  if any, else value = AND of the reports, F = the ranks that did not
+ *  report, err = some rank of F was not acknowledged by every reporter;
+ *  it then sends DECIDE to every rank it does not know failed. A rank
+ *  takes a DECIDE, or answers a QUERY, only from its current coordinator;
+ *  messages from a rank it knows failed are ignored (the transport drops
+ *  them too, T5), so a rank that reported to a coordinator never decides
+ *  by an earlier one. When the coordinator changes, an undecided slow
+ *  rank helps the new one. A coordinator that has decided in its own round
+ *  answers a later HELP with the decision directly.
+ *
+ * The state keeps running after it decided (keep_after_done): a later
+ * coordinator may query it. Slow-path storage is allocated only when a
+ * rank goes slow, so a failure-free run needs nothing beyond the state and
+ * three copies of the value (the value, a receive slot, the contribution).
+ */
+#include "agree.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A REPORT or DECIDE message: this header, the value words, a bitmap of n
+ * bits (undecided report: the sender's acknowledged failures; decision:
+ * F). */
+typedef struct ag_msg {
+    uint8_t decided;
+    uint8_t err;
+    uint16_t pad;
+    uint32_t n;
+} ag_msg_t;
+
+enum { AG_POST_NONE, AG_POST_COMBINE, AG_POST_COPY };
+
+typedef struct ag_stage {
+    int peer;
+    uint8_t send, recv, post;
+} ag_stage_t;
+
+typedef struct agree {
+    tp_t *tp;
+    const coll_args_t *args;
+    uint32_t *val;         /* the value (out: the decision's) */
+    coll_agree_hdr_t *hdr; /* out: err, |F| */
+    uint32_t *rslot;       /* fast path: the partner's value */
+    uint32_t *orig;        /* this rank's contribution */
+    const uint8_t *acked;
+    size_t words, msg_len;
+    int n, me, p, rem, lg;
+    unsigned stage, nstage;
+    int coord;      /* the lowest rank not known failed */
+    int queried_by; /* the last coordinator that queried us, or -1 */
+    int answered;   /* the coordinator we reported to, or -1 */
+    int help_to;    /* HELP owed to, or -1 */
+    int report_to;  /* REPORT owed to, or -1 */
+    int qnext;      /* round: next rank to query */
+    int dnext;      /* next rank a decision may be owed to */
+    int need;       /* round: reports still awaited */
+    ucft_status_t status;
+    uint8_t slow, decided, done, cleaned, in_start, helped;
+    uint8_t round, round_done, have_dec, out_pending, fposted;
+    uint8_t fr_busy, fs_busy, cr_busy, br_busy, sr_busy;
+    uint8_t cr_posting, br_posting; /* inside post_ctrl / post_big */
+    uint8_t *lfail; /* ranks known failed (n bits), NULL: none */
+    /* Slow-path storage, one allocation (slab). */
+    unsigned char *slab;
+    unsigned char *rbig; /* REPORT / DECIDE receive */
+    unsigned char *obuf; /* this rank's undecided report */
+    unsigned char *dmsg; /* the decision, as a message */
+    uint8_t *got;        /* round: ranks that reported */
+    uint8_t *ackand;     /* round: AND of the reported acknowledged sets */
+    uint8_t *owe;        /* decisions owed */
+    uint32_t *acc;       /* round: AND of the reported values */
+    tp_req_t fr, fs, cr, br, sr;
+} agree_t;
+
+static int bm_get(const uint8_t *b, int r)
+{
+    return (b[r >> 3] >> (r & 7)) & 1;
+}
+
+static void bm_set(uint8_t *b, int r)
+{
+    b[r >> 3] |= (uint8_t)(1u << (r & 7));
+}
+
+static void bm_clear(uint8_t *b, int r)
+{
+    b[r >> 3] &= (uint8_t) ~(1u << (r & 7));
+}
+
+static int is_failed(const agree_t *s, int r)
+{
+    return s->lfail != NULL && bm_get(s->lfail, r);
+}
+
+static uint32_t *msg_val(unsigned char *m)
+{
+    return (uint32_t *)(m + sizeof(ag_msg_t));
+}
+
+static uint8_t *msg_bm(const agree_t *s, unsigned char *m)
+{
+    return m + sizeof(ag_msg_t) + s->words * sizeof(uint32_t);
+}
+
+static uint64_t tag_of(const agree_t *s, int src, unsigned kind)
+{
+    return coll_tag(s->args, src, kind);
+}
+
+/* Receives of a kind pair (kind, kind | 1) from any source. */
+static uint64_t pair_mask(void)
+{
+    return UCFT_TAG_FULL_MASK & ~UCFT_TAG_SRC_MASK & ~(uint64_t)1;
+}
+
+static void finish(agree_t *s, ucft_status_t st)
+{
+    if (s->done)
+        return;
+    s->done = 1;
+    s->status = st;
+    if (!s->in_start && s->args->done_cb != NULL)
+        s->args->done_cb(s->args->done_arg, s->tp->rank, st);
+}
+
+static void pump(agree_t *s);
+static void post_big(agree_t *s);
+
+/* Slow-path storage; 0 when there is no memory (the rank then ends with
+ * UCFT_ERR_NO_MEMORY). */
+static int ensure_slab(agree_t *s)
+{
+    if (s->slab != NULL)
+        return 1;
+    size_t bm = coll_agree_bm_bytes(s->n), ml = s->msg_len;
+    size_t wl = s->words * sizeof(uint32_t);
+    s->slab = calloc(1, 3 * ml + 3 * bm + wl + 8);
+    if (s->slab == NULL) {
+        finish(s, UCFT_ERR_NO_MEMORY);
+        return 0;
+    }
+    unsigned char *p = s->slab;
+    s->acc = (uint32_t *)p; /* first: aligned */
+    p += (wl + 7) & ~(size_t)7;
+    s->rbig = p, p += ml;
+    s->obuf = p, p += ml;
+    s->dmsg = p, p += ml;
+    s->got = p, p += bm;
+    s->ackand = p, p += bm;
+    s->owe = p;
+    ag_msg_t *o = (ag_msg_t *)s->obuf;
+    o->n = (uint32_t)s->n;
+    memcpy(msg_val(s->obuf), s->orig, wl);
+    if (s->acked != NULL)
+        memcpy(msg_bm(s, s->obuf), s->acked, bm);
+    if (s->decided) { /* decided fast: value, F = {}, err 0 */
+        ag_msg_t *d = (ag_msg_t *)s->dmsg;
+        d->decided = 1;
+        d->n = (uint32_t)s->n;
+        memcpy(msg_val(s->dmsg), s->val, wl);
+    }
+    return 1;
+}
+
+/* The output: the decision in dmsg (slow) or the fast value in val. */
+static void output(agree_t *s)
+{
+    if (s->fs_busy) { /* a fast send still reads val */
+        s->out_pending = 1;
+        return;
+    }
+    s->out_pending = 0;
+    if (s->slab != NULL) {
+        const ag_msg_t *d = (const ag_msg_t *)s->dmsg;
+        memcpy(s->val, msg_val(s->dmsg), s->words * sizeof(uint32_t));
+        const uint8_t *f = msg_bm(s, s->dmsg);
+        uint32_t nf = 0;
+        for (int r = 0; r < s->n; r++)
+            nf += (uint32_t)bm_get(f, r);
+        s->hdr->err = d->err;
+        s->hdr->nfailed = nf;
+    } else {
+        s->hdr->err = 0;
+        s->hdr->nfailed = 0;
+    }
+    finish(s, UCFT_OK);
+}
+
+static void decide(agree_t *s)
+{
+    if (s->decided)
+        return;
+    s->decided = 1;
+    if (s->fr_busy)
+        tp_cancel(s->tp, &s->fr);
+    output(s);
+}
+
+/* ---- the coordinator's round --------------------------------------------- */
+
+static void round_check(agree_t *s)
+{
+    if (!s->round || s->round_done || s->need > 0)
+        return;
+    if (!s->have_dec) {
+        ag_msg_t *d = (ag_msg_t *)s->dmsg;
+        uint8_t *f = msg_bm(s, s->dmsg);
+        d->decided = 1;
+        d->n = (uint32_t)s->n;
+        d->err = 0;
+        memcpy(msg_val(s->dmsg), s->acc, s->words * sizeof(uint32_t));
+        memset(f, 0, coll_agree_bm_bytes(s->n));
+        for (int r = 0; r < s->n; r++) {
+            if (bm_get(s->got, r))
+                continue;
+            bm_set(f, r);
+            if (!bm_get(s->ackand, r))
+                d->err = 1;
+        }
+        s->have_dec = 1;
+    }
+    s->round_done = 1;
+    for (int r = 0; r < s->n; r++)
+        if (r != s->me && !is_failed(s, r))
+            bm_set(s->owe, r);
+    s->dnext = 0;
+    if (!s->decided) {
+        s->decided = 1;
+        output(s);
+    }
+    pump(s);
+}
+
+/* A report (this rank's own: r = me) enters the round. */
+static void round_add(agree_t *s, int r, unsigned char *m)
+{
+    const ag_msg_t *h = (const ag_msg_t *)m;
+    bm_set(s->got, r);
+    if (h->decided) {
+        if (!s->have_dec) {
+            memcpy(s->dmsg, m, s->msg_len);
+            s->have_dec = 1;
+        }
+        return;
+    }
+    const uint32_t *v = msg_val(m);
+    for (size_t i = 0; i < s->words; i++)
+        s->acc[i] &= v[i];
+    const uint8_t *a = msg_bm(s, m);
+    for (size_t i = 0; i < coll_agree_bm_bytes(s->n); i++)
+        s->ackand[i] &= a[i];
+}
+
+static void round_count(agree_t *s)
+{
+    s->need = 0;
+    for (int r = 0; r < s->n; r++)
+        s->need += !is_failed(s, r) && !bm_get(s->got, r);
+}
+
+static void start_round(agree_t *s)
+{
+    if (!ensure_slab(s))
+        return;
+    s->round = 1;
+    if (!s->decided && !s->slow) { /* gives the fast path up */
+        s->slow = 1;
+        if (s->fr_busy)
+            tp_cancel(s->tp, &s->fr);
+    }
+    memset(s->got, 0, coll_agree_bm_bytes(s->n));
+    memset(s->ackand, 0xff, coll_agree_bm_bytes(s->n));
+    for (size_t i = 0; i < s->words; i++)
+        s->acc[i] = UINT32_MAX;
+    round_add(s, s->me, s->decided ? s->dmsg : s->obuf);
+    s->qnext = 0;
+    post_big(s);
+    round_count(s);
+    round_check(s);
+    pump(s);
+}
+
+static void maybe_round(agree_t *s)
+{
+    if (s->coord == s->me && !s->round && !s->cleaned &&
+        (s->helped || (s->slow && !s->decided)))
+        start_round(s);
+}
+
+/* ---- the slow path --------------------------------------------------------
+ */
+
+/* Answers the coordinator's query once it is ours. */
+static void try_answer(agree_t *s)
+{
+    if (s->queried_by < 0 || s->queried_by != s->coord ||
+        s->answered == s->coord || s->coord == s->me)
+        return;
+    if (!ensure_slab(s))
+        return;
+    if (!s->decided && !s->slow) { /* gives the fast path up */
+        s->slow = 1;
+        if (s->fr_busy)
+            tp_cancel(s->tp, &s->fr);
+        post_big(s);
+    }
+    s->answered = s->coord;
+    s->report_to = s->coord;
+    pump(s);
+}
+
+/* A failure stops the fast path: ask the coordinator for a round. */
+static void go_slow(agree_t *s, const char *why, int peer)
+{
+    if (s->slow || s->decided || s->cleaned)
+        return;
+    ucft_debug(s->tp->log, "agree %u: %s (rank %d): slow path",
+               (unsigned)s->args->seq, why, peer);
+    if (!ensure_slab(s))
+        return;
+    s->slow = 1;
+    if (s->fr_busy)
+        tp_cancel(s->tp, &s->fr);
+    post_big(s);
+    if (s->coord != s->me)
+        s->help_to = s->coord;
+    maybe_round(s);
+    try_answer(s);
+    pump(s);
+}
+
+/* One message at a time: HELP, REPORT, the round's QUERYs, the decisions
+ * owed. Every one is buffered (T7): its receiver may have moved on. */
+static void pump(agree_t *s)
+{
+    while (!s->sr_busy && !s->cleaned) {
+        int dst = -1;
+        unsigned kind = 0;
+        const void *b = NULL;
+        size_t l = 0;
+        if (s->help_to >= 0) {
+            dst = s->help_to, kind = AG_KIND_HELP;
+            s->help_to = -1;
+        } else if (s->report_to >= 0) {
+            dst = s->report_to, kind = AG_KIND_REPORT;
+            b = s->decided ? s->dmsg : s->obuf, l = s->msg_len;
+            s->report_to = -1;
+        } else if (s->round && !s->round_done && s->qnext < s->n) {
+            dst = s->qnext++, kind = AG_KIND_QUERY;
+            if (dst == s->me || is_failed(s, dst))
+                continue;
+        } else if (s->round_done && s->dnext < s->n) {
+            dst = s->dnext++, kind = AG_KIND_DECIDE;
+            if (!bm_get(s->owe, dst))
+                continue;
+            bm_clear(s->owe, dst);
+            if (is_failed(s, dst))
+                continue;
+            b = s->dmsg, l = s->msg_len;
+        } else {
+            return;
+        }
+        if (is_failed(s, dst))
+            continue;
+        s->sr.buffered = 1;
+        ucft_status_t st =
+            tp_send(s->tp, dst, tag_of(s, s->me, kind), b, l, &s->sr);
+        if (st == UCFT_INPROGRESS)
+            s->sr_busy = 1;
+        /* An error: dst is failing; its failure news will follow. */
+    }
+}
+
+/* ---- the fast path ---------------------------------------------------------
+ */
+
+static ag_stage_t stage_of(const agree_t *s, unsigned i)
+{
+    int v = s->me;
+    if (v >= s->p)
+        return (ag_stage_t){v - s->p, 1, 1, AG_POST_COPY};
+    int fold = v < s->rem;
+    if (fold && i == 0)
+        return (ag_stage_t){v + s->p, 0, 1, AG_POST_COMBINE};
+    if (fold && i == s->nstage - 1)
+        return (ag_stage_t){v + s->p, 1, 0, AG_POST_NONE};
+    unsigned j = i - (unsigned)fold;
+    return (ag_stage_t){v ^ (1 << j), 1, 1, AG_POST_COMBINE};
+}
+
+static void fast_step(agree_t *s)
+{
+    size_t wl = s->words * sizeof(uint32_t);
+    while (!s->slow && !s->decided && !s->cleaned && !s->done) {
+        if (s->stage == s->nstage) {
+            decide(s);
+            return;
+        }
+        ag_stage_t g = stage_of(s, s->stage);
+        if (!s->fposted) {
+            s->fposted = 1;
+            if (is_failed(s, g.peer)) {
+                go_slow(s, "a peer failed", g.peer);
+                return;
+            }
+            if (g.recv) {
+                ucft_status_t st =
+                    tp_recv(s->tp, tag_of(s, g.peer, AG_KIND_FAST),
+                            UCFT_TAG_FULL_MASK, s->rslot, wl, &s->fr);
+                if (st == UCFT_INPROGRESS)
+                    s->fr_busy = 1;
+                else if (st != UCFT_OK || s->fr.status != UCFT_OK ||
+                         s->fr.length != wl) {
+                    go_slow(s, "receive failed", g.peer);
+                    return;
+                }
+            }
+            if (g.send) {
+                s->fs.buffered = 1;
+                ucft_status_t st =
+                    tp_send(s->tp, g.peer, tag_of(s, s->me, AG_KIND_FAST),
+                            s->val, wl, &s->fs);
+                if (st == UCFT_INPROGRESS)
+                    s->fs_busy = 1;
+                else if (st != UCFT_OK) {
+                    go_slow(s, "send failed", g.peer);
+                    return;
+                }
+            }
+            continue;
+        }
+        if (s->fr_busy || s->fs_busy)
+            return;
+        if (g.post == AG_POST_COMBINE)
+            for (size_t i = 0; i < s->words; i++)
+                s->val[i] &= s->rslot[i];
+        else if (g.post == AG_POST_COPY)
+            memcpy(s->val, s->rslot, wl);
+        s->stage++;
+        s->fposted = 0;
+    }
+}
+
+/* ---- receives
+ * ---------------------------------------------------------------- */
+
+static void post_ctrl(agree_t *s)
+{
+    if (s->cr_busy || s->cr_posting || s->cleaned)
+        return;
+    s->cr_posting = 1;
+    while (!s->cleaned && !s->cr_busy) {
+        ucft_status_t st = tp_recv(s->tp, tag_of(s, 0, AG_KIND_HELP),
+                                   pair_mask(), NULL, 0, &s->cr);
+        if (st == UCFT_INPROGRESS)
+            s->cr_busy = 1;
+        else if (st == UCFT_OK)
+            s->cr.cb(&s->cr); /* completed at once: handle, post again */
+        else
+            break;
+    }
+    s->cr_posting = 0;
+}
+
+static void post_big(agree_t *s)
+{
+    if (s->br_busy || s->br_posting || s->cleaned || s->slab == NULL)
+        return;
+    s->br_posting = 1;
+    while (!s->cleaned && !s->br_busy) {
+        ucft_status_t st = tp_recv(s->tp, tag_of(s, 0, AG_KIND_REPORT),
+                                   pair_mask(), s->rbig, s->msg_len, &s->br);
+        if (st == UCFT_INPROGRESS)
+            s->br_busy = 1;
+        else if (st == UCFT_OK)
+            s->br.cb(&s->br);
+        else
+            break;
+    }
+    s->br_posting = 0;
+}
+
+/* The sender of a completed receive, or -1 (logged) when it names no
+ * rank. */
+static int sender(agree_t *s, const tp_req_t *req)
+{
+    uint32_t src = ucft_tag_src(req->tag);
+    if (src >= (uint32_t)s->n || (int)src == s->me) {
+        coll_log_bad(s->tp, s->args, req, "no other rank has that number");
+        return -1;
+    }
+    return (int)src;
+}
+
+static void ctrl_cb(tp_req_t *req)
+{
+    agree_t *s = req->arg;
+    s->cr_busy = 0;
+    if (s->cleaned || req->status == UCFT_ERR_CANCELED)
+        return;
+    int src = sender(s, req);
+    if (src >= 0 && req->status != UCFT_OK) {
+        coll_log_bad(s->tp, s->args, req, "a control message with a payload");
+    } else if (src >= 0 && !is_failed(s, src)) {
+        if (ucft_tag_coll_kind(req->tag) == AG_KIND_HELP) {
+            if (s->round_done) {
+                bm_set(s->owe, src);
+                if (src < s->dnext)
+                    s->dnext = src;
+            } else {
+                s->helped = 1;
+                maybe_round(s);
+            }
+        } else {
+            s->queried_by = src;
+            try_answer(s);
+        }
+        pump(s);
+    }
+    post_ctrl(s);
+}
+
+static void big_cb(tp_req_t *req)
+{
+    agree_t *s = req->arg;
+    s->br_busy = 0;
+    if (s->cleaned) {
+        if (s->slab != NULL && !s->sr_busy) {
+            free(s->slab);
+            s->slab = NULL;
+        }
+        return;
+    }
+    if (req->status == UCFT_ERR_CANCELED)
+        return;
+    int src = sender(s, req);
+    const ag_msg_t *h = (const ag_msg_t *)s->rbig;
+    unsigned kind = ucft_tag_coll_kind(req->tag);
+    if (src >= 0 && (req->status != UCFT_OK || req->length != s->msg_len ||
+                     h->n != (uint32_t)s->n || h->decided > 1 ||
+                     (kind == AG_KIND_DECIDE && !h->decided)))
+        coll_log_bad(s->tp, s->args, req, "malformed report or decision");
+    else if (src >= 0 && !is_failed(s, src) && kind == AG_KIND_REPORT) {
+        if (s->round && !s->round_done && !bm_get(s->got, src)) {
+            round_add(s, src, s->rbig);
+            s->need--;
+            round_check(s);
+        }
+    } else if (src >= 0 && !is_failed(s, src) && src == s->coord &&
+               !s->decided) {
+        memcpy(s->dmsg, s->rbig, s->msg_len);
+        s->decided = 1;
+        output(s);
+    }
+    pump(s);
+    post_big(s);
+}
+
+static void fast_cb(tp_req_t *req)
+{
+    agree_t *s = req->arg;
+    size_t wl = s->words * sizeof(uint32_t);
+    if (req == &s->fs) {
+        s->fs_busy = 0;
+        if (s->out_pending && !s->cleaned)
+            output(s);
+        else if (req->status != UCFT_OK && !s->cleaned)
+            go_slow(s, "send failed", stage_of(s, s->stage).peer);
+    } else {
+        s->fr_busy = 0;
+        if (s->slow || s->decided || s->cleaned)
+            return;
+        if (req->status != UCFT_OK || req->length != wl) {
+            go_slow(s, "receive failed", stage_of(s, s->stage).peer);
+            return;
+        }
+    }
+    fast_step(s);
+}
+
+static void send_cb(tp_req_t *req)
+{
+    agree_t *s = req->arg;
+    s->sr_busy = 0;
+    if (s->cleaned) {
+        if (s->slab != NULL && !s->br_busy) {
+            free(s->slab);
+            s->slab = NULL;
+        }
+        return;
+    }
+    pump(s);
+}
+
+/* ---- the ops
+ * ----------------------------------------------------------------- */
+
+static ucft_status_t ag_init(void *state, tp_t *tp, const coll_args_t *args,
+                             void *buf)
+{
+    agree_t *s = state;
+    size_t hl = sizeof(coll_agree_hdr_t);
+    if (args->len <= hl || (args->len - hl) % sizeof(uint32_t) != 0 ||
+        buf == NULL || tp->size < 1)
+        return UCFT_ERR_INVALID_PARAM;
+    memset(s, 0, sizeof(*s));
+    s->tp = tp;
+    s->args = args;
+    s->words = (args->len - hl) / sizeof(uint32_t);
+    s->val = buf;
+    s->hdr = (coll_agree_hdr_t *)(s->val + s->words);
+    s->rslot = (uint32_t *)((unsigned char *)buf + args->len);
+    s->orig = (uint32_t *)((unsigned char *)buf + 2 * args->len);
+    s->n = tp->size;
+    s->me = tp->rank;
+    s->msg_len = sizeof(ag_msg_t) + s->words * sizeof(uint32_t) +
+                 coll_agree_bm_bytes(s->n);
+    while (s->lg < 30 && (2 << s->lg) <= s->n)
+        s->lg++;
+    s->p = 1 << s->lg;
+    s->rem = s->n - s->p;
+    s->nstage = s->me >= s->p ? 1 : (unsigned)s->lg + (s->me < s->rem ? 2 : 0);
+    s->queried_by = s->answered = s->help_to = s->report_to = -1;
+    s->dnext = s->n;
+    s->status = UCFT_INPROGRESS;
+    s->fr.cb = s->fs.cb = fast_cb;
+    s->cr.cb = ctrl_cb;
+    s->br.cb = big_cb;
+    s->sr.cb = send_cb;
+    s->fr.arg = s->fs.arg = s->cr.arg = s->br.arg = s->sr.arg = s;
+    return UCFT_OK;
+}
+
+void coll_agree_set_acked(void *state, const uint8_t *acked)
+{
+    ((agree_t *)state)->acked = acked;
+}
+
+const uint8_t *coll_agree_failed(const void *state)
+{
+    const agree_t *s = state;
+    if (s->slab == NULL || !s->decided || s->hdr->nfailed == 0)
+        return NULL;
+    return msg_bm(s, s->dmsg);
+}
+
+static ucft_status_t ag_start(void *state)
+{
+    agree_t *s = state;
+    memcpy(s->orig, s->val, s->words * sizeof(uint32_t));
+    s->in_start = 1;
+    post_ctrl(s);
+    fast_step(s);
+    s->in_start = 0;
+    return s->status;
+}
+
+static ucft_status_t ag_test(const void *state)
+{
+    return ((const agree_t *)state)->status;
+}
+
+static void ag_on_failure(void *state, int rank)
+{
+    agree_t *s = state;
+    if (s->cleaned || rank < 0 || rank >= s->n || rank == s->me)
+        return;
+    if (s->lfail == NULL) {
+        s->lfail = calloc(1, coll_agree_bm_bytes(s->n));
+        if (s->lfail == NULL) {
+            finish(s, UCFT_ERR_NO_MEMORY);
+            return;
+        }
+    }
+    if (bm_get(s->lfail, rank))
+        return;
+    bm_set(s->lfail, rank);
+    /* The fast path needs every peer of this stage and the later ones. */
+    if (!s->slow && !s->decided)
+        for (unsigned i = s->stage; i < s->nstage; i++) {
+            ag_stage_t g = stage_of(s, i);
+            if (g.recv && g.peer == rank &&
+                (i > s->stage || !s->fposted || s->fr_busy)) {
+                go_slow(s, "a peer failed", rank);
+                break;
+            }
+        }
+    if (s->round && !s->round_done) {
+        round_count(s);
+        round_check(s);
+    }
+    int c = 0;
+    while (c < s->me && is_failed(s, c))
+        c++;
+    if (c != s->coord) {
+        s->coord = c;
+        if (s->slow && !s->decided && c != s->me)
+            s->help_to = c;
+        try_answer(s);
+        maybe_round(s);
+    }
+    pump(s);
+}
+
+static void ag_cleanup(void *state)
+{
+    agree_t *s = state;
+    s->cleaned = 1;
+    if (s->fr_busy)
+        tp_cancel(s->tp, &s->fr);
+    if (s->cr_busy)
+        tp_cancel(s->tp, &s->cr);
+    if (s->br_busy)
+        tp_cancel(s->tp, &s->br);
+    free(s->lfail);
+    s->lfail = NULL;
+    if (!s->br_busy && !s->sr_busy) {
+        free(s->slab);
+        s->slab = NULL;
+    }
+}
+
+static void ag_destroy(void *state)
+{
+    agree_t *s = state;
+    free(s->slab);
+    free(s->lfail);
+    s->slab = NULL;
+    s->lfail = NULL;
+}
+
+static int ag_idle(const void *state)
+{
+    const agree_t *s = state;
+    return !s->fr_busy && !s->fs_busy && !s->cr_busy && !s->br_busy &&
+           !s->sr_busy;
+}
+
+static unsigned ag_stale(const void *state, unsigned *kinds, unsigned max)
+{
+    const agree_t *s = state;
+    unsigned k = 0;
+    if ((s->slow || s->decided) && k < max)
+        kinds[k++] = AG_KIND_FAST;
+    return k;
+}
+
+const coll_op_ops_t coll_agree_era_ops = {
+    .op = "agree",
+    .alg = "era",
+    .doc = "early-returning agreement: recursive doubling of the AND when "
+           "no failure interferes (p log2 p + 2 (n - p) messages), else a "
+           "coordinator round (lowest live rank): query, reports, decision",
+    .state_size = sizeof(agree_t),
+    .buf_mult = 3,
+    .init = ag_init,
+    .start = ag_start,
+    .test = ag_test,
+    .cleanup = ag_cleanup,
+    .destroy = ag_destroy,
+    .on_failure = ag_on_failure,
+    .idle = ag_idle,
+    .consistent = 1,
+    .keep_after_done = 1,
+    .stale_kinds = ag_stale,
+};

@@ -1,0 +1,374 @@
+/* Agreement on the sim (collectives/agree.h, docs/agree.md): for every
+ * outcome of every run, every live rank
+ *   - completes (termination; the run is unbounded and must go quiet),
+ *   - holds the same value, failed set F and error bit (agreement),
+ *   - holds value = AND of the contributions of the ranks not in F, with F
+ *     only ranks that died and every rank alive at the end outside F
+ *     (validity), and err = "some rank of F was not acknowledged by some
+ *     rank outside F" (the chapter's uniform error),
+ * over: no failure at n = 1..40 (the message count of the fast path
+ * asserted), one failure before the call or before any of the victim's
+ * sends at n = 2..32, two at n = 2..16, with ranks entering at different
+ * times, every flag pattern at n <= 6, acknowledged sets that differ, and
+ * random campaigns of 10 % of the ranks dying during the call up to
+ * n = 4096. */
+#include "collectives/agree.h"
+#include "simrun/oracle.h"
+#include "simrun/simrun.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define AG_SCALE 2
+#else
+#define AG_SCALE 1
+#endif
+
+#define AG_MAXN 4096
+
+typedef struct ag_test {
+    int n;
+    size_t words, bm;
+    uint8_t *acked;   /* rank r's acknowledged set at r * bm */
+    uint32_t pattern; /* flags mode: rank r's flag is bit r */
+    int flags_mode;   /* 1: one word, flag 0/1 per rank */
+    int have_first;   /* a first outcome was recorded */
+    uint8_t first_f[AG_MAXN / 8];
+    uint32_t first_err;
+    char why[160];
+} ag_test_t;
+
+static unsigned long long runs;
+
+static int bm_get(const uint8_t *b, int r)
+{
+    return b != NULL && ((b[r >> 3] >> (r & 7)) & 1);
+}
+
+/* Flags mode: the pattern travels in the instance's sequence number. */
+static void flags_fill(void *buf, const coll_args_t *args, int rank, int size)
+{
+    uint32_t *v = buf;
+    (void)size;
+    v[0] = (args->seq >> rank) & 1;
+    memset(v + 1, 0, sizeof(coll_agree_hdr_t));
+}
+
+static int flags_check(const void *buf, const coll_args_t *args, int rank,
+                       int size, const uint8_t *dead)
+{
+    (void)buf, (void)args, (void)rank, (void)size, (void)dead;
+    return 1; /* inspect does the checking */
+}
+
+static const coll_oracle_t flags_oracle = {flags_fill, flags_check};
+
+static void prepare(void *arg, int rank, void *state)
+{
+    ag_test_t *t = arg;
+    coll_agree_set_acked(state, t->acked + (size_t)rank * t->bm);
+}
+
+/* What rank r contributes (agree_fill, or the flag pattern). */
+static void contribution(const ag_test_t *t, int r, uint32_t *v)
+{
+    if (t->flags_mode) {
+        v[0] = (t->pattern >> r) & 1;
+        return;
+    }
+    for (size_t i = 0; i < t->words; i++)
+        v[i] = UINT32_MAX;
+    size_t bit = (size_t)r % (32 * t->words);
+    v[bit / 32] &= ~(UINT32_C(1) << (bit % 32));
+}
+
+static int bad(ag_test_t *t, int rank, const char *why)
+{
+    snprintf(t->why, sizeof(t->why), "rank %d: %s", rank, why);
+    return 0;
+}
+
+static int inspect(void *arg, int rank, const void *state, const void *buf,
+                   const uint8_t *dead)
+{
+    ag_test_t *t = arg;
+    const uint32_t *val = buf;
+    const coll_agree_hdr_t *h = (const coll_agree_hdr_t *)(val + t->words);
+    const uint8_t *f = coll_agree_failed(state);
+    uint32_t nf = 0, want[64], c[64];
+    int err = 0;
+    uint8_t fb[AG_MAXN / 8] = {0};
+
+    if (f != NULL)
+        memcpy(fb, f, t->bm);
+    if (t->have_first) { /* the first outcome was checked in full */
+        if (memcmp(t->first_f, fb, t->bm) != 0 || t->first_err != h->err)
+            return bad(t, rank, "F or err differs from another rank's");
+        return 1; /* the value: simrun compares buffers (consistent) */
+    }
+    /* Who acknowledged each failed rank: AND over the ranks outside F. */
+    uint8_t ackand[AG_MAXN / 8];
+    memset(ackand, 0xff, t->bm);
+    for (int r = 0; r < t->n; r++)
+        if (!bm_get(f, r))
+            for (size_t i = 0; i < t->bm; i++)
+                ackand[i] &= t->acked[(size_t)r * t->bm + i];
+    for (int x = 0; x < t->n; x++)
+        if (bm_get(f, x) && !bm_get(ackand, x))
+            err = 1;
+    for (size_t i = 0; i < t->words; i++)
+        want[i] = UINT32_MAX;
+    for (int r = 0; r < t->n; r++) {
+        if (bm_get(f, r)) {
+            nf++;
+            if (!dead[r])
+                return bad(t, rank, "a live rank is in F");
+            continue;
+        }
+        contribution(t, r, c);
+        for (size_t i = 0; i < t->words; i++)
+            want[i] &= c[i];
+    }
+    if (nf != h->nfailed)
+        return bad(t, rank, "|F| in the header differs from F");
+    if (memcmp(want, val, t->words * sizeof(uint32_t)) != 0)
+        return bad(t, rank, "value is not the AND over the ranks outside F");
+    if ((uint32_t)err != h->err)
+        return bad(t, rank, "error bit differs from the acknowledged sets");
+    t->have_first = 1;
+    memcpy(t->first_f, fb, t->bm);
+    t->first_err = h->err;
+    return 1;
+}
+
+/* One run; asserts every property. Returns the result for more checks. */
+static simrun_result_t run(ag_test_t *t, const simrun_fail_t *fails,
+                           size_t nfails, uint64_t spread, uint64_t seed)
+{
+    simrun_params_t p;
+    simrun_result_t res;
+    const coll_op_ops_t *op = coll_op_find("agree", "era");
+    assert_non_null(op);
+    simrun_params_default(&p, op, t->n);
+    p.len = coll_agree_len(t->words);
+    p.fails = fails;
+    p.nfails = nfails;
+    p.start_spread_ns = spread;
+    p.sim.seed = seed;
+    p.prepare = prepare;
+    p.inspect = inspect;
+    p.hook_arg = t;
+    if (t->flags_mode) {
+        p.oracle = &flags_oracle;
+        p.seq = t->pattern;
+    }
+    t->have_first = 0;
+    t->why[0] = 0;
+    assert_int_equal(simrun_run(&p, &res, NULL), UCFT_OK);
+    runs++;
+    if (res.unfinished || res.failed_ops || res.data_errors ||
+        res.inconsistent || res.bounded || res.not_idle ||
+        res.completed != res.live) {
+        fprintf(stderr,
+                "n %d nfails %zu spread %llu seed %llu: live %d completed %d "
+                "failed %d unfinished %d data_errors %d inconsistent %d "
+                "not_idle %d bounded %d (%s)\n",
+                t->n, nfails, (unsigned long long)spread,
+                (unsigned long long)seed, res.live, res.completed,
+                res.failed_ops, res.unfinished, res.data_errors,
+                res.inconsistent, res.not_idle, res.bounded, t->why);
+        for (size_t i = 0; i < nfails; i++)
+            fprintf(stderr, "  fail %zu: kind %d rank %d k %u time %llu\n", i,
+                    (int)fails[i].kind, fails[i].rank, fails[i].k,
+                    (unsigned long long)fails[i].time);
+        fail();
+    }
+    return res;
+}
+
+static void test_init(ag_test_t *t, int n)
+{
+    memset(t, 0, sizeof(*t));
+    t->n = n;
+    t->words = n <= 32 ? 1 : ((size_t)n + 31) / 32;
+    if (t->words > 64)
+        t->words = 64;
+    t->bm = coll_agree_bm_bytes(n);
+    t->acked = calloc((size_t)n, t->bm);
+    assert_non_null(t->acked);
+}
+
+static void test_fini(ag_test_t *t)
+{
+    free(t->acked);
+}
+
+/* Fast path: p log2 p + 2 (n - p) messages, nothing else. */
+static void test_failure_free(void **unused)
+{
+    (void)unused;
+    for (int n = 1; n <= 40; n++) {
+        ag_test_t t;
+        test_init(&t, n);
+        simrun_result_t res = run(&t, NULL, 0, 0, 1);
+        int lg = 0;
+        while ((2 << lg) <= n)
+            lg++;
+        uint64_t p = 1u << lg;
+        assert_int_equal(res.completed, n);
+        assert_int_equal(res.stats.messages, p * lg + 2 * (n - p));
+        test_fini(&t);
+    }
+}
+
+static simrun_fail_t fail_at(int rank, int k)
+{
+    simrun_fail_t f = {.rank = rank};
+    if (k < 0)
+        f.kind = SIMRUN_FAIL_BEFORE_OP;
+    else
+        f.kind = SIMRUN_FAIL_BEFORE_SEND, f.k = (unsigned)k + 1;
+    return f;
+}
+
+/* Sends a rank may make: fast stages, HELP, REPORT, a round's queries and
+ * decisions. */
+static int kmax_of(int n)
+{
+    return 2 * n + 8;
+}
+
+static void test_one_failure(void **unused)
+{
+    (void)unused;
+    for (int n = 2; n <= 32; n += AG_SCALE) {
+        ag_test_t t;
+        test_init(&t, n);
+        for (int v = 0; v < n; v++)
+            for (int k = -1; k <= kmax_of(n); k++) {
+                simrun_fail_t f = fail_at(v, k);
+                run(&t, &f, 1, 0, 1);
+                if (k < 3)
+                    run(&t, &f, 1, 30000, (uint64_t)(v * 131 + k + 7));
+            }
+        test_fini(&t);
+    }
+}
+
+static void test_two_failures(void **unused)
+{
+    (void)unused;
+    for (int n = 2; n <= 16; n += AG_SCALE) {
+        ag_test_t t;
+        test_init(&t, n);
+        int km = n <= 8 ? kmax_of(n) : 10;
+        for (int a = 0; a < n; a++)
+            for (int b = a + 1; b < n; b++)
+                for (int ka = -1; ka <= km; ka++)
+                    for (int kb = -1; kb <= km; kb++) {
+                        simrun_fail_t f[2] = {fail_at(a, ka), fail_at(b, kb)};
+                        run(&t, f, 2, 0, 1);
+                    }
+        test_fini(&t);
+    }
+}
+
+/* Acknowledged sets that differ: the error bit must follow them. */
+static void test_acked(void **unused)
+{
+    (void)unused;
+    for (int n = 2; n <= 12; n++) {
+        ag_test_t t;
+        test_init(&t, n);
+        for (int v = 0; v < n; v++)
+            for (int mode = 0; mode < 3; mode++) {
+                memset(t.acked, 0, (size_t)n * t.bm);
+                for (int r = 0; r < n; r++)
+                    if (mode == 2 || (mode == 1 && r % 2 == 0))
+                        t.acked[(size_t)r * t.bm + (size_t)(v >> 3)] |=
+                            (uint8_t)(1u << (v & 7));
+                simrun_fail_t f = fail_at(v, -1);
+                run(&t, &f, 1, 0, 1);
+                run(&t, &f, 1, 50000, (uint64_t)(v + 3));
+            }
+        test_fini(&t);
+    }
+}
+
+/* Every flag pattern with a failure at every point of one rank. */
+static void test_flags(void **unused)
+{
+    (void)unused;
+    for (int n = 2; n <= 6; n++) {
+        ag_test_t t;
+        test_init(&t, n);
+        t.flags_mode = 1;
+        for (uint32_t pat = 0; pat < (1u << n); pat++) {
+            t.pattern = pat;
+            run(&t, NULL, 0, 0, 1);
+            for (int v = 0; v < n; v++)
+                for (int k = -1; k <= 6; k++) {
+                    simrun_fail_t f = fail_at(v, k);
+                    run(&t, &f, 1, 0, 1);
+                }
+        }
+        test_fini(&t);
+    }
+}
+
+/* 10 % of the ranks die at random times during the call. */
+static void test_random(void **unused)
+{
+    (void)unused;
+    static const int ns[] = {64, 256, 1024, 4096};
+    simrun_fail_t *f = calloc(AG_MAXN / 10 + 1, sizeof(*f));
+    assert_non_null(f);
+    for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
+        int n = ns[i];
+        int seeds = n >= 1024 ? 2 : 10 / AG_SCALE;
+        ag_test_t t;
+        test_init(&t, n);
+        for (int s = 0; s < seeds; s++) {
+            uint64_t x = (uint64_t)s * 0x9e3779b97f4a7c15ull + (uint64_t)n;
+            int nf = n / 10;
+            for (int j = 0; j < nf; j++) {
+                x = x * 6364136223846793005ull + 1442695040888963407ull;
+                f[j].kind = SIMRUN_FAIL_AT_TIME;
+                f[j].rank = (int)((x >> 33) % (uint64_t)n);
+                f[j].time = (x >> 11) % 40000; /* within the call */
+                f[j].whole_node = 0;
+            }
+            run(&t, f, (size_t)nf, s % 2 ? 20000 : 0, (uint64_t)s + 1);
+        }
+        test_fini(&t);
+    }
+    free(f);
+}
+
+static int report(void **unused)
+{
+    (void)unused;
+    printf("agree: %llu runs\n", runs);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_failure_free), cmocka_unit_test(test_one_failure),
+        cmocka_unit_test(test_acked),        cmocka_unit_test(test_flags),
+        cmocka_unit_test(test_two_failures), cmocka_unit_test(test_random),
+    };
+    const char *only = getenv("AGREE_TEST");
+    if (only != NULL)
+        cmocka_set_test_filter(only);
+    return cmocka_run_group_tests(tests, NULL, report);
+}
