@@ -8,6 +8,7 @@
 #define UCFT_COMM_COLL_H
 
 #include "ucft.h"
+#include "collectives/agree.h"
 #include "collectives/coll_op.h"
 #include "runtime/request.h"
 
@@ -44,6 +45,11 @@ typedef struct cm_coll {
     uint8_t kept;        /* completed, still running for the others */
     uint8_t retired;     /* kept and no longer needed: to be cleaned up */
     uint8_t remote_wait; /* args.remote_wait points here (or is NULL) */
+    /* An agreement's completion (comm/comm.h, cm_agree_fn_t), or NULL. */
+    ucft_status_t (*agree_fn)(struct ucft_comm *, const uint32_t *,
+                              const coll_agree_hdr_t *, const uint8_t *,
+                              void *);
+    void *agree_arg;
 } cm_coll_t;
 
 enum {
@@ -55,7 +61,10 @@ enum {
     /* Not an operation of its own: the corrected barrier whatever
      * UCFT_BARRIER_ALG says (finalize's synchronisation must tolerate the
      * dead ranks; a baseline barrier would only report them). */
-    CM_COLL_SYNC = CM_COLL_NOPS
+    CM_COLL_SYNC = CM_COLL_NOPS,
+    /* Agreement (comm/agree_api.c): its own free list too. */
+    CM_COLL_AGREE,
+    CM_COLL_NSLOTS
 };
 
 /* Counters of collective states (for the finalize log line and tests). */
@@ -64,7 +73,7 @@ typedef struct cm_coll_stats {
     uint64_t allocs; /* states allocated (the others were reused) */
     unsigned live;   /* states allocated now (free lists included) */
     unsigned peak;   /* the most at once */
-    unsigned nfree[CM_COLL_NOPS + 1]; /* per free list */
+    unsigned nfree[CM_COLL_NSLOTS]; /* per free list */
 } cm_coll_stats_t;
 
 /* Chooses `comm`'s algorithms (UCFT_<OP>_ALG) and f (UCFT_F), and makes
@@ -101,6 +110,13 @@ int cm_coll_cs_kind(const struct ucft_comm *comm, unsigned kind);
  * after the transport (also after an init that failed). */
 ucft_status_t cm_coll_cs_init(struct cm_layer *cl, struct ucft_comm *comm);
 void cm_coll_cs_failure(struct cm_layer *cl, int rank);
+/* Comm rank `rank` of `comm` failed: its communicator states only. */
+void cm_coll_cs_failure_one(struct ucft_comm *comm, int rank);
+/* `comm` was revoked: its running collectives but agreements end with
+ * UCFT_ERR_REVOKED. */
+void cm_coll_revoke(struct cm_layer *cl, struct ucft_comm *comm);
+/* ucft_comm_free: its kept instances are retired. */
+void cm_coll_retire_comm(struct cm_layer *cl, struct ucft_comm *comm);
 void cm_coll_cs_cleanup(struct cm_layer *cl);
 int cm_coll_cs_idle(const struct cm_layer *cl);
 void cm_coll_cs_free(struct cm_layer *cl);

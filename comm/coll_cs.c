@@ -33,7 +33,7 @@ ucft_status_t cm_coll_cs_init(cm_layer_t *cl, struct ucft_comm *comm)
                                                              : NULL,
                                 .flushes = 1,
                                 .batch = cl->cfg.coll_batch};
-        ucft_status_t st = co->init(comm->coll_cs[op], cl->ctx->tp, &p);
+        ucft_status_t st = co->init(comm->coll_cs[op], comm->tp, &p);
         if (st != UCFT_OK) {
             ucft_error(&cl->ctx->log,
                        "%s algorithm '%s': cannot set up its state on the "
@@ -56,10 +56,12 @@ void cm_coll_flush(cm_layer_t *cl)
 
 void cm_coll_cs_failure(cm_layer_t *cl, int rank)
 {
-    for (struct ucft_comm *comm = cl->comms; comm != NULL; comm = comm->next)
-        for (int op = 0; op < CM_COLL_NOPS; op++)
+    for (struct ucft_comm *comm = cl->comms; comm != NULL; comm = comm->next) {
+        int r = cm_comm_rank_of(comm, (uint32_t)rank);
+        for (int op = 0; op < CM_COLL_NOPS && r >= 0; op++)
             if (comm->coll_cs[op] != NULL && !comm->coll_cs_closed)
-                cs_ops(comm, op)->on_failure(comm->coll_cs[op], rank);
+                cs_ops(comm, op)->on_failure(comm->coll_cs[op], r);
+    }
 }
 
 int cm_coll_cs_kind(const struct ucft_comm *comm, unsigned kind)
@@ -108,4 +110,11 @@ void cm_coll_cs_free(cm_layer_t *cl)
         }
         comm->coll_cs_closed = 1;
     }
+}
+
+void cm_coll_cs_failure_one(struct ucft_comm *comm, int rank)
+{
+    for (int op = 0; op < CM_COLL_NOPS; op++)
+        if (comm->coll_cs[op] != NULL && !comm->coll_cs_closed)
+            cs_ops(comm, op)->on_failure(comm->coll_cs[op], rank);
 }

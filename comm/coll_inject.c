@@ -11,7 +11,8 @@
 
 /* Indexed by CM_COLL_*; CM_COLL_SYNC is finalize's barrier. */
 static const char *const op_names[CM_INJECT_NOPS] = {
-    "bcast", "reduce", "allreduce", "barrier", "finalize"};
+    "bcast", "reduce", "allreduce", "barrier", "finalize",
+    "agree", "shrink", "dup",       "split",   "create_group"};
 
 const char *cm_inject_op_name(int op)
 {

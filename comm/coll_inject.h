@@ -7,10 +7,12 @@
  *
  * Syntax: specs separated by ';', each a comma-separated list of key=value
  *   rank=R     job rank that dies (required)
- *   op=OP      bcast | reduce | allreduce | barrier | finalize (required);
+ *   op=OP      bcast | reduce | allreduce | barrier | finalize | agree |
+ *              shrink | dup | split | create_group (required);
  *              finalize = the corrected barriers inside ucft_finalize
  *              (call 1: before the detector stops, call 2: after it, in
- *              the heartbeat-thread mode only)
+ *              the heartbeat-thread mode only); shrink, dup, split and
+ *              create_group = the agreement inside that call
  *   call=C     the C-th call of OP on this rank, 1-based (default 1)
  *   msg=K      die just before sending message K of that call, 1-based
  *              (default 1); 0 = when the call is posted, before any message
@@ -34,8 +36,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CM_INJECT_MAX  16
-#define CM_INJECT_NOPS (CM_COLL_SYNC + 1) /* the operations and finalize */
+#define CM_INJECT_MAX 16
+/* The operations (CM_COLL_*), finalize (CM_COLL_SYNC), then the
+ * agreements: ucft_comm_agree's own and those inside the calls that make
+ * communicators. */
+enum {
+    CM_INJECT_AGREE = CM_COLL_SYNC + 1,
+    CM_INJECT_SHRINK,
+    CM_INJECT_DUP,
+    CM_INJECT_SPLIT,
+    CM_INJECT_CREATE,
+    CM_INJECT_NOPS
+};
 
 typedef struct cm_inject_spec {
     int rank;

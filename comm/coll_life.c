@@ -165,6 +165,15 @@ static void coll_keep(cm_layer_t *cl, struct cm_coll *c)
 static void coll_complete(struct cm_coll *c, ucft_status_t status)
 {
     struct ucft_request *r = c->req;
+    if (status == UCFT_OK && c->agree_fn != NULL) {
+        const uint32_t *val = (const uint32_t *)c->buf;
+        size_t words =
+            (c->args.len - sizeof(coll_agree_hdr_t)) / sizeof(uint32_t);
+        status =
+            c->agree_fn(c->comm, val, (const coll_agree_hdr_t *)(val + words),
+                        coll_agree_failed(c->state), c->agree_arg);
+        c->agree_fn = NULL;
+    }
     if (status == UCFT_OK && c->out != NULL && c->args.len > 0)
         memcpy(c->out, c->buf, c->args.len);
     c->out = NULL;
@@ -333,8 +342,9 @@ void cm_coll_failure(cm_layer_t *cl, int rank)
     cm_coll_cs_failure(cl, rank);
     for (struct cm_coll *c = cl->colls.next, *n; c != &cl->colls; c = n) {
         n = c->next; /* on_failure may complete (and unlink) c */
-        if (c->ops->on_failure != NULL)
-            c->ops->on_failure(c->state, rank);
+        int r = cm_comm_rank_of(c->comm, (uint32_t)rank);
+        if (c->ops->on_failure != NULL && r >= 0)
+            c->ops->on_failure(c->state, r);
     }
 }
 
@@ -444,10 +454,47 @@ void cm_coll_free_all(cm_layer_t *cl)
             cm_coll_list_del(c);
             coll_free(cl, c);
         }
-    for (int i = 0; i <= CM_COLL_NOPS; i++)
+    for (int i = 0; i < CM_COLL_NSLOTS; i++)
         while (cl->coll_free[i] != NULL) {
             struct cm_coll *c = cl->coll_free[i];
             cl->coll_free[i] = c->next;
             coll_free(cl, c);
         }
+}
+
+/* `comm` was revoked (comm/revoke.c): its running collectives other than
+ * agreements end with UCFT_ERR_REVOKED; kept instances run on. */
+void cm_coll_revoke(cm_layer_t *cl, struct ucft_comm *comm)
+{
+    for (struct cm_coll *c = cl->colls.next, *n; c != &cl->colls; c = n) {
+        n = c->next;
+        if (c->comm != comm || c->kept || c->ops == comm->agree)
+            continue;
+        struct ucft_request *r = c->req;
+        if (c->ready)
+            cl->coll_early--;
+        cm_coll_list_del(c);
+        cm_drain_finished(cl);
+        if (r != NULL && !r->done)
+            coll_complete(c, UCFT_ERR_REVOKED);
+        c->ops->cleanup(c->state);
+        cm_coll_retire(cl, c, 1);
+        if (r != NULL) {
+            r->owner = NULL;
+            c->req = NULL;
+            if (r->released)
+                rt_req_put(r);
+        }
+    }
+}
+
+/* ucft_comm_free: the kept instances of `comm` are no longer needed. */
+void cm_coll_retire_comm(cm_layer_t *cl, struct ucft_comm *comm)
+{
+    for (struct cm_coll *c = cl->colls.next; c != &cl->colls; c = c->next)
+        if (c->comm == comm && c->kept && !c->retired) {
+            c->retired = 1;
+            cl->coll_retire = 1;
+        }
+    cm_coll_retire_kept(cl);
 }

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const op_names[CM_COLL_NOPS + 1] = {
-    "bcast", "reduce", "allreduce", "barrier", "barrier"};
+static const char *const op_names[CM_COLL_NSLOTS] = {
+    "bcast", "reduce", "allreduce", "barrier", "barrier", "agree"};
 
 ucft_status_t cm_coll_init(cm_layer_t *cl, struct ucft_comm *comm)
 {
@@ -33,7 +33,8 @@ ucft_status_t cm_coll_init(cm_layer_t *cl, struct ucft_comm *comm)
         }
     }
     comm->sync = coll_op_find("barrier", "corrected");
-    if (comm->sync == NULL)
+    comm->agree = coll_op_find("agree", "era");
+    if (comm->sync == NULL || comm->agree == NULL)
         return UCFT_ERR_INTERNAL;
     if (cfg->f < 1 || cfg->f > 64) {
         ucft_error(&cl->ctx->log, "UCFT_F=%d: must be 1..64", cfg->f);
@@ -63,18 +64,21 @@ static void coll_flow(struct ucft_comm *comm, int op);
 static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
                                int root, const void *in, void *out,
                                size_t count, int dtype, int redop,
-                               ucft_request_h *req)
+                               ucft_request_h *req, const cm_coll_t *hook)
 {
     ucft_status_t st;
 
     if (comm == NULL)
         return rt_bad_arg(NULL, op_names[op], "NULL communicator");
     cm_layer_t *cl = comm->layer;
+    if (comm->revoked && op != CM_COLL_AGREE)
+        return UCFT_ERR_REVOKED;
     size_t esize = dtype_size(dtype);
-    int reduces =
-        op != CM_COLL_BCAST && op != CM_COLL_BARRIER && op != CM_COLL_SYNC;
+    int reduces = op == CM_COLL_REDUCE || op == CM_COLL_ALLREDUCE;
     const coll_user_op_t *uop = reduces ? cm_user_op(cl, redop) : NULL;
-    const coll_op_ops_t *ops = op == CM_COLL_SYNC ? comm->sync : comm->alg[op];
+    const coll_op_ops_t *ops = op == CM_COLL_SYNC    ? comm->sync
+                               : op == CM_COLL_AGREE ? comm->agree
+                                                     : comm->alg[op];
     const char *bad =
         req == NULL                      ? "NULL request pointer"
         : cl->ctx->finalizing            ? "called after ucft_finalize"
@@ -161,13 +165,23 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
         .remote_wait = mate_spin(cl, comm) ? &c->remote_wait : NULL,
         .mate = comm->place.mate};
     c->remote_wait = 0;
+    c->agree_fn = hook != NULL ? hook->agree_fn : NULL;
+    c->agree_arg = hook != NULL ? hook->agree_arg : NULL;
     r->comm = comm;
     r->owner = c;
     /* UCFT_INJECT: a call it names runs on a filter that may kill us. */
-    tp_t *tp = cl->ctx->tp;
-    if (cm_inject_active(&cl->inject))
-        tp = cm_inject_call(&cl->inject, inject_op, comm->ctx_id, c->args.seq);
+    tp_t *tp = comm->tp;
+    if (cm_inject_active(&cl->inject)) {
+        /* A sub-communicator's view sits on the filter already (its
+         * armed instances are told apart by context id and sequence). */
+        tp_t *itp =
+            cm_inject_call(&cl->inject, inject_op, comm->ctx_id, c->args.seq);
+        if (comm->view == NULL)
+            tp = itp;
+    }
     st = ops->init(c->state, tp, &c->args, c->buf);
+    if (st == UCFT_OK && op == CM_COLL_AGREE)
+        coll_agree_set_acked(c->state, comm->ackmap);
     if (st == UCFT_OK) {
         cm_coll_list_add(&cl->colls, c);
         st = ops->start(c->state);
@@ -178,8 +192,9 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
      * already (ready_cb, or a kept instance), as the state then runs on
      * and still waits for its peers. */
     for (size_t i = 0; st == UCFT_INPROGRESS && i < cl->ctx->nfailed; i++) {
-        if (ops->on_failure != NULL)
-            ops->on_failure(c->state, cl->ctx->failed_list[i]);
+        int fr = cm_comm_rank_of(comm, (uint32_t)cl->ctx->failed_list[i]);
+        if (ops->on_failure != NULL && fr >= 0)
+            ops->on_failure(c->state, fr);
         if (c->next == c)
             return *req = r, UCFT_OK; /* finished by that news */
     }
@@ -205,7 +220,27 @@ ucft_status_t cm_coll_post(ucft_comm_h comm, int op, int root, const void *in,
                            void *out, size_t count, int dtype, int redop,
                            ucft_request_h *req)
 {
-    return coll_post(comm, op, op, root, in, out, count, dtype, redop, req);
+    return coll_post(comm, op, op, root, in, out, count, dtype, redop, req,
+                     NULL);
+}
+
+ucft_status_t cm_agree_post(struct ucft_comm *comm, int inject_op,
+                            const uint32_t *in, size_t words, cm_agree_fn_t fn,
+                            void *arg, ucft_request_h *req)
+{
+    /* The value words then room for the header (collectives/agree.h). */
+    cm_coll_t hook = {.agree_fn = fn, .agree_arg = arg};
+    if (words == 0 || words > (1u << 24))
+        return UCFT_ERR_INVALID_PARAM;
+    uint32_t *buf = calloc(1, coll_agree_len(words));
+    if (buf == NULL)
+        return UCFT_ERR_NO_MEMORY;
+    memcpy(buf, in, words * sizeof(uint32_t));
+    ucft_status_t st =
+        coll_post(comm, CM_COLL_AGREE, inject_op, 0, buf, NULL,
+                  coll_agree_len(words), UCFT_UINT8, 0, req, &hook);
+    free(buf);
+    return st;
 }
 
 ucft_status_t cm_coll_sync(ucft_comm_h comm)
@@ -270,7 +305,7 @@ static void coll_flow(struct ucft_comm *comm, int op)
     flow_wait(comm);
     /* A post that fails creates no request: flow_req stays NULL. */
     flow_log(comm, coll_post(comm, CM_COLL_SYNC, -1, 0, NULL, NULL, 0,
-                             UCFT_UINT8, 0, &comm->flow_req));
+                             UCFT_UINT8, 0, &comm->flow_req, NULL));
 }
 
 void cm_coll_flow_end(struct ucft_comm *comm)

@@ -5,6 +5,8 @@
  */
 #include "comm/comm.h"
 
+#include <stdlib.h>
+
 void cm_comm_attach(cm_layer_t *cl, struct ucft_comm *comm)
 {
     struct ucft_comm **tail = &cl->comms;
@@ -18,18 +20,61 @@ int cm_comm_rank_of(const struct ucft_comm *comm, uint32_t job)
 {
     if (comm->members == NULL)
         return job < (uint32_t)comm->size ? (int)job : -1;
-    for (int r = 0; r < comm->size; r++)
-        if ((uint32_t)comm->members[r] == job)
-            return r;
-    return -1;
+    if (job >= (uint32_t)comm->ctx->boot.size)
+        return -1;
+    return comm->job_to_rank[job];
+}
+
+ucft_status_t cm_comm_ack_init(struct ucft_comm *comm)
+{
+    comm->acklist = calloc((size_t)comm->size, sizeof(int));
+    comm->ackmap = calloc(coll_agree_bm_bytes(comm->size), 1);
+    comm->nacked = 0;
+    return comm->acklist && comm->ackmap ? UCFT_OK : UCFT_ERR_NO_MEMORY;
+}
+
+void cm_comm_ack(struct ucft_comm *comm, int r)
+{
+    if (r < 0 || r >= comm->size || (comm->ackmap[r >> 3] >> (r & 7)) & 1)
+        return;
+    comm->ackmap[r >> 3] |= (uint8_t)(1u << (r & 7));
+    comm->acklist[comm->nacked++] = r;
+}
+
+int cm_comm_unacked(const struct ucft_comm *comm)
+{
+    const struct ucft_context *ctx = comm->ctx;
+    for (size_t i = 0; i < ctx->nfailed; i++) {
+        int r = cm_comm_rank_of(comm, (uint32_t)ctx->failed_list[i]);
+        if (r >= 0 && !((comm->ackmap[r >> 3] >> (r & 7)) & 1))
+            return 1;
+    }
+    return 0;
+}
+
+void cm_comm_destroy(struct ucft_comm *comm)
+{
+    free(comm->acklist);
+    free(comm->ackmap);
+    comm->acklist = NULL;
+    comm->ackmap = NULL;
+    if (comm->view != NULL) {
+        free(comm->view);
+        free((int *)comm->members);
+        free(comm->job_to_rank);
+        comm->view = NULL;
+    }
 }
 
 struct ucft_comm *cm_comm_find(cm_layer_t *cl, unsigned ctx_id)
 {
+    struct ucft_comm *freed = NULL;
     for (struct ucft_comm *c = cl->comms; c != NULL; c = c->next)
-        if (c->ctx_id == ctx_id)
+        if (c->ctx_id == ctx_id && !c->freed)
             return c;
-    return NULL;
+        else if (c->ctx_id == ctx_id && freed == NULL)
+            freed = c;
+    return freed;
 }
 
 ucft_comm_h ucft_comm_world(ucft_context_h ctx)
@@ -87,7 +132,9 @@ ucft_status_t ucft_comm_failure_ack(ucft_comm_h comm)
     if (comm == NULL)
         return rt_bad_arg(NULL, "ucft_comm_failure_ack", "NULL communicator");
     ucft_context_progress(comm->ctx); /* take in what is known right now */
-    comm->acked = comm->ctx->nfailed;
+    for (size_t i = 0; i < comm->ctx->nfailed; i++)
+        cm_comm_ack(comm,
+                    cm_comm_rank_of(comm, (uint32_t)comm->ctx->failed_list[i]));
     return UCFT_OK;
 }
 
@@ -100,8 +147,8 @@ ucft_status_t ucft_comm_failure_get_acked(ucft_comm_h comm, int *ranks,
                           comm == NULL    ? "NULL communicator"
                           : count == NULL ? "NULL count pointer"
                                           : "NULL ranks array with max > 0");
-    for (size_t i = 0; i < max && i < comm->acked; i++)
-        ranks[i] = comm->ctx->failed_list[i]; /* world comm: identity */
-    *count = comm->acked;
+    for (size_t i = 0; i < max && i < comm->nacked; i++)
+        ranks[i] = comm->acklist[i];
+    *count = comm->nacked;
     return UCFT_OK;
 }

@@ -26,10 +26,15 @@
 #include "comm/coll.h"
 #include "comm/coll_inject.h"
 #include "comm/variables.h"
+#include "comm/view.h"
+#include "collectives/agree.h"
 #include "placement/comm_map.h"
 #include "runtime/context.h"
 
 #include <stdint.h>
+
+/* Context ids: a bitmap of the ones this rank uses (comm/create.c). */
+#define CM_CTX_WORDS 8 /* 256 context ids */
 
 struct ucft_comm {
     struct ucft_context *ctx;
@@ -39,13 +44,29 @@ struct ucft_comm {
     int rank;
     int size;
     /* The group: the job rank of each rank of the communicator ([size]), or
-     * NULL for the identity (world). */
+     * NULL for the identity (world); and the inverse ([job size], -1: no
+     * member), NULL for the world. */
     const int *members;
+    int *job_to_rank;
+    /* The transport in this communicator's ranks: the context's for the
+     * world, else the view (comm/view.h) behind it. */
+    tp_t *tp;
+    cm_view_t *view;
+    uint32_t uid;      /* the same at every member (revoke messages) */
+    uint32_t ncreated; /* communicators made from this one so far */
+    uint8_t revoked;   /* ucft_comm_revoke here or at another member */
+    uint8_t freed;     /* ucft_comm_free: kept until finalize, unused */
+    int revoke_next;   /* revoke: next member to tell (size: none) */
     /* The algorithm of each operation on this communicator, chosen when it
      * is made (world: UCFT_<OP>_ALG), and its corrected barrier. */
     const coll_op_ops_t *alg[CM_COLL_NOPS];
     const coll_op_ops_t *sync;
-    size_t acked; /* failures acknowledged (ucft_comm_failure_ack) */
+    const coll_op_ops_t *agree; /* agreement (collectives/agree.h) */
+    /* Failures acknowledged (ucft_comm_failure_ack, ucft_comm_agree): comm
+     * ranks in the order acknowledged, and as a bitmap of size bits. */
+    int *acklist;
+    uint8_t *ackmap;
+    size_t nacked;
     int f;        /* failures a collective tolerates */
     uint32_t seq; /* next collective instance */
     /* Placement (placement/comm_map.h): computed once, passed to every
@@ -97,15 +118,20 @@ typedef struct cm_layer {
      * to complete: recycled once ops->idle says so); lingering (no idle:
      * freed after CM_COLL_LINGER_NS). */
     cm_coll_t colls, finishing, zombies;
-    cm_coll_t *coll_free[CM_COLL_NOPS + 1]; /* per operation, for reuse */
+    cm_coll_t *coll_free[CM_COLL_NSLOTS]; /* per operation, for reuse */
     cm_coll_stats_t coll_stats;
     unsigned coll_early; /* running states whose request already completed */
     int coll_retire;     /* some kept collective is retired */
     cm_drain_t drain;
     unsigned coll_tick;
-    unsigned coll_post_tick; /* posts: a progress call every 8th */
-    uint64_t drained;        /* late collective messages dropped */
-    cm_inject_t inject;      /* UCFT_INJECT (comm/coll_inject.h) */
+    unsigned coll_post_tick;         /* posts: a progress call every 8th */
+    uint64_t drained;                /* late collective messages dropped */
+    cm_inject_t inject;              /* UCFT_INJECT (comm/coll_inject.h) */
+    uint32_t ctx_used[CM_CTX_WORDS]; /* context ids in use here */
+    /* Revoke messages (comm/revoke.c): the receive, one send at a time. */
+    tp_req_t rv_rreq, rv_sreq;
+    uint32_t rv_rbuf[2], rv_sbuf[2];
+    uint8_t rv_rbusy, rv_sbusy, rv_stopped;
 } cm_layer_t;
 
 /* ---- the layer (comm/layer.c; ucft_init and ucft_finalize: comm/lib.c) --- */
@@ -139,11 +165,43 @@ static inline int cm_comm_job_rank(const struct ucft_comm *comm, int r)
 }
 /* The rank in `comm` of job rank `job`, or -1 when it is no member. */
 int cm_comm_rank_of(const struct ucft_comm *comm, uint32_t job);
+/* Sets up the acknowledgement storage of `comm` (size known). */
+ucft_status_t cm_comm_ack_init(struct ucft_comm *comm);
+/* Acknowledges comm rank r as failed (no-op when it is already). */
+void cm_comm_ack(struct ucft_comm *comm, int r);
+/* 1 when a member that this context knows failed is not acknowledged. */
+int cm_comm_unacked(const struct ucft_comm *comm);
+/* Frees what a communicator owns (not the world's struct). */
+void cm_comm_destroy(struct ucft_comm *comm);
+
+/* ---- agreement and communicator creation (comm/agree_api.c, create.c) --- */
+
+/* What an agreement's completion does with the decision: value words, the
+ * header (err, |F|) and F as a bitmap of comm ranks (NULL: empty). Its
+ * return is the request's status. */
+typedef ucft_status_t (*cm_agree_fn_t)(struct ucft_comm *comm,
+                                       const uint32_t *val,
+                                       const coll_agree_hdr_t *hdr,
+                                       const uint8_t *failed, void *arg);
+/* Posts an agreement on `words` value words on `comm`; `fn(arg)` runs at
+ * completion. Works on a revoked communicator. */
+ucft_status_t cm_agree_post(struct ucft_comm *comm, int inject_op,
+                            const uint32_t *in, size_t words, cm_agree_fn_t fn,
+                            void *arg, ucft_request_h *req);
+
+/* ---- revoke (comm/revoke.c) ---------------------------------------------- */
+
+/* Posts the layer's receive of revoke messages (after wire-up). */
+ucft_status_t cm_revoke_start(cm_layer_t *cl);
+/* Finalize: cancels it. */
+void cm_revoke_stop(cm_layer_t *cl);
 
 /* ---- point-to-point (comm/p2p.c) ----------------------------------------- */
 
 /* `rank` failed: pending receives from it end with UCFT_ERR_PROC_FAILED. */
 void cm_p2p_failure(cm_layer_t *cl, int rank);
+/* `comm` was revoked: its pending receives end with UCFT_ERR_REVOKED. */
+void cm_p2p_revoke(cm_layer_t *cl, struct ucft_comm *comm);
 /* Finalize: cancels every pending receive. */
 void cm_p2p_cancel_all(cm_layer_t *cl);
 

@@ -26,6 +26,7 @@ static void layer_flush(void *state)
 
 static void layer_cleanup(void *state)
 {
+    cm_revoke_stop(state);
     cm_coll_cleanup(state);
 }
 
@@ -34,7 +35,13 @@ static void layer_destroy(void *state)
 {
     cm_layer_t *cl = state;
     cm_coll_free_all(cl);
-    place_map_cleanup(&cl->world.place); /* the collectives used its map */
+    for (struct ucft_comm *c = cl->comms, *n; c != NULL; c = n) {
+        n = c->next;
+        place_map_cleanup(&c->place); /* the collectives used its map */
+        cm_comm_destroy(c);
+        if (c != &cl->world)
+            free(c);
+    }
     cl->ctx->world = NULL;
     free(cl);
 }
@@ -68,7 +75,9 @@ ucft_status_t cm_layer_create(struct ucft_context *ctx)
     w->ctx_id = 0;
     w->rank = ctx->boot.rank;
     w->size = ctx->boot.size;
+    w->tp = ctx->tp;
     w->place.mate = -1;
+    cl->ctx_used[0] = 1; /* context id 0: the world */
     cm_comm_attach(cl, w);
     ctx->world = w;
     ucft_status_t st = rt_module_attach(ctx, &layer_ops, cl);
@@ -92,10 +101,14 @@ ucft_status_t cm_layer_create(struct ucft_context *ctx)
         ucft_error(&ctx->log, "UCFT_INJECT='%s': %s", cl->cfg.inject, err);
         return st;
     }
-    st = place_map_init(&w->place, &ctx->boot, &ctx->log, cl->cfg.placement,
-                        w->rank, w->size);
+    st = cm_comm_ack_init(w);
+    if (st == UCFT_OK)
+        st = place_map_init(&w->place, &ctx->boot, &ctx->log, cl->cfg.placement,
+                            w->rank, w->size);
     if (st == UCFT_OK)
         st = cm_coll_init(cl, w);
+    if (st == UCFT_OK)
+        st = cm_revoke_start(cl);
     return st;
 }
 

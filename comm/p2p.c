@@ -30,8 +30,7 @@ static ucft_status_t send_cancel(struct ucft_request *r)
  * the caller has not acknowledged. */
 static ucft_status_t recv_blocked(const struct ucft_request *r)
 {
-    return !r->done && r->peer == UCFT_ANY_SOURCE &&
-                   r->ctx->nfailed > r->comm->acked
+    return !r->done && r->peer == UCFT_ANY_SOURCE && cm_comm_unacked(r->comm)
                ? UCFT_ERR_PROC_FAILED_PENDING
                : UCFT_INPROGRESS;
 }
@@ -80,6 +79,18 @@ void cm_p2p_failure(cm_layer_t *cl, int rank)
         if (r->peer_world != rank)
             continue;
         r->cancel_status = UCFT_ERR_PROC_FAILED;
+        tp_cancel(cl->ctx->tp, &r->tp);
+    }
+}
+
+void cm_p2p_revoke(cm_layer_t *cl, struct ucft_comm *comm)
+{
+    for (struct ucft_request *r = cl->pending.next; r != &cl->pending;
+         r = r->next) {
+        if (r->ops != &recv_ops || r->done || r->comm != comm ||
+            r->cancel_status != UCFT_OK)
+            continue;
+        r->cancel_status = UCFT_ERR_REVOKED;
         tp_cancel(cl->ctx->tp, &r->tp);
     }
 }
@@ -191,6 +202,8 @@ ucft_status_t ucft_isend(ucft_comm_h comm, const void *buf, size_t length,
         st = check_peer_tag(comm, dest, tag, 0, "ucft_isend");
     if (st != UCFT_OK)
         return st;
+    if (comm->revoked)
+        return UCFT_ERR_REVOKED;
     struct ucft_context *ctx = comm->ctx;
     int job = cm_comm_job_rank(comm, dest);
     if (rt_is_failed(ctx, job))
@@ -229,6 +242,8 @@ ucft_status_t ucft_irecv(ucft_comm_h comm, void *buf, size_t length, int source,
         st = check_peer_tag(comm, source, tag, 1, "ucft_irecv");
     if (st != UCFT_OK)
         return st;
+    if (comm->revoked)
+        return UCFT_ERR_REVOKED;
     struct ucft_context *ctx = comm->ctx;
     int job = source == UCFT_ANY_SOURCE ? UCFT_ANY_SOURCE
                                         : cm_comm_job_rank(comm, source);

@@ -752,6 +752,76 @@ UCFT_API ucft_status_t ucft_comm_failure_ack(ucft_comm_h comm);
 UCFT_API ucft_status_t ucft_comm_failure_get_acked(ucft_comm_h comm, int *ranks,
                                                    size_t max, size_t *count);
 
+/* ---- communicators that outlive failures (docs/comms.md) ---------------- */
+
+/* A split color that gives this rank no communicator. */
+#define UCFT_UNDEFINED (-32766)
+
+/* Agreement: every live rank of `comm` ends with the same *flag, the
+ * bitwise AND of the flags of the ranks that contributed, and the same set
+ * F of ranks that did not (they failed), which this rank then counts as
+ * acknowledged. UCFT_ERR_PROC_FAILED, at every rank alike, when F holds a
+ * rank that some contributor had not acknowledged (ucft_comm_failure_ack,
+ * ucft_comm_ack_failed) before the call; *flag is the agreed value then
+ * too. Any number of failures before or during the call while one rank
+ * lives; works on a revoked communicator. As MPIX_Comm_agree. The
+ * non-blocking form writes *flag at completion (keep it valid until then).
+ * UCFT_ERR_INVALID_PARAM: NULL comm, flag or req, a freed comm. Rules: R1,
+ * R2, R8, R12. */
+UCFT_API ucft_status_t ucft_comm_agree(ucft_comm_h comm, int *flag);
+UCFT_API ucft_status_t ucft_comm_iagree(ucft_comm_h comm, int *flag,
+                                        ucft_request_h *req);
+
+/* Revokes `comm` at every live member: their pending and later operations
+ * on it (point-to-point, collectives; not agree, shrink, free) end with
+ * UCFT_ERR_REVOKED, also when this rank dies right after the call.
+ * Communicators made from `comm` are not revoked. Not collective. As
+ * MPIX_Comm_revoke. Rules: R1, R8. */
+UCFT_API ucft_status_t ucft_comm_revoke(ucft_comm_h comm);
+/* 1 when `comm` is revoked, 0 otherwise (also for NULL). Rules: R1, R8. */
+UCFT_API int ucft_comm_is_revoked(ucft_comm_h comm);
+
+/* Collective communicator makers on `comm` (every member calls, in the
+ * same order as its other collectives). Uniform through failures: every
+ * survivor gets a communicator of the same members with the same numbering,
+ * or every survivor gets the same error. The new communicator has its own
+ * context id, f (UCFT_F), algorithms (UCFT_<OP>_ALG) and placement
+ * (UCFT_PLACEMENT over its members).
+ * - dup: the same group (failed members stay in it, failed).
+ * - split: the ranks of the same color >= 0, numbered by (key, rank in
+ *   comm); UCFT_UNDEFINED gives *newcomm = NULL. A rank that failed
+ *   before contributing is in no new communicator.
+ * - shrink: the members that did not fail before contributing, in their
+ *   old order: failures known before the call are gone from its f budget.
+ *   Works on a revoked communicator. As MPIX_Comm_shrink.
+ * UCFT_ERR_INVALID_PARAM: NULL comm or newcomm, a freed comm, a color
+ * below 0 other than UCFT_UNDEFINED; UCFT_ERR_REVOKED (dup, split) on a
+ * revoked comm; UCFT_ERR_NO_RESOURCE when no context id is free at every
+ * rank (255 communicators at once). The non-blocking forms write *newcomm
+ * at completion. Rules: R1, R2, R8, R12. */
+UCFT_API ucft_status_t ucft_comm_dup(ucft_comm_h comm, ucft_comm_h *newcomm);
+UCFT_API ucft_status_t ucft_comm_idup(ucft_comm_h comm, ucft_comm_h *newcomm,
+                                      ucft_request_h *req);
+UCFT_API ucft_status_t ucft_comm_split(ucft_comm_h comm, int color, int key,
+                                       ucft_comm_h *newcomm);
+UCFT_API ucft_status_t ucft_comm_shrink(ucft_comm_h comm, ucft_comm_h *newcomm);
+UCFT_API ucft_status_t ucft_comm_ishrink(ucft_comm_h comm, ucft_comm_h *newcomm,
+                                         ucft_request_h *req);
+/* Frees a communicator made by the calls above (*comm = NULL); not the
+ * world. Local: its operations must have completed. Rules: R1, R8. */
+UCFT_API ucft_status_t ucft_comm_free(ucft_comm_h *comm);
+
+/* The failed members of `comm` known here now (comm ranks, in the order
+ * learnt): up to `max` of them in ranks, their number in *count. As
+ * MPI_Comm_get_failed. Rules: R1, R3, R8, R10. */
+UCFT_API ucft_status_t ucft_comm_get_failed(ucft_comm_h comm, int *ranks,
+                                            size_t max, size_t *count);
+/* Acknowledges the first num_to_ack failed members in the order of
+ * ucft_comm_get_failed; *num_acked = how many are acknowledged in all. As
+ * MPI_Comm_ack_failed. Rules: R1, R8. */
+UCFT_API ucft_status_t ucft_comm_ack_failed(ucft_comm_h comm, size_t num_to_ack,
+                                            size_t *num_acked);
+
 /* Replaces the failure callback and its `arg` (cb NULL removes it). The
  * new callback gets every failure not reported yet; it never runs inside
  * this call (R7). `arg` is handed to it untouched (R3). May be called

@@ -49,12 +49,9 @@ static int ring_check(const void *buf, const coll_args_t *args, int rank,
 }
 
 static const coll_oracle_t oracles[] = {
-    {bcast_fill, bcast_check},
-    {rc_fill, rc_check_root},
-    {rc_fill, rc_check_all},
-    {ring_fill, ring_check},
-    {agree_fill, agree_check},
-    {NULL, NULL},
+    {bcast_fill, bcast_check}, {rc_fill, rc_check_root},
+    {rc_fill, rc_check_all},   {ring_fill, ring_check},
+    {agree_fill, agree_check}, {NULL, NULL},
 };
 static const char *const names[] = {"bcast", "reduce", "allreduce", "ring",
                                     "agree"};

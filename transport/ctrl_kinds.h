@@ -38,6 +38,10 @@ enum ucft_ctrl_kind {
      * more), uint32 n, then n uint32 failed ranks (at most REC_MAX_FACTS;
      * a larger set goes in turns). */
     UCFT_CTRL_FAILED_SET = 6,
+    /* A communicator is revoked (comm/revoke.c): every member that learns
+     * it tells every other. Body: uint32 context id, uint32 the
+     * communicator's uid. */
+    UCFT_CTRL_REVOKE = 7,
 };
 
 /* The tag of a control message of `kind` sent by job rank `src`. */

@@ -103,6 +103,10 @@ struct tp_req {
     uint64_t priv_tag;
     uint64_t priv_mask;
     int priv_peer;
+    /* Owned by a transport view above the backend (comm/view.h): the
+     * caller's callback while the view's own runs first. */
+    tp_req_cb_t view_cb;
+    void *view;
 };
 
 typedef struct tp_probe_info {

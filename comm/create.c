@@ -1,0 +1,327 @@
+/*
+ * Communicators made from others (include/ucft.h: ucft_comm_dup, _split,
+ * _shrink, _free). Every maker is one agreement on the parent
+ * (collectives/agree.h) whose value carries what the members must share:
+ * the context ids free at every contributor (an AND of bitmaps), and for
+ * a split each rank's (color, key) in a slot of its own (the others
+ * contribute all ones, the identity of AND). The agreement gives every
+ * survivor the same value and the same failed set F (the ranks that did
+ * not contribute), so every survivor computes the same membership and
+ * context id: creation is uniform through failures, never a mix of
+ * success and error (docs/comms.md).
+ *
+ *   dup     the parent's group, F included (its failures stay failures);
+ *   split   the contributors of each color, ordered by (key, parent rank);
+ *   shrink  the parent's group without F.
+ *
+ * A new communicator gets the lowest context id free at every
+ * contributor; the communicators of one split share it (their groups are
+ * disjoint). Its f, algorithms and placement are chosen as the world's
+ * are (UCFT_F, UCFT_<OP>_ALG, UCFT_PLACEMENT over the members' loci).
+ */
+#include "comm/comm.h"
+#include "placement/placement.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SPLIT_UNDEF 0xfffffffeu /* UCFT_UNDEFINED on the wire */
+
+/* The agreement's value: the free context ids, then per parent rank a
+ * (color, key) pair for a split. */
+typedef struct mk_req {
+    struct ucft_comm **out;
+    int split; /* 1: the value has the (color, key) slots */
+    int inject;
+} mk_req_t;
+
+static int bit(const uint8_t *b, int r)
+{
+    return b != NULL && ((b[r >> 3] >> (r & 7)) & 1);
+}
+
+/* The placement of a sub-communicator: the world's loci of its members. */
+static ucft_status_t place_sub(struct ucft_comm *c)
+{
+    const place_map_t *w = &c->layer->world.place;
+    place_map_t *pm = &c->place;
+    int n = c->size;
+    pm->policy = w->policy;
+    pm->mate = -1;
+    pm->loci = calloc((size_t)n, sizeof(*pm->loci));
+    pm->pub_loci = calloc((size_t)n, sizeof(*pm->pub_loci));
+    pm->rank_at = calloc((size_t)n, sizeof(int));
+    pm->pos_of = calloc((size_t)n, sizeof(int));
+    if (!pm->loci || !pm->pub_loci || !pm->rank_at || !pm->pos_of)
+        return UCFT_ERR_NO_MEMORY;
+    if (w->loci == NULL) { /* no world placement: identity */
+        for (int r = 0; r < n; r++)
+            pm->rank_at[r] = pm->pos_of[r] = r;
+    } else {
+        for (int r = 0; r < n; r++)
+            pm->loci[r] = w->loci[c->members[r]];
+        ucft_status_t st =
+            placement_compute(pm->policy, pm->loci, n, pm->rank_at, pm->pos_of);
+        if (st != UCFT_OK)
+            return st;
+    }
+    pm->nnodes = 0;
+    for (int r = 0; r < n; r++) {
+        int seen = 0;
+        for (int q = 0; q < r && !seen; q++)
+            seen = pm->loci[q].node == pm->loci[r].node;
+        pm->nnodes += !seen;
+        pm->pub_loci[r] = (ucft_locus_t){pm->loci[r].node, pm->loci[r].package,
+                                         pm->loci[r].numa, pm->loci[r].core};
+    }
+    pm->map = (coll_map_t){.n = n, .rank = pm->rank_at, .pos = pm->pos_of};
+    return UCFT_OK;
+}
+
+/* A communicator of the `n` job ranks `members` (owned by it from here),
+ * this rank among them, with context id `ctx_id`. */
+static ucft_status_t make(struct ucft_comm *parent, int *members, int n,
+                          unsigned ctx_id, struct ucft_comm **out)
+{
+    cm_layer_t *cl = parent->layer;
+    struct ucft_context *ctx = parent->ctx;
+    struct ucft_comm *c = calloc(1, sizeof(*c));
+    ucft_status_t st = UCFT_ERR_NO_MEMORY;
+    if (c == NULL) {
+        free(members);
+        return st;
+    }
+    c->ctx = ctx;
+    c->layer = cl;
+    c->ctx_id = ctx_id;
+    c->size = n;
+    c->members = members;
+    c->uid = parent->uid * 2654435761u + ++parent->ncreated;
+    c->job_to_rank = malloc((size_t)ctx->boot.size * sizeof(int));
+    c->view = calloc(1, sizeof(*c->view));
+    if (c->job_to_rank != NULL && c->view != NULL) {
+        for (int j = 0; j < ctx->boot.size; j++)
+            c->job_to_rank[j] = -1;
+        for (int r = 0; r < n; r++)
+            c->job_to_rank[members[r]] = r;
+        c->rank = c->job_to_rank[ctx->boot.rank];
+        tp_t *base =
+            cm_inject_active(&cl->inject) ? &cl->inject.wrap.base : ctx->tp;
+        cm_view_init(c->view, base, c->rank, n, members, c->job_to_rank);
+        c->tp = &c->view->tp;
+        st = cm_comm_ack_init(c);
+    }
+    if (st == UCFT_OK)
+        st = place_sub(c);
+    if (st == UCFT_OK)
+        st = cm_coll_init(cl, c);
+    /* On the list from here: finalize frees it whatever happens. */
+    cm_comm_attach(cl, c);
+    cl->ctx_used[ctx_id / 32] |= 1u << (ctx_id % 32);
+    if (st != UCFT_OK) {
+        c->freed = 1;
+        return st;
+    }
+    /* Failures of members already known: the view's transport refuses
+     * them, as the context's does. */
+    for (size_t i = 0; i < ctx->nfailed; i++) {
+        int r = cm_comm_rank_of(c, (uint32_t)ctx->failed_list[i]);
+        if (r >= 0)
+            cm_coll_cs_failure_one(c, r);
+    }
+    *out = c;
+    return UCFT_OK;
+}
+
+/* The lowest context id free at every contributor, or 0 (none). */
+static unsigned lowest_free(const uint32_t *free_ids)
+{
+    for (unsigned i = 1; i < CM_CTX_WORDS * 32; i++)
+        if ((free_ids[i / 32] >> (i % 32)) & 1)
+            return i;
+    return 0;
+}
+
+static ucft_status_t made(struct ucft_comm *parent, const uint32_t *val,
+                          const coll_agree_hdr_t *hdr, const uint8_t *failed,
+                          void *arg)
+{
+    mk_req_t *m = arg;
+    cm_layer_t *cl = parent->layer;
+    int n = parent->size;
+    (void)hdr;
+    *m->out = NULL;
+    unsigned id = lowest_free(val);
+    if (id == 0) {
+        ucft_error(&parent->ctx->log,
+                   "no context id is free at every rank (%d communicators "
+                   "at most)",
+                   CM_CTX_WORDS * 32 - 1);
+        free(m);
+        return UCFT_ERR_NO_RESOURCE;
+    }
+    int *members = malloc((size_t)n * sizeof(int)), k = 0;
+    if (members == NULL) {
+        free(m);
+        return UCFT_ERR_NO_MEMORY;
+    }
+    const uint32_t *slot = val + CM_CTX_WORDS;
+    if (!m->split) {
+        for (int r = 0; r < n; r++)
+            if (m->inject == CM_INJECT_DUP || !bit(failed, r))
+                members[k++] = cm_comm_job_rank(parent, r);
+    } else {
+        uint32_t mine = slot[2 * parent->rank];
+        if (mine == SPLIT_UNDEF) {
+            free(members);
+            free(m);
+            return UCFT_OK; /* no communicator for this rank */
+        }
+        /* Contributors of my color by (key, parent rank): insertion. */
+        int *order = members;
+        for (int r = 0; r < n; r++) {
+            if (bit(failed, r) || slot[2 * r] != mine)
+                continue;
+            int32_t key = (int32_t)slot[2 * r + 1];
+            int at = k++;
+            while (at > 0 && (int32_t)slot[2 * order[at - 1] + 1] > key) {
+                order[at] = order[at - 1];
+                at--;
+            }
+            order[at] = r;
+        }
+        for (int i = 0; i < k; i++)
+            members[i] = cm_comm_job_rank(parent, members[i]);
+    }
+    ucft_status_t st = make(parent, members, k, id, m->out);
+    if (st != UCFT_OK)
+        ucft_error(&parent->ctx->log, "making a communicator of %d ranks: %s",
+                   k, ucft_status_string(st));
+    (void)cl;
+    free(m);
+    return st;
+}
+
+/* Posts the agreement of a maker; *out is written at its completion. */
+static ucft_status_t post_make(struct ucft_comm *parent, int inject, int color,
+                               int key, struct ucft_comm **out,
+                               ucft_request_h *req)
+{
+    cm_layer_t *cl = parent->layer;
+    int split = inject == CM_INJECT_SPLIT;
+    size_t words = CM_CTX_WORDS + (split ? 2 * (size_t)parent->size : 0);
+    uint32_t *v = malloc(words * sizeof(uint32_t));
+    mk_req_t *m = malloc(sizeof(*m));
+    if (v == NULL || m == NULL) {
+        free(v);
+        free(m);
+        return UCFT_ERR_NO_MEMORY;
+    }
+    for (int i = 0; i < CM_CTX_WORDS; i++)
+        v[i] = ~cl->ctx_used[i];
+    for (size_t i = CM_CTX_WORDS; i < words; i++)
+        v[i] = UINT32_MAX;
+    if (split) {
+        v[CM_CTX_WORDS + 2 * parent->rank] =
+            color == UCFT_UNDEFINED ? SPLIT_UNDEF : (uint32_t)color;
+        v[CM_CTX_WORDS + 2 * parent->rank + 1] = (uint32_t)key;
+    }
+    *m = (mk_req_t){.out = out, .split = split, .inject = inject};
+    *out = NULL;
+    ucft_status_t st = cm_agree_post(parent, inject, v, words, made, m, req);
+    free(v);
+    if (st != UCFT_OK)
+        free(m);
+    return st;
+}
+
+static ucft_status_t check(struct ucft_comm *comm, struct ucft_comm **out,
+                           const char *call)
+{
+    if (comm == NULL || out == NULL)
+        return rt_bad_arg(comm ? comm->ctx : NULL, call,
+                          comm == NULL ? "NULL communicator"
+                                       : "NULL output pointer");
+    if (comm->freed || comm->ctx->finalizing) {
+        ucft_error(&comm->ctx->log, "%s: %s", call,
+                   comm->freed ? "the communicator was freed"
+                               : "called after ucft_finalize");
+        return UCFT_ERR_INVALID_PARAM;
+    }
+    return UCFT_OK;
+}
+
+static ucft_status_t wait_made(ucft_status_t st, ucft_request_h *r)
+{
+    return st == UCFT_OK ? ucft_wait(r, NULL) : st;
+}
+
+ucft_status_t ucft_comm_idup(ucft_comm_h comm, ucft_comm_h *newcomm,
+                             ucft_request_h *req)
+{
+    ucft_status_t st = check(comm, newcomm, "ucft_comm_idup");
+    if (st == UCFT_OK && comm->revoked)
+        return UCFT_ERR_REVOKED;
+    return st == UCFT_OK ? post_make(comm, CM_INJECT_DUP, 0, 0, newcomm, req)
+                         : st;
+}
+
+ucft_status_t ucft_comm_dup(ucft_comm_h comm, ucft_comm_h *newcomm)
+{
+    ucft_request_h r;
+    return wait_made(ucft_comm_idup(comm, newcomm, &r), &r);
+}
+
+ucft_status_t ucft_comm_split(ucft_comm_h comm, int color, int key,
+                              ucft_comm_h *newcomm)
+{
+    ucft_request_h r;
+    ucft_status_t st = check(comm, newcomm, "ucft_comm_split");
+    if (st == UCFT_OK && color < 0 && color != UCFT_UNDEFINED) {
+        ucft_error(&comm->ctx->log,
+                   "ucft_comm_split: color %d (must be >= 0 or "
+                   "UCFT_UNDEFINED)",
+                   color);
+        return UCFT_ERR_INVALID_PARAM;
+    }
+    if (st == UCFT_OK && comm->revoked)
+        return UCFT_ERR_REVOKED;
+    if (st != UCFT_OK)
+        return st;
+    return wait_made(post_make(comm, CM_INJECT_SPLIT, color, key, newcomm, &r),
+                     &r);
+}
+
+ucft_status_t ucft_comm_ishrink(ucft_comm_h comm, ucft_comm_h *newcomm,
+                                ucft_request_h *req)
+{
+    ucft_status_t st = check(comm, newcomm, "ucft_comm_ishrink");
+    return st == UCFT_OK ? post_make(comm, CM_INJECT_SHRINK, 0, 0, newcomm, req)
+                         : st;
+}
+
+ucft_status_t ucft_comm_shrink(ucft_comm_h comm, ucft_comm_h *newcomm)
+{
+    ucft_request_h r;
+    return wait_made(ucft_comm_ishrink(comm, newcomm, &r), &r);
+}
+
+ucft_status_t ucft_comm_free(ucft_comm_h *comm)
+{
+    if (comm == NULL || *comm == NULL)
+        return rt_bad_arg(NULL, "ucft_comm_free", "NULL communicator");
+    struct ucft_comm *c = *comm;
+    if (c == &c->layer->world || c->freed) {
+        ucft_error(&c->ctx->log, "ucft_comm_free: %s",
+                   c->freed ? "freed already" : "the world cannot be freed");
+        return UCFT_ERR_INVALID_PARAM;
+    }
+    /* Its kept collectives are no longer needed by this rank's calls; the
+     * struct stays (freed) until finalize, as late callbacks may name
+     * it; its context id is free again once nothing of it runs. */
+    cm_coll_retire_comm(c->layer, c);
+    c->freed = 1;
+    c->layer->ctx_used[c->ctx_id / 32] &= ~(1u << (c->ctx_id % 32));
+    *comm = NULL;
+    return UCFT_OK;
+}

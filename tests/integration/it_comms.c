@@ -1,0 +1,168 @@
+/* Communicators that outlive failures, on a real job (docs/comms.md).
+ *   it_comms basic        agree (AND of flags), dup, split (colors, keys),
+ *                         shrink without failures, revoke (a blocked
+ *                         receive at every other rank ends REVOKED; agree
+ *                         still works on the revoked communicator), free,
+ *                         bad arguments.
+ *   it_comms shrink I L   I iterations of a recursive-doubling allreduce
+ *                         (UCFT_ALLREDUCE_ALG=recdbl) on the current
+ *                         communicator; on PROC_FAILED or REVOKED: revoke,
+ *                         shrink, go on with the survivors. Every result
+ *                         checked; at the end the communicator must have L
+ *                         ranks (the launcher kills the others).
+ */
+#include "it_check.h"
+
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+int g_rank;
+
+static void basic(ucft_context_h ctx)
+{
+    ucft_comm_h w = ucft_comm_world(ctx);
+    int n = ucft_comm_size(w), me = ucft_comm_rank(w);
+
+    /* Agreement: each rank clears its own bit. */
+    int flag = ~(1 << me);
+    CHECK_ST(ucft_comm_agree(w, &flag), UCFT_OK);
+    CHECK(flag == ~((1 << n) - 1), "agreed %#x", (unsigned)flag);
+
+    /* Dup: same group, own traffic. */
+    ucft_comm_h d;
+    CHECK_ST(ucft_comm_dup(w, &d), UCFT_OK);
+    CHECK(ucft_comm_size(d) == n && ucft_comm_rank(d) == me, "dup %d/%d",
+          ucft_comm_rank(d), ucft_comm_size(d));
+    long v = me, sum = -1;
+    CHECK_ST(ucft_allreduce(d, &v, &sum, 1, UCFT_INT64, UCFT_SUM), UCFT_OK);
+    CHECK(sum == (long)n * (n - 1) / 2, "dup allreduce %ld", sum);
+
+    /* Split: colors by parity, keys reverse the order. */
+    ucft_comm_h s;
+    CHECK_ST(ucft_comm_split(w, me % 2, -me, &s), UCFT_OK);
+    int ns = (n + 1 - me % 2) / 2, want = 0;
+    for (int r = me + 2; r < n; r += 2)
+        want++; /* ranks of my color with a smaller key (-r < -me) */
+    CHECK(ucft_comm_size(s) == ns && ucft_comm_rank(s) == want,
+          "split rank %d size %d, expected %d of %d", ucft_comm_rank(s),
+          ucft_comm_size(s), want, ns);
+    long wsum = 0;
+    for (int r = me % 2; r < n; r += 2)
+        wsum += r;
+    CHECK_ST(ucft_allreduce(s, &v, &sum, 1, UCFT_INT64, UCFT_SUM), UCFT_OK);
+    CHECK(sum == wsum, "split allreduce %ld, expected %ld", sum, wsum);
+    ucft_comm_h none = w;
+    CHECK_ST(ucft_comm_split(w, me == 0 ? 0 : UCFT_UNDEFINED, 0, &none),
+             UCFT_OK);
+    CHECK((me == 0) == (none != NULL), "UNDEFINED color gave %p", (void *)none);
+    if (none != NULL) {
+        CHECK(ucft_comm_size(none) == 1, "single-rank split");
+        CHECK_ST(ucft_comm_free(&none), UCFT_OK);
+    }
+
+    /* Shrink without failures: the same ranks. */
+    ucft_comm_h k;
+    CHECK_ST(ucft_comm_shrink(s, &k), UCFT_OK);
+    CHECK(ucft_comm_size(k) == ns && ucft_comm_rank(k) == want, "shrink");
+    CHECK_ST(ucft_allreduce(k, &v, &sum, 1, UCFT_INT64, UCFT_SUM), UCFT_OK);
+    CHECK(sum == wsum, "shrunk allreduce %ld", sum);
+
+    /* Revoke: rank 0 revokes the dup; the others wait in a receive that
+     * nobody matches, which must end REVOKED. */
+    CHECK_ST(ucft_barrier(w), UCFT_OK);
+    if (me == 0) {
+        usleep(100000);
+        CHECK_ST(ucft_comm_revoke(d), UCFT_OK);
+    } else {
+        char b;
+        CHECK_ST(ucft_recv(d, &b, 1, 0, 77, NULL), UCFT_ERR_REVOKED);
+    }
+    CHECK(ucft_comm_is_revoked(d) == 1, "not revoked");
+    CHECK_ST(ucft_barrier(d), UCFT_ERR_REVOKED);
+    char b = 0;
+    CHECK_ST(ucft_send(d, &b, 1, (me + 1) % n, 1), UCFT_ERR_REVOKED);
+    CHECK(ucft_comm_is_revoked(w) == 0, "the parent was revoked");
+    flag = me == 1 ? 0 : 1;
+    CHECK_ST(ucft_comm_agree(d, &flag), UCFT_OK);
+    CHECK(flag == (n > 1 ? 0 : 1), "agree on a revoked communicator: %d", flag);
+    ucft_comm_h d2;
+    CHECK_ST(ucft_comm_shrink(d, &d2), UCFT_OK);
+    CHECK(ucft_comm_size(d2) == n, "shrink of the revoked dup");
+    CHECK_ST(ucft_allreduce(d2, &v, &sum, 1, UCFT_INT64, UCFT_SUM), UCFT_OK);
+    CHECK(sum == (long)n * (n - 1) / 2, "allreduce after revoke+shrink");
+
+    /* Bad input. */
+    CHECK_ST(ucft_comm_split(w, -5, 0, &none), UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_comm_free(&w), UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_comm_dup(NULL, &none), UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_comm_agree(w, NULL), UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_comm_free(NULL), UCFT_ERR_INVALID_PARAM);
+
+    CHECK_ST(ucft_comm_free(&d2), UCFT_OK);
+    CHECK_ST(ucft_comm_free(&k), UCFT_OK);
+    CHECK_ST(ucft_comm_free(&s), UCFT_OK);
+    CHECK_ST(ucft_comm_free(&d), UCFT_OK);
+    CHECK(d == NULL, "free sets NULL");
+    printf("rank %d: communicators ok\n", me);
+}
+
+static void shrink_loop(ucft_context_h ctx, int iters, int live)
+{
+    ucft_comm_h cur = ucft_comm_world(ctx);
+    int shrinks = 0;
+    for (int i = 0; i < iters; i++) {
+        long one = 1, sum = -1;
+        ucft_status_t st =
+            ucft_allreduce(cur, &one, &sum, 1, UCFT_INT64, UCFT_SUM);
+        if (st == UCFT_OK) {
+            CHECK(sum == ucft_comm_size(cur),
+                  "iteration %d: sum %ld of %d ranks", i, sum,
+                  ucft_comm_size(cur));
+            if (ucft_comm_rank(cur) == 0)
+                printf("iteration %d: sum %ld of %d ranks (correct)\n", i, sum,
+                       ucft_comm_size(cur));
+        } else {
+            CHECK(st == UCFT_ERR_PROC_FAILED || st == UCFT_ERR_REVOKED,
+                  "iteration %d: %s", i, ucft_status_name(st));
+            ucft_comm_revoke(cur);
+            ucft_comm_h nc;
+            CHECK_ST(ucft_comm_shrink(cur, &nc), UCFT_OK);
+            printf("rank %d: iteration %d: %s, shrunk %d -> %d ranks\n", g_rank,
+                   i, ucft_status_name(st), ucft_comm_size(cur),
+                   ucft_comm_size(nc));
+            if (cur != ucft_comm_world(ctx))
+                CHECK_ST(ucft_comm_free(&cur), UCFT_OK);
+            cur = nc;
+            shrinks++;
+            i--; /* the iteration again, on the survivors */
+        }
+        usleep(20000);
+    }
+    /* A last shrink: the failures of the last iterations are out too. */
+    ucft_comm_h fin;
+    CHECK_ST(ucft_comm_shrink(cur, &fin), UCFT_OK);
+    CHECK(ucft_comm_size(fin) == live,
+          "final communicator: %d ranks, "
+          "expected %d",
+          ucft_comm_size(fin), live);
+    printf("rank %d: %d shrinks, %d ranks left (correct)\n", g_rank, shrinks,
+           ucft_comm_size(fin));
+}
+
+int main(int argc, char **argv)
+{
+    ucft_context_h ctx;
+    if (argc < 2)
+        return 2;
+    CHECK_ST(ucft_init(NULL, &ctx), UCFT_OK);
+    g_rank = ucft_comm_rank(ucft_comm_world(ctx));
+    if (strcmp(argv[1], "basic") == 0)
+        basic(ctx);
+    else if (strcmp(argv[1], "shrink") == 0 && argc >= 4)
+        shrink_loop(ctx, atoi(argv[2]), atoi(argv[3]));
+    else
+        return 2;
+    CHECK_ST(ucft_finalize(ctx), UCFT_OK);
+    return 0;
+}
