@@ -10,8 +10,8 @@
  *  value.
  *
  *  Slow path. The coordinator of a rank is the lowest rank it does not
- *  know to have failed. A rank goes slow when a failure stops its fast
- *  path (a peer it still needs failed, a send failed), and then sends HELP
+ *  know to have failed. A rank goes slow when it learns of any failure
+ *  before it has decided (or a send fails), and then sends HELP
  *  to its coordinator; or when its coordinator queries it. A coordinator
  *  runs one round when it is slow and undecided, or was helped: it sends
  *  QUERY to every rank it does not know failed and waits for a REPORT from
@@ -696,16 +696,12 @@ static void ag_on_failure(void *state, int rank)
     if (bm_get(s->lfail, rank))
         return;
     bm_set(s->lfail, rank);
-    /* The fast path needs every peer of this stage and the later ones. */
+    /* Any failure known before this rank decides sends it to the slow
+     * path: a fast decision would put F = {} although this rank knew of a
+     * failure before it contributed, and shrink must leave such ranks
+     * out (the MPI chapter). */
     if (!s->slow && !s->decided)
-        for (unsigned i = s->stage; i < s->nstage; i++) {
-            ag_stage_t g = stage_of(s, i);
-            if (g.recv && g.peer == rank &&
-                (i > s->stage || !s->fposted || s->fr_busy)) {
-                go_slow(s, "a peer failed", rank);
-                break;
-            }
-        }
+        go_slow(s, "a rank failed", rank);
     if (s->round && !s->round_done) {
         round_count(s);
         round_check(s);

@@ -55,6 +55,21 @@ void coll_agree_set_acked(void *state, const uint8_t *acked);
  * empty. Valid until cleanup. */
 const uint8_t *coll_agree_failed(const void *state);
 
+/* What a communicator-making agreement decides for parent rank `me` of n
+ * (comm/create.c): the members of its new communicator as parent ranks in
+ * new rank order, in out[n]; returns how many (0: none for this rank).
+ *   COLL_MEMBERS_DUP     every rank;
+ *   COLL_MEMBERS_SHRINK  every rank not in F;
+ *   COLL_MEMBERS_SPLIT   slots[2 r], slots[2 r + 1] = rank r's color and
+ *                        key (COLL_SPLIT_UNDEF: none): the ranks not in F
+ *                        of this rank's color, by (key as int32, rank).
+ * Every survivor of the agreement holds the same slots and F, so all the
+ * members of one new communicator compute the same list. */
+enum { COLL_MEMBERS_DUP, COLL_MEMBERS_SHRINK, COLL_MEMBERS_SPLIT };
+#define COLL_SPLIT_UNDEF 0xfffffffeu
+int coll_agree_members(int kind, int n, int me, const uint32_t *slots,
+                       const uint8_t *failed, int *out);
+
 extern const coll_op_ops_t coll_agree_era_ops;
 
 #endif

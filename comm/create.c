@@ -25,8 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SPLIT_UNDEF 0xfffffffeu /* UCFT_UNDEFINED on the wire */
-
 /* The agreement's value: the free context ids, then per parent rank a
  * (color, key) pair for a split. */
 typedef struct mk_req {
@@ -34,11 +32,6 @@ typedef struct mk_req {
     int split; /* 1: the value has the (color, key) slots */
     int inject;
 } mk_req_t;
-
-static int bit(const uint8_t *b, int r)
-{
-    return b != NULL && ((b[r >> 3] >> (r & 7)) & 1);
-}
 
 /* The placement of a sub-communicator: the world's loci of its members. */
 static ucft_status_t place_sub(struct ucft_comm *c)
@@ -165,34 +158,18 @@ static ucft_status_t made(struct ucft_comm *parent, const uint32_t *val,
         free(m);
         return UCFT_ERR_NO_MEMORY;
     }
-    const uint32_t *slot = val + CM_CTX_WORDS;
-    if (!m->split) {
-        for (int r = 0; r < n; r++)
-            if (m->inject == CM_INJECT_DUP || !bit(failed, r))
-                members[k++] = cm_comm_job_rank(parent, r);
-    } else {
-        uint32_t mine = slot[2 * parent->rank];
-        if (mine == SPLIT_UNDEF) {
-            free(members);
-            free(m);
-            return UCFT_OK; /* no communicator for this rank */
-        }
-        /* Contributors of my color by (key, parent rank): insertion. */
-        int *order = members;
-        for (int r = 0; r < n; r++) {
-            if (bit(failed, r) || slot[2 * r] != mine)
-                continue;
-            int32_t key = (int32_t)slot[2 * r + 1];
-            int at = k++;
-            while (at > 0 && (int32_t)slot[2 * order[at - 1] + 1] > key) {
-                order[at] = order[at - 1];
-                at--;
-            }
-            order[at] = r;
-        }
-        for (int i = 0; i < k; i++)
-            members[i] = cm_comm_job_rank(parent, members[i]);
+    int kind = m->split                     ? COLL_MEMBERS_SPLIT
+               : m->inject == CM_INJECT_DUP ? COLL_MEMBERS_DUP
+                                            : COLL_MEMBERS_SHRINK;
+    k = coll_agree_members(kind, n, parent->rank, val + CM_CTX_WORDS, failed,
+                           members);
+    if (k == 0) {
+        free(members);
+        free(m);
+        return UCFT_OK; /* split: no communicator for this rank */
     }
+    for (int i = 0; i < k; i++)
+        members[i] = cm_comm_job_rank(parent, members[i]);
     ucft_status_t st = make(parent, members, k, id, m->out);
     if (st != UCFT_OK)
         ucft_error(&parent->ctx->log, "making a communicator of %d ranks: %s",
@@ -223,7 +200,7 @@ static ucft_status_t post_make(struct ucft_comm *parent, int inject, int color,
         v[i] = UINT32_MAX;
     if (split) {
         v[CM_CTX_WORDS + 2 * parent->rank] =
-            color == UCFT_UNDEFINED ? SPLIT_UNDEF : (uint32_t)color;
+            color == UCFT_UNDEFINED ? COLL_SPLIT_UNDEF : (uint32_t)color;
         v[CM_CTX_WORDS + 2 * parent->rank + 1] = (uint32_t)key;
     }
     *m = (mk_req_t){.out = out, .split = split, .inject = inject};

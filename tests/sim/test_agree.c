@@ -11,7 +11,11 @@
  * sends at n = 2..32, two at n = 2..16, with ranks entering at different
  * times, every flag pattern at n <= 6, acknowledged sets that differ, and
  * random campaigns of 10 % of the ranks dying during the call up to
- * n = 4096. */
+ * n = 4096; and what communicator makers compute from the outcome
+ * (coll_agree_members: dup, shrink, split with random colors and keys)
+ * at n = 2..10 under every single and pair of failures: every live rank
+ * finds itself where the (key, rank) order puts it, with every rank
+ * outside F of its color. */
 #include "collectives/agree.h"
 #include "simrun/oracle.h"
 #include "simrun/simrun.h"
@@ -150,8 +154,22 @@ static int inspect(void *arg, int rank, const void *state, const void *buf,
 }
 
 /* One run; asserts every property. Returns the result for more checks. */
+static simrun_result_t
+run_full(ag_test_t *t, const simrun_fail_t *fails, size_t nfails,
+         uint64_t spread, uint64_t seed, const coll_oracle_t *orc,
+         int (*insp)(void *, int, const void *, const void *, const uint8_t *));
+
 static simrun_result_t run(ag_test_t *t, const simrun_fail_t *fails,
                            size_t nfails, uint64_t spread, uint64_t seed)
+{
+    return run_full(t, fails, nfails, spread, seed,
+                    t->flags_mode ? &flags_oracle : NULL, inspect);
+}
+
+static simrun_result_t
+run_full(ag_test_t *t, const simrun_fail_t *fails, size_t nfails,
+         uint64_t spread, uint64_t seed, const coll_oracle_t *orc,
+         int (*insp)(void *, int, const void *, const void *, const uint8_t *))
 {
     simrun_params_t p;
     simrun_result_t res;
@@ -164,12 +182,11 @@ static simrun_result_t run(ag_test_t *t, const simrun_fail_t *fails,
     p.start_spread_ns = spread;
     p.sim.seed = seed;
     p.prepare = prepare;
-    p.inspect = inspect;
+    p.inspect = insp;
     p.hook_arg = t;
-    if (t->flags_mode) {
-        p.oracle = &flags_oracle;
+    p.oracle = orc;
+    if (orc != NULL)
         p.seq = t->pattern;
-    }
     t->have_first = 0;
     t->why[0] = 0;
     assert_int_equal(simrun_run(&p, &res, NULL), UCFT_OK);
@@ -237,6 +254,14 @@ static simrun_fail_t fail_at(int rank, int k)
     else
         f.kind = SIMRUN_FAIL_BEFORE_SEND, f.k = (unsigned)k + 1;
     return f;
+}
+
+static void run_with(ag_test_t *t, const simrun_fail_t *f, size_t nf,
+                     const coll_oracle_t *orc,
+                     int (*insp)(void *, int, const void *, const void *,
+                                 const uint8_t *))
+{
+    run_full(t, f, nf, 0, 1, orc, insp);
 }
 
 /* Sends a rank may make: fast stages, HELP, REPORT, a round's queries and
@@ -324,6 +349,104 @@ static void test_flags(void **unused)
     }
 }
 
+/* Communicator making (coll_agree_members): rank r's (color, key) from
+ * the instance's sequence number; every live rank must find itself in
+ * its color's list, at a place the (key, rank) order gives, and every
+ * rank outside F of that color with it. */
+static uint32_t split_color(uint32_t seq, int r)
+{
+    uint32_t h = (seq * 2654435761u) ^ ((uint32_t)r * 40503u);
+    h = (h ^ (h >> 13)) * 0x5bd1e995u;
+    return (h >> 7) % 4 == 3 ? COLL_SPLIT_UNDEF : (h >> 7) % 4;
+}
+
+static uint32_t split_key(uint32_t seq, int r)
+{
+    uint32_t h = (seq + 17u) * 2246822519u ^ ((uint32_t)r * 3266489917u);
+    return (uint32_t)((int32_t)((h >> 9) % 5) - 2);
+}
+
+static void split_fill(void *buf, const coll_args_t *args, int rank, int size)
+{
+    uint32_t *v = buf;
+    for (int i = 0; i < 2 * size; i++)
+        v[i] = UINT32_MAX;
+    v[2 * rank] = split_color(args->seq, rank);
+    v[2 * rank + 1] = split_key(args->seq, rank);
+    memset(v + 2 * size, 0, sizeof(coll_agree_hdr_t));
+}
+
+static const coll_oracle_t split_oracle = {split_fill, flags_check};
+
+static int inspect_split(void *arg, int rank, const void *state,
+                         const void *buf, const uint8_t *dead)
+{
+    ag_test_t *t = arg;
+    const uint32_t *v = buf;
+    const uint8_t *f = coll_agree_failed(state);
+    int n = t->n, out[64], k;
+    for (int r = 0; r < n; r++) {
+        int in = bm_get(f, r);
+        if (in && !dead[r])
+            return bad(t, rank, "a live rank is in F");
+        uint32_t c = in ? UINT32_MAX : split_color(t->pattern, r);
+        uint32_t kk = in ? UINT32_MAX : split_key(t->pattern, r);
+        if (v[2 * r] != c || v[2 * r + 1] != kk)
+            return bad(t, rank, "a slot is not its rank's contribution");
+    }
+    for (int kind = COLL_MEMBERS_DUP; kind <= COLL_MEMBERS_SPLIT; kind++) {
+        k = coll_agree_members(kind, n, rank, v, f, out);
+        uint32_t mine = split_color(t->pattern, rank);
+        int want = 0, pos = -1;
+        for (int r = 0; r < n; r++)
+            want += kind == COLL_MEMBERS_DUP ||
+                    (!bm_get(f, r) &&
+                     (kind == COLL_MEMBERS_SHRINK || v[2 * r] == mine));
+        if (kind == COLL_MEMBERS_SPLIT && mine == COLL_SPLIT_UNDEF)
+            want = 0;
+        if (k != want)
+            return bad(t, rank, "wrong number of members");
+        for (int i = 0; i < k; i++) {
+            if (out[i] == rank)
+                pos = i;
+            if (i > 0 && kind == COLL_MEMBERS_SPLIT) {
+                int32_t a = (int32_t)v[2 * out[i - 1] + 1],
+                        b = (int32_t)v[2 * out[i] + 1];
+                if (a > b || (a == b && out[i - 1] > out[i]))
+                    return bad(t, rank, "members out of (key, rank) order");
+            } else if (i > 0 && out[i - 1] >= out[i]) {
+                return bad(t, rank, "members out of rank order");
+            }
+        }
+        if (k > 0 && pos < 0)
+            return bad(t, rank, "this rank is not in its communicator");
+    }
+    return 1;
+}
+
+static void test_members(void **unused)
+{
+    (void)unused;
+    for (int n = 2; n <= 10; n += AG_SCALE) {
+        ag_test_t t;
+        test_init(&t, n);
+        t.words = 2 * (size_t)n;
+        for (uint32_t seq = 1; seq <= 3; seq++) {
+            t.pattern = seq;
+            for (int a = 0; a < n; a++)
+                for (int b = a; b < n; b++)
+                    for (int ka = -1; ka <= 8; ka++)
+                        for (int kb = -1; kb <= (a == b ? -1 : 8); kb++) {
+                            simrun_fail_t f[2] = {fail_at(a, ka),
+                                                  fail_at(b, kb)};
+                            run_with(&t, f, a == b ? 1 : 2, &split_oracle,
+                                     inspect_split);
+                        }
+        }
+        test_fini(&t);
+    }
+}
+
 /* 10 % of the ranks die at random times during the call. */
 static void test_random(void **unused)
 {
@@ -365,7 +488,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_failure_free), cmocka_unit_test(test_one_failure),
         cmocka_unit_test(test_acked),        cmocka_unit_test(test_flags),
-        cmocka_unit_test(test_two_failures), cmocka_unit_test(test_random),
+        cmocka_unit_test(test_two_failures), cmocka_unit_test(test_members),
+        cmocka_unit_test(test_random),
     };
     const char *only = getenv("AGREE_TEST");
     if (only != NULL)
