@@ -241,6 +241,9 @@ static void round_check(agree_t *s)
         s->have_dec = 1;
     }
     s->round_done = 1;
+    ucft_debug(s->tp->log, "agree %u: coordinator %d decided (%s)",
+               (unsigned)s->args->seq, s->me,
+               ((ag_msg_t *)s->dmsg)->err ? "err" : "ok");
     for (int r = 0; r < s->n; r++)
         if (r != s->me && !is_failed(s, r))
             bm_set(s->owe, r);
@@ -284,6 +287,8 @@ static void start_round(agree_t *s)
     if (!ensure_slab(s))
         return;
     s->round = 1;
+    ucft_debug(s->tp->log, "agree %u: rank %d runs a round",
+               (unsigned)s->args->seq, s->me);
     if (!s->decided && !s->slow) { /* gives the fast path up */
         s->slow = 1;
         if (s->fr_busy)
@@ -327,6 +332,9 @@ static void try_answer(agree_t *s)
     }
     s->answered = s->coord;
     s->report_to = s->coord;
+    ucft_debug(s->tp->log, "agree %u: rank %d reports to %d (%s)",
+               (unsigned)s->args->seq, s->me, s->coord,
+               s->decided ? "decided" : "undecided");
     pump(s);
 }
 

@@ -286,8 +286,8 @@ void cm_coll_retire_aliased(cm_layer_t *cl, struct ucft_comm *comm)
     const uint32_t mask = (1u << UCFT_TAG_SEQ_BITS) - 1;
     int any = 0;
     for (struct cm_coll *c = cl->colls.next; c != &cl->colls; c = c->next) {
-        if (!c->kept || c->comm != comm ||
-            ((c->args.seq ^ comm->seq) & mask) != 0)
+        uint32_t next = c->ops == comm->agree ? comm->agree_seq : comm->seq;
+        if (!c->kept || c->comm != comm || ((c->args.seq ^ next) & mask) != 0)
             continue;
         ucft_debug(&cl->ctx->log,
                    "collective %u: kept instance retired, instance %u "

@@ -69,6 +69,10 @@ struct ucft_comm {
     size_t nacked;
     int f;        /* failures a collective tolerates */
     uint32_t seq; /* next collective instance */
+    /* Next agreement instance: agreements number themselves apart (their
+     * message kinds are their own), since after a failure the ranks of a
+     * communicator may have ended different numbers of collectives. */
+    uint32_t agree_seq;
     /* Placement (placement/comm_map.h): computed once, passed to every
      * collective of this communicator (coll_args_t.map). */
     place_map_t place;

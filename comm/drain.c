@@ -65,12 +65,17 @@ static int is_late(cm_layer_t *cl, uint64_t tag)
     int owned = cm_coll_cs_kind(comm, ucft_tag_coll_kind(tag));
     if (owned != 0)
         return owned < 0; /* a communicator state's own messages */
-    if (comm->seq == 0)
+    /* Agreements have a sequence of their own (comm.h, agree_seq). */
+    unsigned kind = ucft_tag_coll_kind(tag);
+    int agree = kind >= COLL_KIND_AGREE_FIRST && kind <= COLL_KIND_AGREE_LAST;
+    uint32_t next = agree ? comm->agree_seq : comm->seq;
+    if (next == 0)
         return 0;
-    if (((comm->seq - 1 - s) & SEQ_MASK) >= (SEQ_MASK + 1) / 2)
+    if (((next - 1 - s) & SEQ_MASK) >= (SEQ_MASK + 1) / 2)
         return 0; /* not started here yet */
     for (struct cm_coll *c = cl->colls.next; c != &cl->colls; c = c->next)
-        if (c->args.ctx == cid && (c->args.seq & SEQ_MASK) == s)
+        if (c->args.ctx == cid && (c->args.seq & SEQ_MASK) == s &&
+            (c->ops == comm->agree) == agree)
             return 0;
     return 1;
 }

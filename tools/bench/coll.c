@@ -56,6 +56,11 @@ static ucft_status_t run_one(ucft_comm_h w, const coll_opts_t *o, void *a,
         return ucft_allreduce(w, a, b, n64, UCFT_INT64, UCFT_SUM);
     case COLL_BARRIER:
         return ucft_barrier(w);
+    case COLL_AGREE: {
+        int flag = 1;
+        ucft_status_t st = ucft_comm_agree(w, &flag);
+        return st == UCFT_OK && flag != 1 ? UCFT_ERR_INTERNAL : st;
+    }
     }
     return UCFT_ERR_INVALID_PARAM;
 }
@@ -178,6 +183,8 @@ int bench_coll_main(int argc, char **argv)
     }
     if (o.kill_to_result)
         return coll_kill_main(&o);
+    if (o.kill_to_shrink)
+        return coll_shrink_main(&o);
 
     ucft_context_h ctx;
     ucft_status_t st = ucft_init(NULL, &ctx);
@@ -207,6 +214,8 @@ int bench_coll_main(int argc, char **argv)
         ret = BENCH_EXIT_FAIL;
     if (reporter) {
         const char *alg = o.alg;
+        if (alg == NULL && o.op == COLL_AGREE)
+            alg = "era";
         if (alg == NULL) {
             snprintf(var, sizeof(var), "UCFT_%s_ALG", coll_op_env(o.op));
             alg = getenv(var) ? getenv(var) : "corrected";

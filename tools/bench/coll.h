@@ -29,6 +29,7 @@ typedef enum coll_op {
     COLL_REDUCE,
     COLL_ALLREDUCE,
     COLL_BARRIER,
+    COLL_AGREE, /* ucft_comm_agree of one flag */
 } coll_op_t;
 
 typedef struct coll_opts {
@@ -41,6 +42,7 @@ typedef struct coll_opts {
     int json;           /* --json */
     int sync;           /* --sync: a barrier after each timed op */
     int kill_to_result; /* --kill-to-result */
+    int kill_to_shrink; /* --kill-to-shrink */
     double bound_s;     /* --bound: kill-to-result, longest run */
     int ballast_mb;     /* --ballast: kill-to-result, memory written first */
 } coll_opts_t;
@@ -64,5 +66,7 @@ int coll_gather(ucft_context_h ctx, const void *mine, size_t len, void *all,
 
 /* The --kill-to-result mode (coll_kill.c); returns an exit code. */
 int coll_kill_main(const coll_opts_t *o);
+/* The --kill-to-shrink mode (coll_shrink.c); returns an exit code. */
+int coll_shrink_main(const coll_opts_t *o);
 
 #endif

@@ -17,18 +17,19 @@
 #define MAX_SIZE       (64u << 20)
 
 static const char *const op_names[] = {"bcast", "reduce", "allreduce",
-                                       "barrier"};
-static const char *const op_envs[] = {"BCAST", "REDUCE", "ALLREDUCE",
-                                      "BARRIER"};
+                                       "barrier", "agree"};
+static const char *const op_envs[] = {"BCAST", "REDUCE", "ALLREDUCE", "BARRIER",
+                                      "AGREE"};
+#define NOPS (sizeof(op_names) / sizeof(op_names[0]))
 
 const char *coll_op_name(coll_op_t op)
 {
-    return (unsigned)op < 4 ? op_names[op] : "?";
+    return (unsigned)op < NOPS ? op_names[op] : "?";
 }
 
 const char *coll_op_env(coll_op_t op)
 {
-    return (unsigned)op < 4 ? op_envs[op] : "?";
+    return (unsigned)op < NOPS ? op_envs[op] : "?";
 }
 
 void coll_usage(FILE *f)
@@ -42,7 +43,9 @@ void coll_usage(FILE *f)
             "  (after --warmup ones and a barrier); rank 0 prints the max over "
             "ranks\n"
             "  of each rank's median and mean time per operation.\n"
-            "  --op OP          bcast | reduce | allreduce | barrier (root 0)\n"
+            "  --op OP          bcast | reduce | allreduce | barrier (root 0) "
+            "|\n"
+            "                   agree (ucft_comm_agree of one flag)\n"
             "  --alg NAME       sets UCFT_<OP>_ALG before ucft_init "
             "(ucft-sim --list)\n"
             "  --size B         bytes per rank (int64 elements for reduce and\n"
@@ -51,6 +54,13 @@ void coll_usage(FILE *f)
             "  --warmup W       untimed operations first (default %d)\n"
             "  --f F            failures tolerated (ucft_comm_set_f; default "
             "UCFT_F)\n"
+            "  --kill-to-shrink loop a recursive-doubling allreduce while "
+            "ucftrun kills\n"
+            "                   a rank; each survivor revokes, shrinks and "
+            "completes\n"
+            "                   one allreduce on the new communicator: kill -> "
+            "that\n"
+            "                   result per survivor (first_ms)\n"
             "  --kill-to-result loop allreduce (f = 1 unless --f) while "
             "ucftrun kills\n"
             "                   a rank; per survivor: kill -> first completed "
@@ -85,7 +95,7 @@ static int fail(int quiet, const char *fmt, const char *what)
 
 static int parse_op(const char *s, coll_op_t *op)
 {
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < (int)NOPS; i++)
         if (strcmp(s, op_names[i]) == 0) {
             *op = (coll_op_t)i;
             return 0;
@@ -105,6 +115,7 @@ int coll_opts_parse(int argc, char **argv, coll_opts_t *o, int quiet)
         O_JSON,
         O_SYNC,
         O_KILL,
+        O_SHRINK,
         O_BOUND,
         O_BALLAST
     };
@@ -118,6 +129,7 @@ int coll_opts_parse(int argc, char **argv, coll_opts_t *o, int quiet)
         {"json", no_argument, NULL, O_JSON},
         {"sync", no_argument, NULL, O_SYNC},
         {"kill-to-result", no_argument, NULL, O_KILL},
+        {"kill-to-shrink", no_argument, NULL, O_SHRINK},
         {"bound", required_argument, NULL, O_BOUND},
         {"ballast", required_argument, NULL, O_BALLAST},
         {"help", no_argument, NULL, 'h'},
@@ -186,6 +198,9 @@ int coll_opts_parse(int argc, char **argv, coll_opts_t *o, int quiet)
                 return fail(quiet, "--bound '%s': expected seconds, > 0",
                             optarg);
             break;
+        case O_SHRINK:
+            o->kill_to_shrink = 1;
+            break;
         case O_BALLAST:
             if (bench_parse_int(optarg, 0, 65536, &o->ballast_mb) != 0)
                 return fail(quiet, "--ballast '%s': expected 0 .. 65536 MiB",
@@ -203,6 +218,10 @@ int coll_opts_parse(int argc, char **argv, coll_opts_t *o, int quiet)
     }
     if (optind < argc)
         return fail(quiet, "'%s': unexpected argument", argv[optind]);
+    if (o->kill_to_shrink) {
+        o->op = COLL_ALLREDUCE;
+        return 0;
+    }
     if (o->kill_to_result) {
         if (have_op && o->op != COLL_ALLREDUCE)
             return fail(quiet, "--kill-to-result: '%s' (allreduce only)",
@@ -212,6 +231,8 @@ int coll_opts_parse(int argc, char **argv, coll_opts_t *o, int quiet)
     }
     if (!have_op)
         return fail(quiet, "%s", "--op is required");
+    if (o->alg != NULL && o->op == COLL_AGREE)
+        return fail(quiet, "--alg '%s': agree has one algorithm (era)", o->alg);
     if (o->alg != NULL && coll_op_find(coll_op_name(o->op), o->alg) == NULL)
         return fail(quiet,
                     "--alg '%s': no such algorithm of this operation "
