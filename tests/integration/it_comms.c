@@ -13,6 +13,7 @@
  */
 #include "it_check.h"
 
+#include <limits.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -150,6 +151,70 @@ static void shrink_loop(ucft_context_h ctx, int iters, int live)
            ucft_comm_size(fin));
 }
 
+/* Every survivor must hold a communicator of the same members (or none):
+ * each rank's view (its size and the sum of its members' world ranks, by
+ * an allreduce on it) must be the same at every survivor of the world
+ * (min = max of a corrected allreduce over the world). */
+static void same_everywhere(ucft_comm_h w, ucft_comm_h c, int takes_part,
+                            const char *what)
+{
+    long view[2] = {-1, -1}, vmin[2], vmax[2], lo[2], hi[2];
+    if (c != NULL) {
+        long me = g_rank, sum = 0;
+        CHECK_ST(ucft_allreduce(c, &me, &sum, 1, UCFT_INT64, UCFT_SUM),
+                 UCFT_OK);
+        view[0] = ucft_comm_size(c);
+        view[1] = sum;
+    }
+    for (int i = 0; i < 2; i++) { /* ranks not taking part: neutral */
+        vmin[i] = takes_part ? view[i] : LONG_MAX;
+        vmax[i] = takes_part ? view[i] : LONG_MIN;
+    }
+    CHECK_ST(ucft_allreduce(w, vmin, lo, 2, UCFT_INT64, UCFT_MIN), UCFT_OK);
+    CHECK_ST(ucft_allreduce(w, vmax, hi, 2, UCFT_INT64, UCFT_MAX), UCFT_OK);
+    CHECK(lo[0] == hi[0] && lo[1] == hi[1],
+          "%s: communicators differ (%ld..%ld ranks, sums %ld..%ld)", what,
+          lo[0], hi[0], lo[1], hi[1]);
+}
+
+/* agree, dup, shrink and split, R rounds, while UCFT_INJECT kills a rank
+ * inside one of them: every survivor agrees (same flag, same error), and
+ * holds the same communicator after every maker. */
+static void uniform(ucft_context_h ctx, int rounds)
+{
+    ucft_comm_h w = ucft_comm_world(ctx);
+    for (int i = 0; i < rounds; i++) {
+        int flag = 1;
+        ucft_status_t st = ucft_comm_agree(w, &flag);
+        CHECK(st == UCFT_OK || st == UCFT_ERR_PROC_FAILED, "agree: %s",
+              ucft_status_name(st));
+        int v[2] = {flag, st == UCFT_OK}, l2[2], h2[2];
+        CHECK_ST(ucft_allreduce(w, v, l2, 2, UCFT_INT32, UCFT_MIN), UCFT_OK);
+        CHECK_ST(ucft_allreduce(w, v, h2, 2, UCFT_INT32, UCFT_MAX), UCFT_OK);
+        CHECK(l2[0] == h2[0] && l2[1] == h2[1] && flag == 1,
+              "round %d: agree differs (flag %d..%d, ok %d..%d)", i, l2[0],
+              h2[0], l2[1], h2[1]);
+        ucft_comm_h d, k, s;
+        CHECK_ST(ucft_comm_dup(w, &d), UCFT_OK);
+        same_everywhere(w, d, 1, "dup");
+        CHECK_ST(ucft_comm_shrink(w, &k), UCFT_OK);
+        same_everywhere(w, k, 1, "shrink");
+        CHECK_ST(ucft_comm_split(w,
+                                 g_rank % 3 == 2 ? UCFT_UNDEFINED : g_rank % 3,
+                                 g_rank, &s),
+                 UCFT_OK);
+        same_everywhere(w, s, g_rank % 3 == 0, "split (color 0)");
+        same_everywhere(w, s, g_rank % 3 == 1, "split (color 1)");
+        CHECK((s == NULL) == (g_rank % 3 == 2), "split: UNDEFINED");
+        CHECK_ST(ucft_comm_free(&d), UCFT_OK);
+        CHECK_ST(ucft_comm_free(&k), UCFT_OK);
+        if (s != NULL)
+            CHECK_ST(ucft_comm_free(&s), UCFT_OK);
+    }
+    printf("rank %d: %d rounds of agree, dup, shrink, split: uniform\n", g_rank,
+           rounds);
+}
+
 int main(int argc, char **argv)
 {
     ucft_context_h ctx;
@@ -159,6 +224,8 @@ int main(int argc, char **argv)
     g_rank = ucft_comm_rank(ucft_comm_world(ctx));
     if (strcmp(argv[1], "basic") == 0)
         basic(ctx);
+    else if (strcmp(argv[1], "uniform") == 0 && argc >= 3)
+        uniform(ctx, atoi(argv[2]));
     else if (strcmp(argv[1], "shrink") == 0 && argc >= 4)
         shrink_loop(ctx, atoi(argv[2]), atoi(argv[3]));
     else
