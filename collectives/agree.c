@@ -153,7 +153,8 @@ static int ensure_slab(agree_t *s)
 {
     if (s->slab != NULL)
         return 1;
-    size_t bm = coll_agree_bm_bytes(s->n), ml = s->msg_len;
+    size_t bm = coll_agree_bm_bytes(s->n);
+    size_t ml = (s->msg_len + 7) & ~(size_t)7; /* messages 8-aligned */
     size_t wl = s->words * sizeof(uint32_t);
     s->slab = calloc(1, 3 * ml + 3 * bm + wl + 8);
     if (s->slab == NULL) {
