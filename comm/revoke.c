@@ -7,12 +7,16 @@
  * every other live member itself. Every member that learns it tells all
  * the others, so the news reaches every live member as long as one rank
  * that had it lives long enough to send it once (the revoker may die
- * right after its call: a member it told passes it on). n (n - 1)
+ * right after its call: ucft_comm_revoke returns once its messages are on
+ * their way, and a member it told passes it on). n (n - 1)
  * messages of 8 bytes per revoke; docs/comms.md. Messages: control kind
  * UCFT_CTRL_REVOKE, body (context id, uid).
  */
 #include "comm/comm.h"
 #include "transport/ctrl_kinds.h"
+
+/* How long ucft_comm_revoke waits for its messages to leave. */
+#define RV_TELL_NS (500ull * 1000 * 1000)
 
 static void rv_pump(cm_layer_t *cl);
 static void rv_post(cm_layer_t *cl);
@@ -122,13 +126,27 @@ void cm_revoke_stop(cm_layer_t *cl)
         tp_cancel(cl->ctx->tp, &cl->rv_rreq);
 }
 
+static int all_told(void *arg)
+{
+    const struct ucft_comm *comm = arg;
+    return !comm->layer->rv_sbusy && comm->revoke_next >= comm->size;
+}
+
+/* The caller may die right after: its messages are on their way before it
+ * returns (every member told, the transport flushed; bounded). */
 ucft_status_t ucft_comm_revoke(ucft_comm_h comm)
 {
     if (comm == NULL || comm->freed)
         return rt_bad_arg(comm ? comm->ctx : NULL, "ucft_comm_revoke",
                           comm ? "freed communicator" : "NULL communicator");
+    struct ucft_context *ctx = comm->ctx;
     revoked_here(comm->layer, comm);
-    ucft_context_progress(comm->ctx);
+    if (rt_wait_until(ctx, all_told, comm, RV_TELL_NS) != UCFT_OK ||
+        tp_flush(ctx->tp, RV_TELL_NS) != UCFT_OK)
+        ucft_debug(&ctx->log,
+                   "ucft_comm_revoke: not every member told within %d ms "
+                   "(the others pass it on)",
+                   (int)(RV_TELL_NS / 1000000));
     return UCFT_OK;
 }
 

@@ -4,6 +4,12 @@
  *                         receive at every other rank ends REVOKED; agree
  *                         still works on the revoked communicator), free,
  *                         bad arguments.
+ *   it_comms revoke_die   the last rank revokes a dup and dies at once:
+ *                         every other rank's blocked receive on it ends
+ *                         REVOKED.
+ *   it_comms uniform R    R rounds of agree, dup, shrink, split while
+ *                         UCFT_INJECT kills ranks in them: the same outcome
+ *                         at every survivor.
  *   it_comms shrink I L   I iterations of a recursive-doubling allreduce
  *                         (UCFT_ALLREDUCE_ALG=recdbl) on the current
  *                         communicator; on PROC_FAILED or REVOKED: revoke,
@@ -14,6 +20,7 @@
 #include "it_check.h"
 
 #include <limits.h>
+#include <signal.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -151,6 +158,27 @@ static void shrink_loop(ucft_context_h ctx, int iters, int live)
            ucft_comm_size(fin));
 }
 
+/* The last rank revokes a dup and dies at once (SIGKILL); every other
+ * rank waits in a receive from a live rank that nobody matches: it must end
+ * with UCFT_ERR_REVOKED (not PROC_FAILED: the peer is alive). */
+static void revoke_die(ucft_context_h ctx)
+{
+    ucft_comm_h w = ucft_comm_world(ctx), d;
+    int n = ucft_comm_size(w), me = ucft_comm_rank(w);
+    CHECK_ST(ucft_comm_dup(w, &d), UCFT_OK);
+    CHECK_ST(ucft_barrier(d), UCFT_OK);
+    if (me == n - 1) {
+        usleep(50000);
+        CHECK_ST(ucft_comm_revoke(d), UCFT_OK);
+        kill(getpid(), SIGKILL);
+    }
+    char b;
+    int from = me == 0 ? 1 : 0;
+    CHECK_ST(ucft_recv(d, &b, 1, from, 78, NULL), UCFT_ERR_REVOKED);
+    CHECK_ST(ucft_comm_free(&d), UCFT_OK);
+    printf("rank %d: revoked by a rank that died at once\n", me);
+}
+
 /* Every survivor must hold a communicator of the same members (or none):
  * each rank's view (its size and the sum of its members' world ranks, by
  * an allreduce on it) must be the same at every survivor of the world
@@ -224,6 +252,8 @@ int main(int argc, char **argv)
     g_rank = ucft_comm_rank(ucft_comm_world(ctx));
     if (strcmp(argv[1], "basic") == 0)
         basic(ctx);
+    else if (strcmp(argv[1], "revoke_die") == 0)
+        revoke_die(ctx);
     else if (strcmp(argv[1], "uniform") == 0 && argc >= 3)
         uniform(ctx, atoi(argv[2]));
     else if (strcmp(argv[1], "shrink") == 0 && argc >= 4)
