@@ -33,6 +33,40 @@ typedef struct mk_req {
     int inject;
 } mk_req_t;
 
+/* create_group rides on split: a member's color is the hash of the group
+ * it passed (31 bits), a non-member's the same with bit 31 set; keys are
+ * positions in the group. Every survivor sees every contributor's hash,
+ * so a group given differently anywhere fails everywhere alike. */
+#define GROUP_OUT 0x80000000u
+
+static uint32_t group_hash(const int *ranks, int n)
+{
+    uint32_t h = 2166136261u;
+    for (int i = 0; i < n; i++)
+        h = (h ^ (uint32_t)ranks[i]) * 16777619u;
+    return h & ~GROUP_OUT;
+}
+
+/* create_group: the hashes agree, and this rank is a member. */
+static ucft_status_t group_check(struct ucft_comm *parent, const uint32_t *slot,
+                                 const uint8_t *failed, int *member)
+{
+    uint32_t h = slot[2 * parent->rank] & ~GROUP_OUT;
+    for (int r = 0; r < parent->size; r++) {
+        if (failed != NULL && ((failed[r >> 3] >> (r & 7)) & 1))
+            continue;
+        if ((slot[2 * r] & ~GROUP_OUT) != h) {
+            ucft_error(&parent->ctx->log,
+                       "ucft_comm_create_group: rank %d passed another group "
+                       "than this rank",
+                       r);
+            return UCFT_ERR_INVALID_PARAM;
+        }
+    }
+    *member = !(slot[2 * parent->rank] & GROUP_OUT);
+    return UCFT_OK;
+}
+
 /* The placement of a sub-communicator: the world's loci of its members. */
 static ucft_status_t place_sub(struct ucft_comm *c)
 {
@@ -158,6 +192,16 @@ static ucft_status_t made(struct ucft_comm *parent, const uint32_t *val,
         free(m);
         return UCFT_ERR_NO_MEMORY;
     }
+    if (m->inject == CM_INJECT_CREATE) {
+        int member = 0;
+        ucft_status_t gst =
+            group_check(parent, val + CM_CTX_WORDS, failed, &member);
+        if (gst != UCFT_OK || !member) {
+            free(members);
+            free(m);
+            return gst; /* not a member: no communicator, OK */
+        }
+    }
     int kind = m->split                     ? COLL_MEMBERS_SPLIT
                : m->inject == CM_INJECT_DUP ? COLL_MEMBERS_DUP
                                             : COLL_MEMBERS_SHRINK;
@@ -185,7 +229,7 @@ static ucft_status_t post_make(struct ucft_comm *parent, int inject, int color,
                                ucft_request_h *req)
 {
     cm_layer_t *cl = parent->layer;
-    int split = inject == CM_INJECT_SPLIT;
+    int split = inject == CM_INJECT_SPLIT || inject == CM_INJECT_CREATE;
     size_t words = CM_CTX_WORDS + (split ? 2 * (size_t)parent->size : 0);
     uint32_t *v = malloc(words * sizeof(uint32_t));
     mk_req_t *m = malloc(sizeof(*m));
@@ -198,7 +242,10 @@ static ucft_status_t post_make(struct ucft_comm *parent, int inject, int color,
         v[i] = ~cl->ctx_used[i];
     for (size_t i = CM_CTX_WORDS; i < words; i++)
         v[i] = UINT32_MAX;
-    if (split) {
+    if (inject == CM_INJECT_CREATE) {
+        v[CM_CTX_WORDS + 2 * parent->rank] = (uint32_t)color;
+        v[CM_CTX_WORDS + 2 * parent->rank + 1] = (uint32_t)key;
+    } else if (split) {
         v[CM_CTX_WORDS + 2 * parent->rank] =
             color == UCFT_UNDEFINED ? COLL_SPLIT_UNDEF : (uint32_t)color;
         v[CM_CTX_WORDS + 2 * parent->rank + 1] = (uint32_t)key;
@@ -266,6 +313,46 @@ ucft_status_t ucft_comm_split(ucft_comm_h comm, int color, int key,
     if (st != UCFT_OK)
         return st;
     return wait_made(post_make(comm, CM_INJECT_SPLIT, color, key, newcomm, &r),
+                     &r);
+}
+
+ucft_status_t ucft_comm_create_group(ucft_comm_h comm, int n, const int *ranks,
+                                     ucft_comm_h *newcomm)
+{
+    ucft_request_h r;
+    ucft_status_t st = check(comm, newcomm, "ucft_comm_create_group");
+    if (st != UCFT_OK)
+        return st;
+    if (n < 1 || n > comm->size || ranks == NULL) {
+        ucft_error(&comm->ctx->log,
+                   "ucft_comm_create_group: %d ranks (expected 1 to %d, and "
+                   "a non-NULL array)",
+                   n, comm->size);
+        return UCFT_ERR_INVALID_PARAM;
+    }
+    int pos = -1;
+    for (int i = 0; i < n; i++) {
+        int bad = ranks[i] < 0 || ranks[i] >= comm->size;
+        for (int j = 0; j < i && !bad; j++)
+            bad = ranks[j] == ranks[i];
+        if (bad) {
+            ucft_error(&comm->ctx->log,
+                       "ucft_comm_create_group: ranks[%d] = %d is %s", i,
+                       ranks[i],
+                       ranks[i] < 0 || ranks[i] >= comm->size
+                           ? "no rank of the communicator"
+                           : "given twice");
+            return UCFT_ERR_INVALID_PARAM;
+        }
+        if (ranks[i] == comm->rank)
+            pos = i;
+    }
+    if (comm->revoked)
+        return UCFT_ERR_REVOKED;
+    uint32_t h = group_hash(ranks, n);
+    return wait_made(post_make(comm, CM_INJECT_CREATE,
+                               (int)(pos >= 0 ? h : h | GROUP_OUT),
+                               pos >= 0 ? pos : 0, newcomm, &r),
                      &r);
 }
 

@@ -804,6 +804,16 @@ UCFT_API ucft_status_t ucft_comm_idup(ucft_comm_h comm, ucft_comm_h *newcomm,
                                       ucft_request_h *req);
 UCFT_API ucft_status_t ucft_comm_split(ucft_comm_h comm, int color, int key,
                                        ucft_comm_h *newcomm);
+/* The ranks[0..n) of `comm` (distinct), numbered in that order, minus
+ * those that failed before contributing. Collective over all of `comm`
+ * (as MPI_Comm_create, not MPI_Comm_create_group: every rank calls with
+ * the same group; a rank outside it gets *newcomm = NULL). A group given
+ * differently by some rank: UCFT_ERR_INVALID_PARAM at every rank alike.
+ * UCFT_ERR_INVALID_PARAM also for n out of 1..size, NULL ranks, a rank out
+ * of range or given twice. */
+UCFT_API ucft_status_t ucft_comm_create_group(ucft_comm_h comm, int n,
+                                              const int *ranks,
+                                              ucft_comm_h *newcomm);
 UCFT_API ucft_status_t ucft_comm_shrink(ucft_comm_h comm, ucft_comm_h *newcomm);
 UCFT_API ucft_status_t ucft_comm_ishrink(ucft_comm_h comm, ucft_comm_h *newcomm,
                                          ucft_request_h *req);

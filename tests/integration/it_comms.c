@@ -69,6 +69,35 @@ static void basic(ucft_context_h ctx)
         CHECK_ST(ucft_comm_free(&none), UCFT_OK);
     }
 
+    /* create_group: ranks n-1 .. 1 in that order; rank 0 gets none. */
+    int grp[64], ng = 0;
+    for (int r = n - 1; r >= 1 && ng < 64; r--)
+        grp[ng++] = r;
+    ucft_comm_h g = w;
+    if (n > 1) {
+        CHECK_ST(ucft_comm_create_group(w, ng, grp, &g), UCFT_OK);
+        CHECK((me == 0) == (g == NULL), "create_group: member %p", (void *)g);
+        if (g != NULL) {
+            CHECK(ucft_comm_size(g) == ng && ucft_comm_rank(g) == n - 1 - me,
+                  "create_group rank %d of %d", ucft_comm_rank(g),
+                  ucft_comm_size(g));
+            CHECK_ST(ucft_allreduce(g, &v, &sum, 1, UCFT_INT64, UCFT_SUM),
+                     UCFT_OK);
+            CHECK(sum == (long)n * (n - 1) / 2, "create_group sum %ld", sum);
+            CHECK_ST(ucft_comm_free(&g), UCFT_OK);
+        }
+        int dupl[2] = {1, 1};
+        CHECK_ST(ucft_comm_create_group(w, 2, dupl, &g),
+                 UCFT_ERR_INVALID_PARAM);
+        int out[1] = {n};
+        CHECK_ST(ucft_comm_create_group(w, 1, out, &g), UCFT_ERR_INVALID_PARAM);
+        /* One rank passes another group: every rank fails alike. */
+        int two[2] = {0, 1};
+        CHECK_ST(ucft_comm_create_group(w, me == n - 1 ? 1 : 2, two, &g),
+                 UCFT_ERR_INVALID_PARAM);
+        CHECK(g == NULL, "a communicator after a mismatch");
+    }
+
     /* Shrink without failures: the same ranks. */
     ucft_comm_h k;
     CHECK_ST(ucft_comm_shrink(s, &k), UCFT_OK);
