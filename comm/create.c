@@ -135,7 +135,7 @@ static ucft_status_t make(struct ucft_comm *parent, int *members, int n,
         tp_t *base =
             cm_inject_active(&cl->inject) ? &cl->inject.wrap.base : ctx->tp;
         cm_view_init(c->view, base, c->rank, n, members, c->job_to_rank);
-        c->tp = &c->view->tp;
+        c->tp = &c->view->f.tp;
         st = cm_comm_ack_init(c);
     }
     if (st == UCFT_OK)

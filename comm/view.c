@@ -16,14 +16,14 @@ static uint64_t with_src(uint64_t tag, uint32_t src)
 static uint64_t to_job(const cm_view_t *v, uint64_t tag)
 {
     uint32_t r = ucft_tag_src(tag);
-    return with_src(tag, r < (uint32_t)v->tp.size ? (uint32_t)v->members[r]
-                                                  : UCFT_TAG_MAX_RANKS - 1);
+    return with_src(tag, r < (uint32_t)v->f.tp.size ? (uint32_t)v->members[r]
+                                                    : UCFT_TAG_MAX_RANKS - 1);
 }
 
 static uint64_t to_comm(const cm_view_t *v, uint64_t tag)
 {
     uint32_t j = ucft_tag_src(tag);
-    int r = j < (uint32_t)v->base->size ? v->job_to_rank[j] : -1;
+    int r = j < (uint32_t)v->f.below->size ? v->job_to_rank[j] : -1;
     return with_src(tag, r >= 0 ? (uint32_t)r : UCFT_TAG_MAX_RANKS - 1);
 }
 
@@ -33,8 +33,8 @@ static ucft_status_t v_send(tp_t *tp, int dst, uint64_t tag, const void *buf,
     cm_view_t *v = view_of(tp);
     if (dst < 0 || dst >= tp->size)
         return UCFT_ERR_INVALID_PARAM;
-    return tp_send(v->base, v->members[dst], with_src(tag, (uint32_t)v->me_job),
-                   buf, len, req);
+    return tp_send(v->f.below, v->members[dst],
+                   with_src(tag, (uint32_t)v->me_job), buf, len, req);
 }
 
 static void v_recv_done(tp_req_t *req)
@@ -54,7 +54,7 @@ static ucft_status_t v_recv(tp_t *tp, uint64_t tag, uint64_t mask, void *buf,
     req->view_cb = req->cb;
     req->view = v;
     req->cb = v_recv_done;
-    ucft_status_t st = tp_recv(v->base, tag, mask, buf, len, req);
+    ucft_status_t st = tp_recv(v->f.below, tag, mask, buf, len, req);
     if (st != UCFT_INPROGRESS) {
         req->cb = req->view_cb;
         if (st == UCFT_OK)
@@ -69,115 +69,48 @@ static ucft_status_t v_probe(tp_t *tp, uint64_t tag, uint64_t mask,
     cm_view_t *v = view_of(tp);
     if (mask & UCFT_TAG_SRC_MASK)
         tag = to_job(v, tag);
-    ucft_status_t st = tp_probe(v->base, tag, mask, info);
+    ucft_status_t st = tp_probe(v->f.below, tag, mask, info);
     if (st == UCFT_OK)
         info->tag = to_comm(v, info->tag);
     return st;
-}
-
-static void v_cancel(tp_t *tp, tp_req_t *req)
-{
-    tp_cancel(view_of(tp)->base, req);
 }
 
 static void v_peer_failed(tp_t *tp, int rank)
 {
     cm_view_t *v = view_of(tp);
     if (rank >= 0 && rank < tp->size)
-        tp_peer_failed(v->base, v->members[rank]);
+        tp_peer_failed(v->f.below, v->members[rank]);
 }
 
 static void v_watch(tp_t *tp, int rank)
 {
     cm_view_t *v = view_of(tp);
     if (rank >= 0 && rank < tp->size)
-        tp_watch(v->base, v->members[rank]);
+        tp_watch(v->f.below, v->members[rank]);
 }
 
 static void v_disconnect(tp_t *tp, int rank)
 {
     cm_view_t *v = view_of(tp);
     if (rank >= 0 && rank < tp->size)
-        tp_disconnect(v->base, v->members[rank]);
-}
-
-static void v_address(tp_t *tp, const void **addr, size_t *len)
-{
-    tp_address(view_of(tp)->base, addr, len);
-}
-
-static ucft_status_t v_flush(tp_t *tp, uint64_t timeout_ns)
-{
-    return tp_flush(view_of(tp)->base, timeout_ns);
-}
-
-static unsigned v_progress(tp_t *tp)
-{
-    return tp_progress(view_of(tp)->base);
-}
-
-static int v_fd(tp_t *tp)
-{
-    tp_t *b = view_of(tp)->base;
-    return b->ops->fd(b);
-}
-
-static ucft_status_t v_arm(tp_t *tp)
-{
-    tp_t *b = view_of(tp)->base;
-    return b->ops->arm(b);
-}
-
-static uint64_t v_now(tp_t *tp)
-{
-    return tp_now(view_of(tp)->base);
-}
-
-static ucft_status_t v_timer_start(tp_t *tp, ucft_timer_t *t, uint64_t dl)
-{
-    return tp_timer_start(view_of(tp)->base, t, dl);
-}
-
-static void v_timer_stop(tp_t *tp, ucft_timer_t *t)
-{
-    tp_timer_stop(view_of(tp)->base, t);
-}
-
-static uint64_t v_timer_next(tp_t *tp)
-{
-    return tp_timer_next(view_of(tp)->base);
-}
-
-static void v_destroy(tp_t *tp)
-{
-    (void)tp; /* owned by its communicator */
+        tp_disconnect(v->f.below, v->members[rank]);
 }
 
 static const tp_ops_t view_ops = {.name = "comm-view",
                                   .send = v_send,
                                   .recv = v_recv,
                                   .probe = v_probe,
-                                  .cancel = v_cancel,
                                   .peer_failed = v_peer_failed,
                                   .watch = v_watch,
                                   .disconnect = v_disconnect,
-                                  .address = v_address,
-                                  .flush = v_flush,
-                                  .progress = v_progress,
-                                  .fd = v_fd,
-                                  .arm = v_arm,
-                                  .now = v_now,
-                                  .timer_start = v_timer_start,
-                                  .timer_stop = v_timer_stop,
-                                  .timer_next = v_timer_next,
-                                  .destroy = v_destroy};
+                                  TP_FILTER_PASS_OPS};
 
 void cm_view_init(cm_view_t *v, tp_t *base, int rank, int size,
                   const int *members, const int *job_to_rank)
 {
-    v->tp =
+    v->f.tp =
         (tp_t){.ops = &view_ops, .rank = rank, .size = size, .log = base->log};
-    v->base = base;
+    v->f.below = base;
     v->me_job = members[rank];
     v->members = members;
     v->job_to_rank = job_to_rank;

@@ -10,13 +10,12 @@
 #ifndef UCFT_COMM_VIEW_H
 #define UCFT_COMM_VIEW_H
 
-#include "transport/transport.h"
+#include "transport/filter.h"
 
 typedef struct cm_view {
-    tp_t tp;                /* first: the view is its tp */
-    tp_t *base;             /* the context's transport */
-    int me_job;             /* this rank's job rank */
-    const int *members;     /* comm rank -> job rank [tp.size] */
+    tp_filter_t f;      /* first: the view is its tp; below: the context's */
+    int me_job;         /* this rank's job rank */
+    const int *members; /* comm rank -> job rank [tp.size] */
     const int *job_to_rank; /* job rank -> comm rank or -1 [base->size] */
 } cm_view_t;
 
