@@ -5,6 +5,12 @@
 #include <string.h>
 
 #define ENTRY_HDR 8
+/* Every entry of a batch is within this many instances of its first: a
+ * sender batches the copies of the instances it has in flight, a few
+ * thousand at most. Without a bound, a batch whose sequences spread over
+ * 2^31 or more has no lowest and highest in serial order, and an entry
+ * would fall outside [lo, hi], where cc_find never looks. */
+#define SEQ_SPAN (1u << 30)
 
 static uint32_t get32(const unsigned char *p)
 {
@@ -62,6 +68,7 @@ void coll_wire_batch_scan(const void *data, size_t length, uint32_t max,
 {
     const unsigned char *b = data;
     size_t off = 0;
+    uint32_t first = 0;
 
     *out = (coll_wire_batch_t){0};
     while (off < length) {
@@ -75,6 +82,12 @@ void coll_wire_batch_scan(const void *data, size_t length, uint32_t max,
             out->why = "an entry longer than allowed or sent";
             break;
         }
+        if (out->n > 0 && seq - first + SEQ_SPAN > 2 * SEQ_SPAN) {
+            out->why = "an instance too far from the batch's first";
+            break;
+        }
+        if (out->n == 0)
+            first = seq;
         if (out->n == 0 || coll_wire_after(out->lo, seq))
             out->lo = seq;
         if (out->n == 0 || coll_wire_after(seq, out->hi))

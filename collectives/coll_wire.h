@@ -44,7 +44,9 @@ coll_wire_verdict_t coll_wire_tree_check(const coll_wire_tree_t *shape,
 
 /* The copy channel of corrected-batched (copy_chan.h): a message is a run
  * of entries, each uint32 instance sequence, uint32 payload length (at
- * most `max`), then the payload padded to 8 bytes. */
+ * most `max`), then the payload padded to 8 bytes. Every instance is
+ * within 2^30 of the first entry's (serial order), so that lo and hi
+ * bound them all. */
 typedef struct coll_wire_batch {
     unsigned n;      /* good entries */
     size_t len;      /* their bytes: the prefix of the message kept */
