@@ -455,9 +455,9 @@ static void test_launcher_opts_find_program(void **state)
 static void test_launcher_opts_inject_schedule(void **state)
 {
     ucftrun_inject_t ev[] = {
-        {UCFTRUN_INJECT_STOP, UCFTRUN_TARGET_RANK, 1, 500},
-        {UCFTRUN_INJECT_KILL, UCFTRUN_TARGET_RANK, 2, 100},
-        {UCFTRUN_INJECT_KILL, UCFTRUN_TARGET_RANK, 3, 500},
+        {UCFTRUN_INJECT_STOP, UCFTRUN_TARGET_RANK, 1, 500, 0, 0},
+        {UCFTRUN_INJECT_KILL, UCFTRUN_TARGET_RANK, 2, 100, 0, 0},
+        {UCFTRUN_INJECT_KILL, UCFTRUN_TARGET_RANK, 3, 500, 0, 0},
     };
     ucftrun_inject_sched_t s;
     const ucftrun_inject_t *e;
