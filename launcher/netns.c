@@ -112,8 +112,7 @@ static int runv(int nsfd, char *err, size_t errlen, ...)
     return run(nsfd, argv, err, errlen);
 }
 
-static void name_of(const ucftrun_netns_t *ns, int node, char *buf,
-                    size_t len)
+static void name_of(const ucftrun_netns_t *ns, int node, char *buf, size_t len)
 {
     if (node < 0)
         snprintf(buf, len, "%shub", ns->prefix);
@@ -158,8 +157,8 @@ static int make_node(ucftrun_netns_t *ns, int k, char *err, size_t errlen)
     snprintf(port, sizeof(port), "v%d", k);
     ucftrun_netns_addr(k, addr, sizeof(addr));
     strcat(addr, "/24");
-    if (runv(ns->hub_fd, err, errlen, "ip", "link", "add", port, "type",
-             "veth", "peer", "name", "eth0", "netns", name, NULL) != 0 ||
+    if (runv(ns->hub_fd, err, errlen, "ip", "link", "add", port, "type", "veth",
+             "peer", "name", "eth0", "netns", name, NULL) != 0 ||
         runv(ns->hub_fd, err, errlen, "ip", "link", "set", port, "master",
              "br0", "up", NULL) != 0 ||
         runv(ns->node_fd[k], err, errlen, "ip", "addr", "add", addr, "dev",
@@ -198,8 +197,8 @@ int ucftrun_netns_create(ucftrun_netns_t *ns, int nnodes, char *err,
              "bridge", NULL) != 0 ||
         runv(ns->hub_fd, err, errlen, "ip", "addr", "add",
              UCFTRUN_NETNS_SUBNET ".254/24", "dev", "br0", NULL) != 0 ||
-        runv(ns->hub_fd, err, errlen, "ip", "link", "set", "br0", "up",
-             NULL) != 0)
+        runv(ns->hub_fd, err, errlen, "ip", "link", "set", "br0", "up", NULL) !=
+            0)
         goto err_destroy;
     for (int k = 0; k < nnodes; k++)
         if (make_node(ns, k, err, errlen) != 0)
@@ -253,8 +252,7 @@ static int set_blocked(ucftrun_netns_t *ns, int k, uint64_t mask)
             continue;
         ucftrun_netns_addr(j, addr, sizeof(addr));
         off += (size_t)snprintf(cmd + off, sizeof(cmd) - off,
-                                "; add element inet ucft blocked { %s }",
-                                addr);
+                                "; add element inet ucft blocked { %s }", addr);
     }
     if (runv(ns->node_fd[k], err, sizeof(err), "nft", cmd, NULL) != 0) {
         fprintf(stderr, "ucftrun: --netns: %s\n", err);

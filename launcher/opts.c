@@ -238,8 +238,8 @@ static int apply_cut_node(ucftrun_opts_t *o, const char *arg, char *err,
 static int apply_heal_node(ucftrun_opts_t *o, const char *arg, char *err,
                            size_t errlen)
 {
-    return add_inject(o, UCFTRUN_INJECT_HEAL, UCFTRUN_TARGET_NODE,
-                      "heal-node", arg, err, errlen);
+    return add_inject(o, UCFTRUN_INJECT_HEAL, UCFTRUN_TARGET_NODE, "heal-node",
+                      arg, err, errlen);
 }
 
 static int apply_netns(ucftrun_opts_t *o, const char *arg, char *err,
@@ -331,8 +331,8 @@ static int apply_netem(ucftrun_opts_t *o, const char *arg, char *err,
         set_err(err, errlen, "more than %d --netem options", UCFTRUN_MAX_NETEM);
         return -1;
     }
-    o->netem[o->nnetem++] = (ucftrun_netem_t){.node = (int)k,
-                                              .loss_pct = (int)p};
+    o->netem[o->nnetem++] =
+        (ucftrun_netem_t){.node = (int)k, .loss_pct = (int)p};
     return 0;
 bad:
     set_err(err, errlen,
@@ -471,8 +471,7 @@ static int validate(const ucftrun_opts_t *o, char *err, size_t errlen)
             return -1;
         }
         if (inj->kind == UCFTRUN_INJECT_PARTITION) {
-            uint64_t all = o->nnodes >= 64 ? ~0ull
-                                           : (1ull << o->nnodes) - 1;
+            uint64_t all = o->nnodes >= 64 ? ~0ull : (1ull << o->nnodes) - 1;
             if (o->nnodes > 64 || (inj->side | inj->other) != all) {
                 set_err(err, errlen,
                         "--partition must name every node once (0 to %d)",

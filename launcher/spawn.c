@@ -142,8 +142,7 @@ static void exec_failed(const char *path, int err)
 /* In the child, between fork and exec: async-signal-safe calls only. */
 static void child_exec(int devnull, int out_w, int err_w, int netns_fd,
                        const cpu_set_t *cs, const sigset_t *mask,
-                       const char *path, char *const argv[],
-                       char *const env[])
+                       const char *path, char *const argv[], char *const env[])
 {
     (void)setpgid(0, 0);
     if (netns_fd >= 0 && setns(netns_fd, CLONE_NEWNET) != 0)
