@@ -302,6 +302,10 @@ static int cleanup(launcher_t *L)
             ucftrun_output_close(&L->procs[r].err);
         }
     }
+    /* The namespaces go before the PMIx server: its finalize has crashed
+     * in libpmix after a partitioned job was killed (docs/launcher.md),
+     * and nothing may be left behind then. */
+    ucftrun_netns_destroy(&L->netns);
     stuck = ucftrun_server_fini(&L->srv);
     if (L->procs != NULL) {
         for (int r = 0; r < L->nprocs; r++) {
@@ -311,7 +315,6 @@ static int cleanup(launcher_t *L)
         free(L->procs);
     }
     ucftrun_topo_fini(&L->topo);
-    ucftrun_netns_destroy(&L->netns);
     ucftrun_nodes_free(&L->nodes);
     if (L->tmpdir[0] != '\0') {
         ucftrun_tmpdir_remove(L->tmpdir);
