@@ -73,8 +73,14 @@ static int setup_netns(launcher_t *L)
  * namespace, never crossing its link). */
 static int netns_env(char ***env)
 {
+    /* UCX 1.13 connects TCP endpoints with a blocking connect() unless
+     * told otherwise: a first message to a peer behind a cut or a
+     * partition then blocks the sending thread (the heartbeat thread, so
+     * its own heartbeats stop and its observer declares it) for as long
+     * as the kernel retries the SYN. */
     return ucftrun_env_set(env, "UCX_TLS", "tcp") != 0 ||
-                   ucftrun_env_set(env, "UCX_NET_DEVICES", "eth0") != 0
+                   ucftrun_env_set(env, "UCX_NET_DEVICES", "eth0") != 0 ||
+                   ucftrun_env_set(env, "UCX_TCP_CONN_NB", "y") != 0
                ? -1
                : 0;
 }

@@ -14,6 +14,12 @@
 #define CAP_NET_ADMIN_BIT 12
 #define CAP_SYS_ADMIN_BIT 21
 #define MAX_ARGS          24
+/* UCX 1.13's TCP transport connects with a blocking connect(): a rank
+ * that sends to a peer behind a cut or a partition for the first time
+ * (the detector re-targeting its heartbeats) blocks for as long as the
+ * kernel retries the SYN, about 2 minutes by default. One retry bounds
+ * that to about 3 s in the nodes' namespaces (a per-namespace setting). */
+#define NETNS_SYN_RETRIES "1"
 
 /* nftables set-up of a node's namespace: a set of blocked addresses
  * (partitions) and the chains that drop to and from them. */
@@ -165,7 +171,9 @@ static int make_node(ucftrun_netns_t *ns, int k, char *err, size_t errlen)
              "eth0", NULL) != 0 ||
         runv(ns->node_fd[k], err, errlen, "ip", "link", "set", "eth0", "up",
              NULL) != 0 ||
-        runv(ns->node_fd[k], err, errlen, "nft", nft_setup, NULL) != 0)
+        runv(ns->node_fd[k], err, errlen, "nft", nft_setup, NULL) != 0 ||
+        runv(ns->node_fd[k], err, errlen, "sysctl", "-q", "-w",
+             "net.ipv4.tcp_syn_retries=" NETNS_SYN_RETRIES, NULL) != 0)
         return -1;
     return 0;
 }

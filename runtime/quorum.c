@@ -43,7 +43,7 @@ int rt_quorum_on_failed(rt_quorum_t *q, int rank, uint64_t now)
         return 0;
     if (rank < 0 || rank >= q->size || q->failed[rank])
         return 1; /* nothing new */
-    if (now - q->changed_ns >= q->settle_ns)
+    if (q->settle_ns > 0 && now - q->changed_ns >= q->settle_ns)
         rt_quorum_agree(q, now); /* the view before this failure stood */
     q->failed[rank] = 1;
     q->live--;

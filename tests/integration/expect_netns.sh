@@ -14,6 +14,14 @@
 #           are killed at 6 s to end the job): every survivor (ranks 0-5)
 #           must report both cut ranks failed within BOUND_MS, and no
 #           live survivor may be reported.
+#   partition GROUPS  4 ranks on 4 nodes under ucft-bench detector --soak
+#           (PROGRAM) with UCFT_QUORUM=y and delta = 500 ms (fewer false
+#           suspicions on 2 loaded cores: under the majority rule each
+#           one costs a rank); the nodes are split into GROUPS
+#           (e.g. 0,1,2/3) at 2 s: the minority side's ranks (or, in a
+#           tie, the half without rank 0) must fence (SIGABRT with the
+#           quorum message), the others must go on and report exactly the
+#           fenced ranks failed.
 #   signal  SIGTERM to the launcher while 2 nodes sleep: it must end and
 #           leave no namespace.
 #   nocaps  the launcher as user nobody must refuse --netns with a
@@ -80,6 +88,37 @@ assert len(told) == 12 and max(told) <= bound, f"told_ms {told}"
 print(f"PASS: cut node 3 declared by all 6 survivors: p50 {r['p50_ms']:.1f} "
       f"ms, max {r['max_ms']:.1f} ms (bound {bound:.0f} ms), delta "
       f"{r['delta_ms']:.0f} ms, eta {r['eta_ms']:.0f} ms")
+PY
+  ;;
+partition)
+  groups=$bound
+  UCFT_QUORUM=y UCFT_HB_TIMEOUT=500ms \
+    "$ucftrun" -n 4 --nodes 4 --netns --partition "$groups@2" \
+    --timeout 60 "$prog" detector --soak 8 --json >"$out/out" 2>"$out/err" &
+  pid=$!
+  wait "$pid"; rc=$?
+  skip_if_no_caps
+  [ $rc -ne 124 ] || fail "the job timed out"
+  no_leftovers "$pid"
+  json=$(grep -m1 '^{' "$out/out") || fail "no report"
+  /usr/bin/python3 - "$groups" "$json" "$out/err" <<'PY' || fail "partition outcome wrong"
+import json, re, sys
+a, b = (set(int(x) for x in g.split(",")) for g in sys.argv[1].split("/"))
+r = json.loads(sys.argv[2])
+err = open(sys.argv[3]).read()
+node = lambda rank: rank               # 4 ranks on 4 nodes
+win = a if len(a) > len(b) or (len(a) == len(b) and 0 in a) else b
+keep = sorted(x for x in range(4) if node(x) in win)
+gone = sorted(x for x in range(4) if node(x) not in win)
+fenced = sorted(int(m) for m in re.findall(
+    r"\[ucft rank (\d+)\] error: in a minority after failures or a partition", err))
+aborted = sorted(int(m) for m in re.findall(
+    r"ucftrun: rank (\d+) killed by signal 6", err))
+assert fenced == gone, f"fenced {fenced}, expected {gone}"
+assert aborted == gone, f"aborted {aborted}, expected {gone}"
+assert r["survivors"] == keep, f"survivors {r['survivors']}, expected {keep}"
+assert sorted(r["false_ranks"]) == gone, f"reported {r['false_ranks']}"
+print(f"PASS: partition {sys.argv[1]}: ranks {gone} fenced, {keep} went on")
 PY
   ;;
 signal)
