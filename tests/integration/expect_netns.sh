@@ -22,6 +22,10 @@
 #           tie, the half without rank 0) must fence (SIGABRT with the
 #           quorum message), the others must go on and report exactly the
 #           fenced ranks failed.
+#   heal    as cut, with UCFT_QUORUM=y and node 3's link healed at 5 s
+#           instead of its ranks killed: ranks 6 and 7 (2 of 8, a
+#           minority) must fence themselves (SIGABRT, the quorum message)
+#           and stay gone; the survivors as for cut.
 #   signal  SIGTERM to the launcher while 2 nodes sleep: it must end and
 #           leave no namespace.
 #   nocaps  the launcher as user nobody must refuse --netns with a
@@ -65,8 +69,14 @@ coll)
   no_leftovers "$pid"
   echo "PASS: it_coll on 2 network hosts; namespaces removed"
   ;;
-cut)
-  "$ucftrun" -n 8 --nodes 4 --netns --cut-node 3@2.5 --kill-node 3@6 \
+cut | heal)
+  if [ "$mode" = cut ]; then
+    end=(--kill-node 3@6)
+  else
+    end=(--heal-node 3@5)
+    export UCFT_QUORUM=y
+  fi
+  "$ucftrun" -n 8 --nodes 4 --netns --cut-node 3@2.5 "${end[@]}" \
     --timeout 60 "$prog" detector --bound 10 --json >"$out/out" 2>"$out/err" &
   pid=$!
   wait "$pid"; rc=$?
@@ -89,6 +99,14 @@ print(f"PASS: cut node 3 declared by all 6 survivors: p50 {r['p50_ms']:.1f} "
       f"ms, max {r['max_ms']:.1f} ms (bound {bound:.0f} ms), delta "
       f"{r['delta_ms']:.0f} ms, eta {r['eta_ms']:.0f} ms")
 PY
+  if [ "$mode" = heal ]; then
+    for r in 6 7; do
+      grep -q "\[ucft rank $r\] error: in a minority" "$out/err" &&
+        grep -q "ucftrun: rank $r killed by signal 6" "$out/err" ||
+        fail "rank $r did not fence"
+    done
+    echo "PASS: ranks 6 and 7 fenced (minority) and stayed gone after the heal"
+  fi
   ;;
 partition)
   groups=$bound
