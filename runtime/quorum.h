@@ -10,17 +10,16 @@
  * declared failed does (monitor.c, the documented abort), and a healed link
  * does not bring it back.
  *
- * The agreed membership. Until communicator agreement exists, it is the
- * world minus the failures this rank's detector knows, taken once that
- * view has stood unchanged for `settle_ns` (UCFT_QUORUM_SETTLE): failures
- * spread over more time than that (a crash, later another) shrink the
- * membership step by step, and each step needs a majority of the one
- * before. The detector's failure broadcast and reconciliation make the
- * live ranks' views equal within a few heartbeat periods, far below the
- * default of 2 s; a partition whose two sides are declared further apart
- * than `settle_ns` could be judged against different memberships (stated
- * in docs/detector.md). When the membership is agreed by the
- * communicator layer, rt_quorum_agree() sets it directly.
+ * The agreed membership is the world until the communicator layer's
+ * agreement sets it (rt_quorum_agree). With `settle_ns` > 0
+ * (UCFT_QUORUM_SETTLE) a failure view that stood unchanged that long
+ * becomes the membership too, so that failures spread over time (a
+ * crash, later another) shrink it step by step, each step needing a
+ * majority of the one before. That is safe only if every partition is
+ * detected whole within `settle_ns`: the ring declares the other side
+ * one re-target at a time, and a minority that rebases between two of
+ * its declarations can end up with a majority of its own shrunken view.
+ * Hence the default 0: never (docs/detector.md).
  *
  * Why it is safe: the live sets of two sides of a partition are disjoint
  * subsets of the same agreed membership of m ranks; two disjoint sets
