@@ -28,7 +28,8 @@
 #           and stay gone; the survivors as for cut.
 #   signal  SIGTERM to the launcher while 2 nodes sleep: it must end and
 #           leave no namespace.
-#   nocaps  the launcher as user nobody must refuse --netns with a
+#   nocaps  the launcher as user nobody (or as this user, when not root)
+#           must refuse --netns with a
 #           message naming the capabilities, and make nothing.
 set -uo pipefail
 mode=$1 ucftrun=$2 prog=$3 bound=${4:-1000}
@@ -156,8 +157,10 @@ signal)
   echo "PASS: SIGTERM: launcher ended (status $rc), namespaces removed"
   ;;
 nocaps)
-  setpriv --reuid 65534 --regid 65534 --clear-groups \
-    "$ucftrun" -n 2 --nodes 2 --netns "$prog" >"$out/out" 2>"$out/err" &
+  # As root: drop to user nobody; otherwise this user lacks them already.
+  drop=()
+  [ "$(id -u)" -eq 0 ] && drop=(setpriv --reuid 65534 --regid 65534 --clear-groups)
+  "${drop[@]}" "$ucftrun" -n 2 --nodes 2 --netns "$prog" >"$out/out" 2>"$out/err" &
   pid=$!
   wait "$pid"; rc=$?
   [ $rc -eq 1 ] || fail "status $rc, expected 1"
