@@ -11,6 +11,8 @@
 # them removed on exit (trap), also after a failure.
 #
 # Usage: mpirun_netns.sh HOSTS RANKS_PER_HOST PROGRAM [ARGS...]
+# Each mpirun is bounded (--timeout 50: a hang ends it, and the trap
+# still removes the namespaces).
 # Exit: the job's status; 77 (CTest SKIP) with the reason when this
 # process cannot create namespaces.
 set -uo pipefail
@@ -60,7 +62,7 @@ exec ip netns exec ${prefix}h\$k sh -c "\$*"
 AGENT
 chmod +x "$work/agent"
 run() {
-  ip netns exec "$hub" mpirun --allow-run-as-root --oversubscribe \
+  ip netns exec "$hub" mpirun --allow-run-as-root --oversubscribe --timeout 50 \
     --hostfile "$work/hostfile" -np $((hosts * per)) \
     --mca plm_rsh_agent "$work/agent" \
     --mca oob_tcp_if_include 198.51.100.0/24 \
