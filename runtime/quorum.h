@@ -27,7 +27,8 @@
  * the membership's lowest rank. Failures only shrink a view, so a side
  * that ends with a majority never saw less on the way.
  * tests/unit/test_quorum.c checks this for every partition of up to 10
- * ranks with up to 2 failures known before.
+ * ranks with up to 2 failures known before; tests/sim/test_quorum_sim.c
+ * with the real detector on the sim for every partition of up to 8.
  *
  * Pure bookkeeping: no clock read (callers pass `now`), no I/O, one
  * allocation at init. Thread: the one driving the detector.
