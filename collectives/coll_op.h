@@ -31,6 +31,7 @@
 #ifndef UCFT_COLL_OP_H
 #define UCFT_COLL_OP_H
 
+#include "collectives/coll_wire.h"
 #include "collectives/dtype.h"
 #include "transport/transport.h"
 
@@ -286,12 +287,12 @@ void coll_log_mismatch(tp_t *tp, const coll_args_t *a, const tp_req_t *req);
 static inline int coll_src_vrank(tp_t *tp, const coll_args_t *a,
                                  const tp_req_t *req, int root, int n)
 {
-    uint32_t src = ucft_tag_src(req->tag);
-    if (src >= (uint32_t)n) {
+    int src = coll_wire_src(req->tag, n);
+    if (src < 0) {
         coll_log_bad(tp, a, req, "no rank of the job has that number: dropped");
         return -1;
     }
-    return coll_vrank_of(a, (int)src, root, n);
+    return coll_vrank_of(a, src, root, n);
 }
 
 /* The status of a completed receive of exactly `len` payload bytes: a

@@ -3,6 +3,7 @@
  * protocol, the wire format and the delivery rules).
  */
 #include "copy_chan.h"
+#include "coll_wire.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -35,14 +36,7 @@ static uint64_t cc_tag(const cc_chan_t *ch, int src, uint16_t bseq, int link)
 /* Serial comparison of instance sequences: a is after b. */
 static int cc_after(uint32_t a, uint32_t b)
 {
-    return (int32_t)(a - b) > 0;
-}
-
-static uint32_t cc_get32(const unsigned char *p)
-{
-    uint32_t v;
-    memcpy(&v, p, sizeof(v));
-    return v;
+    return coll_wire_after(a, b);
 }
 
 static size_t cc_pad8(size_t len)
@@ -95,15 +89,7 @@ static const void *cc_find_in(const cc_inbuf_t *b, uint32_t seq, size_t *len)
 {
     if (cc_after(b->lo, seq) || cc_after(seq, b->hi))
         return NULL;
-    for (size_t off = 0; off < b->len;) {
-        uint32_t l = cc_get32(b->data + off + 4);
-        if (cc_get32(b->data + off) == seq) {
-            *len = l;
-            return b->data + off + CC_ENTRY_HDR;
-        }
-        off += CC_ENTRY_HDR + cc_pad8(l);
-    }
-    return NULL;
+    return coll_wire_batch_find(b->data, b->len, seq, len);
 }
 
 /* The kept messages of a link are in the order they came; while their
@@ -164,39 +150,26 @@ static void cc_bad(cc_chan_t *ch, const cc_link_in_t *l, const tp_req_t *req,
               ucft_status_string(req->status), why, off);
 }
 
-/* Checks the entries of a received message; sets b->len to the bytes of
- * the good ones and b->lo, b->hi. Returns the number of good entries. */
+/* Checks the entries of a received message (coll_wire.h); sets b->len to
+ * the bytes of the good ones and b->lo, b->hi. Returns the number of good
+ * entries. */
 static unsigned cc_check(cc_chan_t *ch, const cc_link_in_t *l,
                          const tp_req_t *req, cc_inbuf_t *b)
 {
-    unsigned n = 0;
-    size_t off = 0;
+    coll_wire_batch_t scan;
+
     b->len = 0;
     if (req->status != UCFT_OK) {
         cc_bad(ch, l, req, 0, "longer than a batch can be");
         return 0;
     }
-    while (off < req->length) {
-        if (req->length - off < CC_ENTRY_HDR) {
-            cc_bad(ch, l, req, off, "a truncated entry header");
-            break;
-        }
-        uint32_t seq = cc_get32(b->data + off);
-        uint32_t len = cc_get32(b->data + off + 4);
-        if (len > CC_ENTRY_MAX ||
-            req->length - off - CC_ENTRY_HDR < cc_pad8(len)) {
-            cc_bad(ch, l, req, off, "an entry longer than allowed or sent");
-            break;
-        }
-        if (n == 0 || cc_after(b->lo, seq))
-            b->lo = seq;
-        if (n == 0 || cc_after(seq, b->hi))
-            b->hi = seq;
-        n++;
-        off += CC_ENTRY_HDR + cc_pad8(len);
-    }
-    b->len = off;
-    return n;
+    coll_wire_batch_scan(b->data, req->length, CC_ENTRY_MAX, &scan);
+    if (scan.why != NULL)
+        cc_bad(ch, l, req, scan.bad_off, scan.why);
+    b->len = scan.len;
+    b->lo = scan.lo;
+    b->hi = scan.hi;
+    return scan.n;
 }
 
 /* A message of link l arrived in l->cur: keep it if it may be needed. */

@@ -4,6 +4,7 @@
  * reduce_corrected.c for the whole state machine and its invariants.
  */
 #include "reduce_corrected_impl.h"
+#include "coll_wire.h"
 
 /* ---- message handlers (no sends, no receives posted here) ---- */
 
@@ -49,7 +50,7 @@ void rc__handle_up(rc_state_t *s)
 }
 
 /* Root: is the answer in rbuf from subtree k free of failures? (Its
- * list was checked by tree_msg_bad.) */
+ * list was checked by tree_msg_check.) */
 static int answer_clean(const rc_state_t *s, int k)
 {
     uint32_t fl = rd32(s->rbuf);
@@ -66,40 +67,22 @@ static int answer_clean(const rc_state_t *s, int k)
     return 1;
 }
 
-/* The tree message in rbuf has a size that a peer calling with this
- * rank's arguments sends: the scheme's header and the value, and for the
- * list scheme up to cap entries of 4 bytes. */
-static int tree_size_fits(const rc_state_t *s)
+/* The tree message in rbuf checked against the shape that a peer calling
+ * with this rank's arguments sends, as next_send builds it
+ * (coll_wire.h): its size, the flags of this operation, and for the list
+ * scheme the count of entries that follow, matching the length, each a
+ * rank of the job. */
+static coll_wire_verdict_t tree_msg_check(const rc_state_t *s, const char **why)
 {
-    size_t base = s->hfix + s->len, len = s->rreq.length;
-
-    if (s->cfg->scheme != RC_SCHEME_LIST)
-        return len == base;
-    return len >= base && len <= base + 4 * (size_t)s->cap &&
-           (len - base) % 4 == 0;
-}
-
-/* What is wrong with the tree message in rbuf (of a size that fits), or
- * NULL. As next_send builds it: the flags of this operation, and for the
- * list scheme the count of entries that follow, matching the length,
- * each a rank of the job. */
-static const char *tree_msg_bad(const rc_state_t *s)
-{
-    size_t base = s->hfix + s->len, len = s->rreq.length;
-    uint32_t known = RC_F_TREEFAIL | RC_F_OVERFLOW | RC_F_TRUNC |
-                     (s->cfg->allreduce ? RC_F_DECIDED : 0);
-
-    if (rd32(s->rbuf) & ~known)
-        return "flags this operation does not send: dropped";
-    if (s->cfg->scheme != RC_SCHEME_LIST)
-        return NULL;
-    uint32_t nl = rd32(s->rbuf + 4);
-    if (nl > (uint32_t)s->cap || len != base + 4 * (size_t)nl)
-        return "its failure list does not match its length: dropped";
-    for (uint32_t i = 0; i < nl; i++)
-        if (rd32(s->rbuf + base + 4 * i) >= (uint32_t)s->n)
-            return "its failure list names a rank outside the job: dropped";
-    return NULL;
+    coll_wire_tree_t shape = {.hfix = s->hfix,
+                              .len = s->len,
+                              .list = s->cfg->scheme == RC_SCHEME_LIST,
+                              .cap = (uint32_t)s->cap,
+                              .known = RC_F_TREEFAIL | RC_F_OVERFLOW |
+                                       RC_F_TRUNC |
+                                       (s->cfg->allreduce ? RC_F_DECIDED : 0),
+                              .n = (uint32_t)s->n};
+    return coll_wire_tree_check(&shape, s->rbuf, s->rreq.length, why);
 }
 
 void rc__handle_tree(rc_state_t *s)
@@ -114,12 +97,13 @@ void rc__handle_tree(rc_state_t *s)
         RC_TRACE(s, "tree from v%d ignored", src);
         return;
     }
-    if (!tree_size_fits(s)) {
+    const char *bad = NULL;
+    coll_wire_verdict_t verdict = tree_msg_check(s, &bad);
+    if (verdict == COLL_WIRE_SIZE) {
         rc__mismatch(s, &s->rreq);
         return;
     }
-    const char *bad = tree_msg_bad(s);
-    if (bad != NULL) {
+    if (verdict == COLL_WIRE_BAD) {
         coll_log_bad(s->tp, s->args, &s->rreq, bad);
         return;
     }

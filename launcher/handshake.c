@@ -25,7 +25,7 @@ static int proc_stat(pid_t pid, char *state, pid_t *pgrp)
 
     snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
     const char *e = ucft__procstat_read(path, buf, sizeof(buf));
-    if (e == NULL || sscanf(e, " %c %*d %d", state, &pg) != 2)
+    if (ucft__procstat_state_pgrp(e, state, &pg) != 0)
         return -1;
     *pgrp = (pid_t)pg;
     return 0;

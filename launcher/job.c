@@ -248,8 +248,43 @@ static void kill_after_handshake(launcher_t *L, uint64_t now)
  * a pretend node at once (all logged first, then all signalled, so that
  * the node goes down as one). A kill that would land in a rank's PMIx
  * handshake waits for its end. */
+/* A network fault (--netns): the cut node's ranks are logged as "cut"
+ * injections first, so that a reader of the log (ucft-bench detector)
+ * sees them as victims, then the links change. The processes run on. */
+static void fire_net_fault(launcher_t *L, const ucftrun_inject_t *inj)
+{
+    uint64_t now = ucft_clock_now_ns();
+    int rc;
+
+    switch (inj->kind) {
+    case UCFTRUN_INJECT_CUT:
+        for (int r = 0; r < L->nprocs; r++)
+            if (L->nodes.node_of[r] == inj->target && L->procs[r].alive)
+                log_inject(L, inj->kind, r, now);
+        rc = ucftrun_netns_cut(&L->netns, inj->target);
+        break;
+    case UCFTRUN_INJECT_HEAL:
+        rc = ucftrun_netns_heal(&L->netns, inj->target);
+        break;
+    default:
+        rc = ucftrun_netns_partition(&L->netns, inj->side);
+        break;
+    }
+    if (rc != 0)
+        ucft_warn(&L->log, "--%s at %.3f s could not be applied",
+                  ucftrun_inject_name(inj->kind), (double)inj->at_ns / 1e9);
+    ucft_debug(&L->log, "--%s %d@%.3f applied in %.1f ms",
+               ucftrun_inject_name(inj->kind), inj->target,
+               (double)inj->at_ns / 1e9,
+               (double)(ucft_clock_now_ns() - now) / 1e6);
+}
+
 static void fire_inject(launcher_t *L, const ucftrun_inject_t *inj)
 {
+    if (ucftrun_inject_signal(inj->kind) == 0) {
+        fire_net_fault(L, inj);
+        return;
+    }
     int sig = ucftrun_inject_signal(inj->kind), n = 0;
     uint64_t now = ucft_clock_now_ns();
     int kill = inj->kind == UCFTRUN_INJECT_KILL;

@@ -9,6 +9,7 @@
 #define UCFTRUN_JOB_H
 
 #include "launcher/kill_schedule.h"
+#include "launcher/netns.h"
 #include "launcher/nodes.h"
 #include "launcher/opts.h"
 #include "launcher/server.h"
@@ -43,6 +44,7 @@ typedef struct launcher {
     char tmpdir[PATH_MAX]; /* empty until created */
     ucftrun_topo_t topo;
     ucftrun_nodes_t nodes; /* pretend nodes (--nodes, --map-by) */
+    ucftrun_netns_t netns; /* --netns: the nodes' network namespaces */
     ucftrun_server_t srv;
     ucftrun_proc_t *procs;
     int nprocs;

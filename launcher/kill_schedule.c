@@ -56,12 +56,31 @@ const ucftrun_inject_t *ucftrun_inject_pop_due(ucftrun_inject_sched_t *s,
 
 int ucftrun_inject_signal(ucftrun_inject_kind_t kind)
 {
-    return kind == UCFTRUN_INJECT_STOP ? SIGSTOP : SIGKILL;
+    switch (kind) {
+    case UCFTRUN_INJECT_KILL:
+        return SIGKILL;
+    case UCFTRUN_INJECT_STOP:
+        return SIGSTOP;
+    default:
+        return 0; /* a network fault: no signal */
+    }
 }
 
 const char *ucftrun_inject_name(ucftrun_inject_kind_t kind)
 {
-    return kind == UCFTRUN_INJECT_STOP ? "stop" : "kill";
+    switch (kind) {
+    case UCFTRUN_INJECT_KILL:
+        return "kill";
+    case UCFTRUN_INJECT_STOP:
+        return "stop";
+    case UCFTRUN_INJECT_CUT:
+        return "cut";
+    case UCFTRUN_INJECT_HEAL:
+        return "heal";
+    case UCFTRUN_INJECT_PARTITION:
+        return "partition";
+    }
+    return "?";
 }
 
 int ucftrun_inject_log_open(ucftrun_inject_log_t *lg, const char *dir,

@@ -39,6 +39,52 @@ extern char **environ;
 
 /* --- Setup, loop, cleanup ---------------------------------------------- */
 
+/* --netns: the namespaces and links, the loss asked for, then the
+ * launcher into the hub (so that its PMIx listener is there); each rank
+ * enters its node's namespace when it starts. */
+static int setup_netns(launcher_t *L)
+{
+    char err[512];
+
+    if (ucftrun_netns_create(&L->netns, L->opts.nnodes, err, sizeof(err)) !=
+        0) {
+        fprintf(stderr, "ucftrun: %s\n", err);
+        return -1;
+    }
+    for (size_t i = 0; i < L->opts.nnetem; i++)
+        if (ucftrun_netns_loss(&L->netns, L->opts.netem[i].node,
+                               L->opts.netem[i].loss_pct) != 0)
+            return -1;
+    if (ucftrun_netns_enter_hub(&L->netns, err, sizeof(err)) != 0) {
+        fprintf(stderr, "ucftrun: %s\n", err);
+        return -1;
+    }
+    for (int r = 0; r < L->nprocs; r++)
+        L->procs[r].netns_fd = L->netns.node_fd[L->nodes.node_of[r]];
+    ucft_debug(&L->log, "%d network namespaces %s*, bridge %s.0/24",
+               L->opts.nnodes, L->netns.prefix, UCFTRUN_NETNS_SUBNET);
+    return 0;
+}
+
+/* --netns: UCX over TCP on the node's link only. Shared memory would
+ * still work between the namespaces (one IPC namespace, one machine),
+ * so ranks of different pretend nodes would bypass the links that the
+ * faults cut; the ranks of one node talk TCP too (inside their
+ * namespace, never crossing its link). */
+static int netns_env(char ***env)
+{
+    /* UCX 1.13 connects TCP endpoints with a blocking connect() unless
+     * told otherwise: a first message to a peer behind a cut or a
+     * partition then blocks the sending thread (the heartbeat thread, so
+     * its own heartbeats stop and its observer declares it) for as long
+     * as the kernel retries the SYN. */
+    return ucftrun_env_set(env, "UCX_TLS", "tcp") != 0 ||
+                   ucftrun_env_set(env, "UCX_NET_DEVICES", "eth0") != 0 ||
+                   ucftrun_env_set(env, "UCX_TCP_CONN_NB", "y") != 0
+               ? -1
+               : 0;
+}
+
 static int setup(launcher_t *L)
 {
     sigset_t old;
@@ -77,6 +123,7 @@ static int setup(launcher_t *L)
     for (int r = 0; r < L->nprocs; r++) {
         L->procs[r].rank = r;
         L->procs[r].out.fd = L->procs[r].err.fd = -1;
+        L->procs[r].netns_fd = -1;
     }
     {
         char host[256] = "localhost";
@@ -98,6 +145,8 @@ static int setup(launcher_t *L)
             L->procs[r].cpuset =
                 ucftrun_topo_core_of(&L->topo, L->nodes.local_rank_of[r]);
     }
+    if (L->opts.netns && setup_netns(L) != 0)
+        return -1;
     if (ucftrun_tmpdir_create(L->tmpdir, sizeof(L->tmpdir), err, sizeof(err)) !=
         0) {
         fprintf(stderr, "ucftrun: %s\n", err);
@@ -109,8 +158,8 @@ static int setup(launcher_t *L)
         fprintf(stderr, "ucftrun: %s\n", err);
         return -1;
     }
-    if (ucftrun_server_init(&L->srv, L->tmpdir, &L->log, err, sizeof(err)) !=
-            0 ||
+    if (ucftrun_server_init(&L->srv, L->tmpdir, L->opts.netns ? "br0" : NULL,
+                            &L->log, err, sizeof(err)) != 0 ||
         ucftrun_server_register_job(&L->srv, L->procs, &L->nodes, err,
                                     sizeof(err)) != 0) {
         fprintf(stderr, "ucftrun: %s\n", err);
@@ -122,7 +171,8 @@ static int setup(launcher_t *L)
 
         if (env == NULL || ucftrun_server_setup_fork(&L->srv, r, &env) != 0 ||
             ucftrun_env_set(&env, UCFTRUN_INJECT_LOG_ENV, L->inject_log.path) !=
-                0) {
+                0 ||
+            (L->opts.netns && netns_env(&env) != 0)) {
             ucftrun_env_free(env);
             fprintf(stderr,
                     "ucftrun: cannot set up the environment of rank "
@@ -258,6 +308,10 @@ static int cleanup(launcher_t *L)
             ucftrun_output_close(&L->procs[r].err);
         }
     }
+    /* The namespaces go before the PMIx server: its finalize has crashed
+     * in libpmix after a partitioned job was killed (docs/launcher.md),
+     * and nothing may be left behind then. */
+    ucftrun_netns_destroy(&L->netns);
     stuck = ucftrun_server_fini(&L->srv);
     if (L->procs != NULL) {
         for (int r = 0; r < L->nprocs; r++) {

@@ -228,6 +228,120 @@ static int apply_stop(ucftrun_opts_t *o, const char *arg, char *err,
                       err, errlen);
 }
 
+static int apply_cut_node(ucftrun_opts_t *o, const char *arg, char *err,
+                          size_t errlen)
+{
+    return add_inject(o, UCFTRUN_INJECT_CUT, UCFTRUN_TARGET_NODE, "cut-node",
+                      arg, err, errlen);
+}
+
+static int apply_heal_node(ucftrun_opts_t *o, const char *arg, char *err,
+                           size_t errlen)
+{
+    return add_inject(o, UCFTRUN_INJECT_HEAL, UCFTRUN_TARGET_NODE, "heal-node",
+                      arg, err, errlen);
+}
+
+static int apply_netns(ucftrun_opts_t *o, const char *arg, char *err,
+                       size_t errlen)
+{
+    o->netns = 1;
+    return 0;
+}
+
+/* "0,1" (at most 64 nodes, each < 64) into a bit mask; 0 if malformed. */
+static uint64_t parse_group(const char *text, size_t len)
+{
+    uint64_t mask = 0;
+    char word[8];
+
+    while (len > 0) {
+        size_t w = 0;
+        while (w < len && text[w] != ',')
+            w++;
+        long k;
+        if (w == 0 || w >= sizeof(word))
+            return 0;
+        memcpy(word, text, w);
+        word[w] = '\0';
+        if (parse_int(word, 0, 63, &k) != 0 || (mask >> k & 1))
+            return 0;
+        mask |= 1ull << k;
+        text += w;
+        len -= w;
+        if (len > 0) { /* the comma */
+            text++;
+            len--;
+            if (len == 0)
+                return 0;
+        }
+    }
+    return mask;
+}
+
+/* --partition A/B@S, e.g. 0,1/2,3@2.5. */
+static int apply_partition(ucftrun_opts_t *o, const char *arg, char *err,
+                           size_t errlen)
+{
+    const char *slash = strchr(arg, '/'), *at = strchr(arg, '@');
+    uint64_t a, b, ns;
+
+    if (slash == NULL || at == NULL || at < slash ||
+        (a = parse_group(arg, (size_t)(slash - arg))) == 0 ||
+        (b = parse_group(slash + 1, (size_t)(at - slash - 1))) == 0 ||
+        (a & b) != 0 || ucftrun_opts_parse_seconds(at + 1, &ns) != 0) {
+        set_err(err, errlen,
+                "bad --partition value '%s' (expected two disjoint groups of "
+                "nodes and a time, e.g. 0,1/2,3@2.5)",
+                arg);
+        return -1;
+    }
+    if (add_inject(o, UCFTRUN_INJECT_PARTITION, UCFTRUN_TARGET_NODE,
+                   "partition", "0@0", err, errlen) != 0)
+        return -1;
+    ucftrun_inject_t *inj = &o->injects[o->ninjects - 1];
+    inj->at_ns = ns;
+    inj->side = a;
+    inj->other = b;
+    return 0;
+}
+
+/* --netem K:loss=P% ("%" optional; P from 0 to 100). */
+static int apply_netem(ucftrun_opts_t *o, const char *arg, char *err,
+                       size_t errlen)
+{
+    const char *colon = strchr(arg, ':');
+    char node[16], pct[8];
+    long k, p;
+
+    if (colon == NULL || (size_t)(colon - arg) >= sizeof(node) ||
+        strncmp(colon + 1, "loss=", 5) != 0)
+        goto bad;
+    memcpy(node, arg, (size_t)(colon - arg));
+    node[colon - arg] = '\0';
+    size_t plen = strcspn(colon + 6, "%");
+    if (plen >= sizeof(pct) ||
+        (colon[6 + plen] == '%' && colon[7 + plen] != '\0'))
+        goto bad;
+    memcpy(pct, colon + 6, plen);
+    pct[plen] = '\0';
+    if (parse_int(node, 0, INT_MAX, &k) != 0 || parse_int(pct, 0, 100, &p) != 0)
+        goto bad;
+    if (o->nnetem == UCFTRUN_MAX_NETEM) {
+        set_err(err, errlen, "more than %d --netem options", UCFTRUN_MAX_NETEM);
+        return -1;
+    }
+    o->netem[o->nnetem++] =
+        (ucftrun_netem_t){.node = (int)k, .loss_pct = (int)p};
+    return 0;
+bad:
+    set_err(err, errlen,
+            "bad --netem value '%s' (expected NODE:loss=PERCENT, e.g. "
+            "1:loss=5%%; delay is not available, docs/launcher.md)",
+            arg);
+    return -1;
+}
+
 static int apply_abort_on_failure(ucftrun_opts_t *o, const char *arg, char *err,
                                   size_t errlen)
 {
@@ -253,6 +367,11 @@ static const opt_def_t opt_table[] = {
     {"kill", NULL, 1, apply_kill},
     {"kill-node", NULL, 1, apply_kill_node},
     {"stop", NULL, 1, apply_stop},
+    {"netns", NULL, 0, apply_netns},
+    {"cut-node", NULL, 1, apply_cut_node},
+    {"heal-node", NULL, 1, apply_heal_node},
+    {"partition", NULL, 1, apply_partition},
+    {"netem", NULL, 1, apply_netem},
     {"abort-on-failure", NULL, 0, apply_abort_on_failure},
     {"verbose", "v", 0, apply_verbose},
     /* --help and --version are handled before the table lookup. */
@@ -321,23 +440,60 @@ static int validate(const ucftrun_opts_t *o, char *err, size_t errlen)
             return -1;
         }
     }
+    if (o->netns && o->nnodes == 0) {
+        set_err(err, errlen,
+                "--netns needs --nodes K (each pretend node becomes a "
+                "network namespace)");
+        return -1;
+    }
+    for (size_t k = 0; k < o->nnetem; k++) {
+        if (!o->netns) {
+            set_err(err, errlen, "--netem needs --netns");
+            return -1;
+        }
+        if (o->netem[k].node >= o->nnodes) {
+            set_err(err, errlen, "--netem node %d is out of range (%d nodes)",
+                    o->netem[k].node, o->nnodes);
+            return -1;
+        }
+    }
     for (size_t k = 0; k < o->ninjects; k++) {
         const ucftrun_inject_t *inj = &o->injects[k];
+        int net = inj->kind == UCFTRUN_INJECT_CUT ||
+                  inj->kind == UCFTRUN_INJECT_HEAL ||
+                  inj->kind == UCFTRUN_INJECT_PARTITION;
+        const char *name = inj->kind == UCFTRUN_INJECT_CUT    ? "cut-node"
+                           : inj->kind == UCFTRUN_INJECT_HEAL ? "heal-node"
+                                                              : "partition";
 
+        if (net && !o->netns) {
+            set_err(err, errlen, "--%s needs --netns", name);
+            return -1;
+        }
+        if (inj->kind == UCFTRUN_INJECT_PARTITION) {
+            uint64_t all = o->nnodes >= 64 ? ~0ull : (1ull << o->nnodes) - 1;
+            if (o->nnodes > 64 || (inj->side | inj->other) != all) {
+                set_err(err, errlen,
+                        "--partition must name every node once (0 to %d)",
+                        o->nnodes - 1);
+                return -1;
+            }
+            continue;
+        }
         if (inj->target_kind == UCFTRUN_TARGET_NODE) {
             if (o->nnodes == 0) {
                 set_err(err, errlen,
-                        "--kill-node %d needs --nodes K (the job runs on "
+                        "--%s %d needs --nodes K (the job runs on "
                         "pretend nodes only with --nodes)",
-                        inj->target);
+                        net ? name : "kill-node", inj->target);
                 return -1;
             }
             if (inj->target >= o->nnodes) {
                 set_err(err, errlen,
-                        "--kill-node node %d is out of range (the job has %d "
+                        "--%s node %d is out of range (the job has %d "
                         "node%s, 0 to %d)",
-                        inj->target, o->nnodes, o->nnodes == 1 ? "" : "s",
-                        o->nnodes - 1);
+                        net ? name : "kill-node", inj->target, o->nnodes,
+                        o->nnodes == 1 ? "" : "s", o->nnodes - 1);
                 return -1;
             }
         } else if (inj->target >= o->nprocs) {
@@ -494,6 +650,17 @@ const char *ucftrun_opts_usage(void)
            "S s (repeatable)\n"
            "  --stop R@S           SIGSTOP rank R S seconds after start "
            "(repeatable)\n"
+           "  --netns              each pretend node in a network namespace "
+           "of its\n"
+           "                       own; ranks talk TCP (needs --nodes, root)\n"
+           "  --cut-node K@S       cut node K's link at S s (--netns; "
+           "repeatable)\n"
+           "  --heal-node K@S      bring node K's link back, drop its "
+           "partition\n"
+           "  --partition A/B@S    split the nodes into groups A and B, e.g.\n"
+           "                       0,1/2,3@2 (--netns, at most 64 nodes)\n"
+           "  --netem K:loss=P%    drop P % of node K's packets both ways "
+           "(--netns)\n"
            "  --abort-on-failure   kill the job at the first abnormal "
            "death\n"
            "  -v, --verbose        launcher debug messages on stderr\n"

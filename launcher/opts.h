@@ -45,7 +45,18 @@ typedef enum ucftrun_map_by {
 typedef enum ucftrun_inject_kind {
     UCFTRUN_INJECT_KILL, /* SIGKILL */
     UCFTRUN_INJECT_STOP, /* SIGSTOP: a hung rank */
+    /* Network faults (--netns only; launcher/netns.h): */
+    UCFTRUN_INJECT_CUT,       /* a node's link goes down (--cut-node) */
+    UCFTRUN_INJECT_HEAL,      /* ... and comes back (--heal-node) */
+    UCFTRUN_INJECT_PARTITION, /* two groups of nodes (--partition) */
 } ucftrun_inject_kind_t;
+
+/* --netem K:loss=P%: P % of node K's packets dropped both ways. */
+#define UCFTRUN_MAX_NETEM 64
+typedef struct ucftrun_netem {
+    int node;
+    int loss_pct;
+} ucftrun_netem_t;
 
 typedef enum ucftrun_target_kind {
     UCFTRUN_TARGET_RANK, /* one rank */
@@ -58,6 +69,8 @@ typedef struct ucftrun_inject {
     ucftrun_target_kind_t target_kind;
     int target;     /* a rank, or a node id for UCFTRUN_TARGET_NODE */
     uint64_t at_ns; /* since the ranks were started */
+    uint64_t side;  /* --partition: the nodes of the first group, */
+    uint64_t other; /* ... and of the second */
 } ucftrun_inject_t;
 
 typedef struct ucftrun_opts {
@@ -68,6 +81,9 @@ typedef struct ucftrun_opts {
     int nnodes;              /* --nodes K; 0 = not given (one real node) */
     ucftrun_map_by_t map_by; /* --map-by; UCFTRUN_MAP_SLOT by default */
     int abort_on_failure;
+    int netns; /* --netns: every node in a network namespace of its own */
+    ucftrun_netem_t netem[UCFTRUN_MAX_NETEM]; /* --netem, in order */
+    size_t nnetem;
     int verbose;               /* -v, repeatable */
     ucftrun_inject_t *injects; /* owned; release with ucftrun_opts_free() */
     size_t ninjects;
@@ -80,7 +96,10 @@ typedef struct ucftrun_opts {
  * Parses argv (argv[0] is the launcher's name). On UCFTRUN_ACTION_RUN the
  * struct is complete and validated (every injected rank < nprocs, nnodes
  * <= nprocs and no pretend node left without a rank, every --kill-node
- * node < nnodes, --kill-node only with --nodes). On
+ * node < nnodes, --kill-node only with --nodes; --netns only with
+ * --nodes, --cut-node, --heal-node, --partition and --netem only with
+ * --netns, their nodes < nnodes, a partition's two groups disjoint,
+ * non-empty and together every node, at most 64 nodes then). On
  * UCFTRUN_ACTION_ERROR `err` holds one line without a newline saying what
  * is wrong. Whatever the result, call ucftrun_opts_free() afterwards.
  * Does not look at the file system: see ucftrun_opts_find_program().

@@ -123,8 +123,11 @@ static pmix_status_t srv_notify_event(pmix_status_t code,
 /* --- Main thread ------------------------------------------------------- */
 
 int ucftrun_server_init(ucftrun_server_t *srv, const char *tmpdir,
-                        ucft_log_t *log, char *err, size_t errlen)
+                        const char *tcp_if, ucft_log_t *log, char *err,
+                        size_t errlen)
 {
+    bool remote = true;
+    size_t ninfo = tcp_if != NULL ? 6 : 4;
     pmix_info_t *info;
     pmix_rank_t zero = 0;
     char srv_ns[64], job_ns[64];
@@ -159,11 +162,18 @@ int ucftrun_server_init(ucftrun_server_t *srv, const char *tmpdir,
     }
     pthread_mutex_init(&srv->lock, NULL);
 
-    PMIX_INFO_CREATE(info, 4);
+    PMIX_INFO_CREATE(info, ninfo);
     PMIX_INFO_LOAD(&info[0], PMIX_SERVER_TMPDIR, tmpdir, PMIX_STRING);
     PMIX_INFO_LOAD(&info[1], PMIX_SYSTEM_TMPDIR, tmpdir, PMIX_STRING);
     PMIX_INFO_LOAD(&info[2], PMIX_SERVER_NSPACE, srv_ns, PMIX_STRING);
     PMIX_INFO_LOAD(&info[3], PMIX_SERVER_RANK, &zero, PMIX_PROC_RANK);
+    if (tcp_if != NULL) {
+        /* --netns: the ranks are in other network namespaces and reach
+         * the listener over the hub's bridge. */
+        PMIX_INFO_LOAD(&info[4], PMIX_SERVER_REMOTE_CONNECTIONS, &remote,
+                       PMIX_BOOL);
+        PMIX_INFO_LOAD(&info[5], PMIX_TCP_IF_INCLUDE, tcp_if, PMIX_STRING);
+    }
     /* The upcalls this server implements; NULL entries are "not
      * supported". The library keeps the pointer, so it lives in `srv`. */
     memset(&srv->module, 0, sizeof(srv->module));
@@ -173,8 +183,8 @@ int ucftrun_server_init(ucftrun_server_t *srv, const char *tmpdir,
     srv->module.fence_nb = srv_fence_nb;
     srv->module.direct_modex = srv_direct_modex;
     srv->module.notify_event = srv_notify_event;
-    rc = PMIx_server_init(&srv->module, info, 4);
-    PMIX_INFO_FREE(info, 4);
+    rc = PMIx_server_init(&srv->module, info, (size_t)ninfo);
+    PMIX_INFO_FREE(info, ninfo);
     if (rc != PMIX_SUCCESS) {
         snprintf(err, errlen, "PMIx_server_init failed: %s",
                  PMIx_Error_string(rc));

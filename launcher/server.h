@@ -45,10 +45,14 @@ typedef struct ucftrun_server {
 /*
  * Starts the PMIx server with its rendezvous files in `tmpdir` (private to
  * this job). Call with the launcher's signals blocked: the PMIx progress
- * thread inherits the mask. Returns 0 or -1 (message in err).
+ * thread inherits the mask. `tcp_if` NULL: clients connect over the
+ * loopback (ranks on this machine); else the interface (e.g. "br0",
+ * --netns) whose address remote clients connect to. Returns 0 or -1
+ * (message in err).
  */
 int ucftrun_server_init(ucftrun_server_t *srv, const char *tmpdir,
-                        ucft_log_t *log, char *err, size_t errlen);
+                        const char *tcp_if, ucft_log_t *log, char *err,
+                        size_t errlen);
 
 /*
  * Registers the job of nodes->nprocs ranks: job-level info (sizes, number

@@ -140,11 +140,13 @@ static void exec_failed(const char *path, int err)
 }
 
 /* In the child, between fork and exec: async-signal-safe calls only. */
-static void child_exec(int devnull, int out_w, int err_w, const cpu_set_t *cs,
-                       const sigset_t *mask, const char *path,
-                       char *const argv[], char *const env[])
+static void child_exec(int devnull, int out_w, int err_w, int netns_fd,
+                       const cpu_set_t *cs, const sigset_t *mask,
+                       const char *path, char *const argv[], char *const env[])
 {
     (void)setpgid(0, 0);
+    if (netns_fd >= 0 && setns(netns_fd, CLONE_NEWNET) != 0)
+        _exit(126);
     if (dup2(devnull, 0) < 0 || dup2(out_w, 1) < 0 || dup2(err_w, 2) < 0)
         _exit(127);
     /* Everything else (other ranks' pipes, PMIx sockets) stays with the
@@ -191,8 +193,8 @@ int ucftrun_spawn(ucftrun_proc_t *p, const ucftrun_topo_t *topo,
         goto err_close;
     }
     if (pid == 0)
-        child_exec(devnull, out_p[1], err_p[1], csp, child_mask, path, argv,
-                   env);
+        child_exec(devnull, out_p[1], err_p[1], p->netns_fd, csp, child_mask,
+                   path, argv, env);
     /* Also here, so that the group exists before we signal it. */
     (void)setpgid(pid, pid);
     close(devnull);

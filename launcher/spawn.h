@@ -31,6 +31,7 @@ typedef struct ucftrun_proc {
     int kill_deferred;    /* --kill waits for the PMIx handshake's end */
     uint64_t kill_by;     /* ... at most until then (launcher clock) */
     hwloc_cpuset_t cpuset; /* binding, or NULL when unbound */
+    int netns_fd;          /* --netns: its node's network namespace, or -1 */
     struct ucftrun_server *srv;
     ucftrun_output_t out; /* the rank's stdout */
     ucftrun_output_t err; /* the rank's stderr */
@@ -51,7 +52,8 @@ hwloc_cpuset_t ucftrun_topo_core_of(const ucftrun_topo_t *t, int index);
 
 /*
  * Starts one rank: pipes for stdout/stderr, fork, then in the child: own
- * process group, stdin from /dev/null, binding (p->cpuset), signal mask
+ * process group, stdin from /dev/null, its node's network namespace
+ * (p->netns_fd, when >= 0), binding (p->cpuset), signal mask
  * `child_mask`, execve(path, argv, env). The child does only
  * async-signal-safe calls (the launcher has the PMIx thread). Returns 0 and
  * sets p->pid, p->alive and the output streams; -1 with a message in err.

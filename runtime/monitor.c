@@ -45,6 +45,21 @@ static void on_failed(void *arg, int rank, uint64_t epoch, det_why_t why)
     /* Decided: the owner applies it from its progress. */
     if (d->decided != NULL)
         atomic_store_explicit(&d->decided[rank], 1, memory_order_release);
+    if (d->quorum_on &&
+        !rt_quorum_on_failed(&d->quorum, rank, ucft_clock_now_ns())) {
+        /* No split brain (quorum.h): the ranks this rank still holds
+         * alive are no majority of the last agreed membership; the other
+         * side may go on, so this one must not. Fenced like a rank the
+         * job declared failed, and for the same reason. */
+        ucft_error(&d->ctx->log,
+                   "in a minority after failures or a partition: %d of the "
+                   "%d ranks of the last agreed membership alive in this "
+                   "rank's view (lowest rank %d %s); fencing: aborting "
+                   "(UCFT_QUORUM)",
+                   d->quorum.live, d->quorum.base, d->quorum.lowest,
+                   d->quorum.failed[d->quorum.lowest] ? "lost" : "held");
+        abort();
+    }
     rt_inbox_push(&d->ctx->inbox, rank, UCFT_ERR_PROC_FAILED, 0);
     if (d->mode == RT_MONITOR_THREAD && d->nfence < d->capfence) {
         if (d->nfence == 0)
@@ -333,6 +348,14 @@ ucft_status_t rt_monitor_init(struct ucft_context *ctx)
                    (unsigned long long)(cfg->hb_period_ns / 1000000));
         return UCFT_ERR_INVALID_PARAM;
     }
+    if (cfg->quorum) {
+        ucft_status_t qs =
+            rt_quorum_init(&d->quorum, ctx->boot.size, cfg->quorum_settle_ns,
+                           ucft_clock_now_ns());
+        if (qs != UCFT_OK)
+            return qs;
+        d->quorum_on = 1;
+    }
     if (!cfg->detector_thread) {
         d->mode = RT_MONITOR_INLINE;
         return UCFT_OK;
@@ -544,6 +567,9 @@ void rt_monitor_free(struct ucft_context *ctx)
             pthread_mutex_destroy(&d->lock);
         d->lock_ready = 0;
     }
+    if (d->quorum_on)
+        rt_quorum_cleanup(&d->quorum);
+    d->quorum_on = 0;
     free(d->queue);
     free(d->fence);
     free((void *)d->decided);

@@ -33,6 +33,7 @@
 #include "ucft.h"
 #include "runtime/base/clock.h"
 #include "runtime/linux/procwatch.h"
+#include "runtime/quorum.h"
 #include "transport/transport.h"
 
 #include <pthread.h>
@@ -76,6 +77,8 @@ typedef struct rt_monitor {
     int inline_stopping; /* INLINE: det_stop done, det not yet destroyed */
     int pidfd;         /* watch local ranks' processes (UCFT_DETECTOR_PIDFD) */
     rt_procwatch_t pw; /* the thread's once started */
+    int quorum_on;     /* UCFT_QUORUM: fence when in a minority */
+    rt_quorum_t quorum; /* the thread driving the detector's only */
 } rt_monitor_t;
 
 /* Before the address exchange: chooses the mode and, for THREAD, creates

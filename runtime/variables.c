@@ -95,6 +95,17 @@ static const ucft_config_field_t rt_fields[] = {
      "the rank failed; must exceed the period and the scheduling jitter of "
      "a loaded node",
      ucft__config_parse_time, F(hb_timeout_ns), NULL},
+    {"QUORUM", "n",
+     "no split brain: a rank whose detector holds alive no strict majority "
+     "of the last agreed membership (in a tie: not its lowest rank) fences "
+     "itself, as a rank declared failed does (docs/detector.md)",
+     ucft__config_parse_bool, F(quorum), NULL},
+    {"QUORUM_SETTLE", "0",
+     "UCFT_QUORUM: a failure view unchanged this long becomes the agreed "
+     "membership the next majority is counted against (0: never; the "
+     "membership stays the world until agreement sets it; a value below "
+     "the time one partition takes to be detected whole is unsafe)",
+     ucft__config_parse_time, F(quorum_settle_ns), NULL},
     {"HB_START_GRACE", "1s",
      "no suspicion this soon after the detector starts: ranks finish "
      "start-up at different times on a loaded node",

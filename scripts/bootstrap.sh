@@ -4,7 +4,8 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libucx-dev ucx-utils libpmix-dev
       libhwloc-dev hwloc libcmocka-dev openmpi-bin libopenmpi-dev procps
-      python3 python3-numpy binutils libuv1-dev gnuplot-nox graphviz help2man)
+      python3 python3-numpy binutils libuv1-dev gnuplot-nox graphviz help2man
+      clang libclang-rt-14-dev iproute2 nftables)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -3,7 +3,8 @@
 # simulator, launcher, integration (real jobs over shared memory and TCP,
 # under ucftrun and mpirun) and the installed-package check; then the same
 # tests again in an ASan+UBSan build, and the unit and simulator tests plus
-# the jobs with real deaths in a TSan build.
+# the jobs with real deaths in a TSan build, and a short run of every fuzz
+# target (a clang build).
 # Usage: scripts/test.sh [--quick]   (--quick: the default build only)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -55,5 +56,13 @@ if [ $quick -eq 0 ]; then
   # ranks die, stop, or compute without calling ucft.
   ctest --test-dir "$root/build-tsan" --output-on-failure --timeout 300 \
     -j"$jobs" -R 'killwait|failure_example|detect|master'
+  unset TSAN_OPTIONS
+  # Every decoder of bytes from another process under libFuzzer (clang,
+  # ASan+UBSan): 15 s per target from its seed corpus, about 2 minutes in
+  # all, one at a time at the lowest priority (docs/fuzz.md).
+  echo "== build (fuzz targets, clang)"
+  "$root/scripts/build.sh" "$root/build-fuzz" -DCMAKE_C_COMPILER=clang -DUCFT_FUZZ=ON >/dev/null
+  echo "== fuzz (every target)"
+  ctest --test-dir "$root/build-fuzz" --output-on-failure -L fuzz
 fi
 echo "== all tests passed"

@@ -13,4 +13,15 @@
  * before field 3. NULL when the file cannot be read or has no name. */
 const char *ucft__procstat_read(const char *path, char *buf, size_t len);
 
+/* The same for a stat line already in memory (NUL-terminated): the text
+ * after the last ')', or NULL when there is none. Pure: the line comes
+ * from another process (its command name is its own to choose), so this
+ * and the field parser below are fuzzed (tests/fuzz/). */
+const char *ucft__procstat_parse(const char *line);
+
+/* Field 3 (state, one character) and field 5 (process group) from the
+ * text after the name (" S PPID PGRP ..."). 0, or -1 (and nothing
+ * written) when they are missing or out of range. */
+int ucft__procstat_state_pgrp(const char *after, char *state, int *pgrp);
+
 #endif

@@ -1,5 +1,6 @@
 /* The heartbeat ring detector: see heartbeat.h. */
 #include "runtime/detector/heartbeat.h"
+#include "runtime/detector/ctrl_wire.h"
 #include "transport/ctrl_kinds.h"
 
 #include <limits.h>
@@ -279,8 +280,10 @@ static void hb_on_msg(hb_t *hb, unsigned kind, int src, uint64_t body)
 
 static void hb_take(void *arg, const standing_t *s)
 {
-    hb_on_msg(arg, s->kind, (int)ucft_tag_src(s->req.tag),
-              *(const uint64_t *)s->buf);
+    uint64_t body;
+    if (ctrl_wire_word(s->buf, s->req.length, &body) != UCFT_OK)
+        return; /* not 8 bytes: standing.c drops those already */
+    hb_on_msg(arg, s->kind, (int)ucft_tag_src(s->req.tag), body);
 }
 
 ucft_status_t hb_start(hb_t *hb)

@@ -1,5 +1,6 @@
 /* Failure news over the binomial graph: see propagate.h. */
 #include "runtime/detector/propagate.h"
+#include "runtime/detector/ctrl_wire.h"
 #include "transport/ctrl_kinds.h"
 
 #include <stdlib.h>
@@ -140,18 +141,23 @@ void prop_notify(prop_t *p, int rank)
     prop_post(p, s, rank, rank);
 }
 
-static void prop_on_msg(prop_t *p, int src, int fact)
+static void prop_on_msg(prop_t *p, int src, const void *body, size_t len)
 {
+    ctrl_fact_kind_t kind;
+    int fact = -1;
+
     p->stats.received++;
+    if (ctrl_wire_fact(body, len, p->mb->size, p->me, &kind, &fact) != UCFT_OK)
+        return; /* not 8 bytes: standing.c drops those already */
     if (mb_is_failed(p->mb, src)) {
         p->stats.fenced++;
         return;
     }
-    if (fact == p->me) {
+    if (kind == CTRL_FACT_SELF) {
         p->ops.self_cb(p->ops.arg, src);
         return;
     }
-    if (fact < 0 || fact >= p->mb->size)
+    if (kind == CTRL_FACT_NONE)
         return;
     if (mb_is_failed(p->mb, fact)) {
         p->stats.dups++;
@@ -163,7 +169,7 @@ static void prop_on_msg(prop_t *p, int src, int fact)
 static void prop_take(void *arg, const standing_t *s)
 {
     prop_t *p = arg;
-    prop_on_msg(p, (int)ucft_tag_src(s->req.tag), (int)p->rbuf[0]);
+    prop_on_msg(p, (int)ucft_tag_src(s->req.tag), p->rbuf, s->req.length);
 }
 
 /* tp_watch on every live link. */

@@ -1,10 +1,15 @@
 /* Anti-entropy for the failed set: see reconcile.h. */
 #include "runtime/detector/reconcile.h"
+#include "runtime/detector/ctrl_wire.h"
 #include "transport/ctrl_kinds.h"
 
 #include <string.h>
 
 static void rec_take(void *arg, const standing_t *s);
+
+_Static_assert(REC_MAX_FACTS == CTRL_WIRE_MAX_FACTS &&
+                   REC_FLAG_ANSWER == CTRL_WIRE_FLAG_ANSWER,
+               "the failed set's format is ctrl_wire.h's");
 
 /* Running is the standing receive's state: started and not stopped. */
 static int rec_running(const rec_t *r)
@@ -71,11 +76,10 @@ void rec_offer(rec_t *r, int rank)
 
 static void rec_on_msg(rec_t *r, int src, size_t len)
 {
-    const uint32_t *m = r->rbuf;
+    ctrl_wire_set_t m;
 
     r->stats.received++;
-    if (len < 2 * sizeof(uint32_t) || m[1] > REC_MAX_FACTS ||
-        len != (2 + (size_t)m[1]) * sizeof(uint32_t) || src < 0 ||
+    if (ctrl_wire_set_decode(r->rbuf, len, &m) != UCFT_OK || src < 0 ||
         src >= r->mb->size) {
         r->stats.malformed++;
         return;
@@ -85,16 +89,16 @@ static void rec_on_msg(rec_t *r, int src, size_t len)
         r->ops.fenced_cb(r->ops.arg, src);
         return;
     }
-    uint32_t n = m[1];
+    uint32_t n = m.n;
     for (uint32_t i = 0; i < n; i++) {
-        if (m[2 + i] == (uint32_t)r->me) {
+        if (ctrl_wire_set_fact(&m, i) == (uint32_t)r->me) {
             r->ops.self_cb(r->ops.arg, src);
             return;
         }
     }
     size_t listed = 0;
     for (uint32_t i = 0; i < n && rec_running(r); i++) {
-        uint32_t f = m[2 + i];
+        uint32_t f = ctrl_wire_set_fact(&m, i);
         if (f >= (uint32_t)r->mb->size)
             continue;
         listed++;
@@ -109,7 +113,7 @@ static void rec_on_msg(rec_t *r, int src, size_t len)
     }
     /* After the news every listed fact is ours: more than that is news
      * for the sender. */
-    if ((m[0] & REC_FLAG_ANSWER) && mb_count(r->mb) > listed)
+    if ((m.flags & REC_FLAG_ANSWER) && mb_count(r->mb) > listed)
         rec_send(r, src, 0);
 }
 

@@ -1,5 +1,6 @@
 /* A standing receive of one control kind: see standing.h. */
 #include "runtime/detector/standing.h"
+#include "runtime/detector/ctrl_wire.h"
 #include "transport/ctrl_kinds.h"
 
 static ucft_status_t standing_post(standing_t *s);
@@ -12,14 +13,8 @@ static int standing_valid(const standing_t *s)
 {
     const tp_req_t *r = &s->req;
     uint32_t src = ucft_tag_src(r->tag);
-    const char *why = NULL;
-
-    if (r->status != UCFT_OK)
-        why = ucft_status_string(r->status);
-    else if (src >= (uint32_t)s->tp->size || src == (uint32_t)s->tp->rank)
-        why = "source rank out of range";
-    else if (s->fixed && r->length != s->len)
-        why = "wrong length";
+    const char *why = ctrl_wire_check(r->status, src, r->length, s->tp->size,
+                                      s->tp->rank, s->len, s->fixed);
     if (why == NULL)
         return 1;
     ucft_warn(s->tp->log,

@@ -389,6 +389,65 @@ static void test_launcher_nodes_strings(void **state)
     ucftrun_nodes_free(&m);
 }
 
+static void test_launcher_opts_netns(void **state)
+{
+    parsed_t p;
+
+    assert_int_equal(PARSE(&p, "-n", "8", "--nodes", "4", "--netns",
+                           "--cut-node", "3@2.5", "--heal-node", "3@4",
+                           "--partition", "0,1/2,3@1", "--netem", "1:loss=5%",
+                           "--netem=2:loss=0", "prog"),
+                     UCFTRUN_ACTION_RUN);
+    assert_int_equal(p.opts.netns, 1);
+    assert_int_equal(p.opts.ninjects, 3);
+    assert_int_equal(p.opts.injects[0].kind, UCFTRUN_INJECT_CUT);
+    assert_int_equal(p.opts.injects[0].target_kind, UCFTRUN_TARGET_NODE);
+    assert_int_equal(p.opts.injects[0].target, 3);
+    assert_int_equal(p.opts.injects[0].at_ns, 2500000000ull);
+    assert_int_equal(p.opts.injects[1].kind, UCFTRUN_INJECT_HEAL);
+    assert_int_equal(p.opts.injects[2].kind, UCFTRUN_INJECT_PARTITION);
+    assert_int_equal(p.opts.injects[2].side, 0x3);
+    assert_int_equal(p.opts.injects[2].other, 0xc);
+    assert_int_equal(p.opts.injects[2].at_ns, 1000000000ull);
+    assert_int_equal(p.opts.nnetem, 2);
+    assert_int_equal(p.opts.netem[0].node, 1);
+    assert_int_equal(p.opts.netem[0].loss_pct, 5);
+    assert_int_equal(p.opts.netem[1].node, 2);
+    assert_int_equal(p.opts.netem[1].loss_pct, 0);
+    assert_int_equal(ucftrun_inject_signal(UCFTRUN_INJECT_CUT), 0);
+    assert_string_equal(ucftrun_inject_name(UCFTRUN_INJECT_CUT), "cut");
+    ucftrun_opts_free(&p.opts);
+}
+
+static void test_launcher_opts_bad_netns(void **state)
+{
+    ASSERT_BAD("--netns needs --nodes", "-n", "2", "--netns", "prog");
+    ASSERT_BAD("--cut-node needs --netns", "-n", "2", "--nodes", "2",
+               "--cut-node", "1@1", "prog");
+    ASSERT_BAD("--netem needs --netns", "-n", "2", "--nodes", "2", "--netem",
+               "1:loss=5%", "prog");
+    ASSERT_BAD("--cut-node node 2 is out of range", "-n", "2", "--nodes", "2",
+               "--netns", "--cut-node", "2@1", "prog");
+    ASSERT_BAD("--netem node 5 is out of range", "-n", "2", "--nodes", "2",
+               "--netns", "--netem", "5:loss=1", "prog");
+    ASSERT_BAD("bad --netem value", "-n", "2", "--nodes", "2", "--netns",
+               "--netem", "1:loss=101%", "prog");
+    ASSERT_BAD("bad --netem value", "-n", "2", "--nodes", "2", "--netns",
+               "--netem", "1:delay=2ms", "prog");
+    ASSERT_BAD("bad --netem value", "-n", "2", "--nodes", "2", "--netns",
+               "--netem", "1:loss=5%x", "prog");
+    ASSERT_BAD("bad --partition value", "-n", "4", "--nodes", "4", "--netns",
+               "--partition", "0,1/1,2,3@1", "prog");
+    ASSERT_BAD("bad --partition value", "-n", "4", "--nodes", "4", "--netns",
+               "--partition", "0,1@1", "prog");
+    ASSERT_BAD("bad --partition value", "-n", "4", "--nodes", "4", "--netns",
+               "--partition", "0,/2,3@1", "prog");
+    ASSERT_BAD("--partition must name every node once", "-n", "4", "--nodes",
+               "4", "--netns", "--partition", "0/2,3@1", "prog");
+    ASSERT_BAD("--partition must name every node once", "-n", "4", "--nodes",
+               "4", "--netns", "--partition", "0,1/2,3,4@1", "prog");
+}
+
 static void test_launcher_opts_parse_at(void **state)
 {
     int r;
@@ -455,9 +514,9 @@ static void test_launcher_opts_find_program(void **state)
 static void test_launcher_opts_inject_schedule(void **state)
 {
     ucftrun_inject_t ev[] = {
-        {UCFTRUN_INJECT_STOP, UCFTRUN_TARGET_RANK, 1, 500},
-        {UCFTRUN_INJECT_KILL, UCFTRUN_TARGET_RANK, 2, 100},
-        {UCFTRUN_INJECT_KILL, UCFTRUN_TARGET_RANK, 3, 500},
+        {UCFTRUN_INJECT_STOP, UCFTRUN_TARGET_RANK, 1, 500, 0, 0},
+        {UCFTRUN_INJECT_KILL, UCFTRUN_TARGET_RANK, 2, 100, 0, 0},
+        {UCFTRUN_INJECT_KILL, UCFTRUN_TARGET_RANK, 3, 500, 0, 0},
     };
     ucftrun_inject_sched_t s;
     const ucftrun_inject_t *e;
@@ -499,6 +558,8 @@ int main(void)
         cmocka_unit_test(test_launcher_opts_bad_nodes),
         cmocka_unit_test(test_launcher_nodes_map),
         cmocka_unit_test(test_launcher_nodes_strings),
+        cmocka_unit_test(test_launcher_opts_netns),
+        cmocka_unit_test(test_launcher_opts_bad_netns),
         cmocka_unit_test(test_launcher_opts_parse_at),
         cmocka_unit_test(test_launcher_opts_find_program),
         cmocka_unit_test(test_launcher_opts_inject_schedule),

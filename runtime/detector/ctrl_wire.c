@@ -1,0 +1,72 @@
+/* The detector's control messages as bytes: see ctrl_wire.h. */
+#include "runtime/detector/ctrl_wire.h"
+
+#include <string.h>
+
+static uint32_t get32(const unsigned char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+const char *ctrl_wire_check(ucft_status_t status, uint32_t src, size_t length,
+                            int size, int me, size_t want, int fixed)
+{
+    if (status != UCFT_OK)
+        return ucft_status_string(status);
+    if (size <= 0 || src >= (uint32_t)size || src == (uint32_t)me)
+        return "source rank out of range";
+    if (fixed && length != want)
+        return "wrong length";
+    if (length > want)
+        return "longer than its receive";
+    return NULL;
+}
+
+ucft_status_t ctrl_wire_word(const void *buf, size_t len, uint64_t *word)
+{
+    if (len != sizeof(*word))
+        return UCFT_ERR_INVALID_PARAM;
+    memcpy(word, buf, sizeof(*word));
+    return UCFT_OK;
+}
+
+ucft_status_t ctrl_wire_fact(const void *buf, size_t len, int size, int me,
+                             ctrl_fact_kind_t *kind, int *fact)
+{
+    if (len != 2 * sizeof(uint32_t))
+        return UCFT_ERR_INVALID_PARAM;
+    uint32_t f = get32(buf);
+    if (me >= 0 && f == (uint32_t)me) {
+        *kind = CTRL_FACT_SELF;
+        *fact = me;
+    } else if (size > 0 && f < (uint32_t)size) {
+        *kind = CTRL_FACT_RANK;
+        *fact = (int)f;
+    } else {
+        *kind = CTRL_FACT_NONE;
+    }
+    return UCFT_OK;
+}
+
+ucft_status_t ctrl_wire_set_decode(const void *buf, size_t len,
+                                   ctrl_wire_set_t *set)
+{
+    const unsigned char *b = buf;
+
+    if (len < 2 * sizeof(uint32_t))
+        return UCFT_ERR_INVALID_PARAM;
+    uint32_t n = get32(b + 4);
+    if (n > CTRL_WIRE_MAX_FACTS || len != (2 + (size_t)n) * sizeof(uint32_t))
+        return UCFT_ERR_INVALID_PARAM;
+    set->flags = get32(b);
+    set->n = n;
+    set->facts = b + 2 * sizeof(uint32_t);
+    return UCFT_OK;
+}
+
+uint32_t ctrl_wire_set_fact(const ctrl_wire_set_t *set, uint32_t i)
+{
+    return get32(set->facts + 4 * (size_t)i);
+}

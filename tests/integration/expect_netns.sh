@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# Jobs on pretend nodes that are network hosts (ucftrun --netns,
+# docs/launcher.md). Needs root: without CAP_NET_ADMIN/CAP_SYS_ADMIN the
+# launcher refuses with its message, and this script exits 77 (CTest
+# SKIP_RETURN_CODE) printing the reason. Every namespace the launcher made
+# is gone when the script ends (checked), and removed by the trap if a
+# step fails.
+#
+# Usage: expect_netns.sh MODE UCFTRUN PROGRAM [BOUND_MS]
+#   coll    4 ranks on 2 nodes run it_coll (PROGRAM) over TCP between the
+#           namespaces: every result checked by it_coll.
+#   cut     8 ranks on 4 nodes under ucft-bench detector (PROGRAM); node
+#           3's link is cut at 2.5 s (its ranks 6 and 7 keep running, and
+#           are killed at 6 s to end the job): every survivor (ranks 0-5)
+#           must report both cut ranks failed within BOUND_MS, and no
+#           live survivor may be reported.
+#   partition GROUPS  4 ranks on 4 nodes under ucft-bench detector --soak
+#           (PROGRAM) with UCFT_QUORUM=y and delta = 500 ms (fewer false
+#           suspicions on 2 loaded cores: under the majority rule each
+#           one costs a rank); the nodes are split into GROUPS
+#           (e.g. 0,1,2/3) at 2 s: the minority side's ranks (or, in a
+#           tie, the half without rank 0) must fence (SIGABRT with the
+#           quorum message), the others must go on and report exactly the
+#           fenced ranks failed.
+#   heal    as cut, with UCFT_QUORUM=y and node 3's link healed at 5 s
+#           instead of its ranks killed: ranks 6 and 7 (2 of 8, a
+#           minority) must fence themselves (SIGABRT, the quorum message)
+#           and stay gone; the survivors as for cut.
+#   signal  SIGTERM to the launcher while 2 nodes sleep: it must end and
+#           leave no namespace.
+#   nocaps  the launcher as user nobody (or as this user, when not root)
+#           must refuse --netns with a
+#           message naming the capabilities, and make nothing.
+set -uo pipefail
+mode=$1 ucftrun=$2 prog=$3 bound=${4:-1000}
+out=$(mktemp -d)
+pid=""
+
+netns_of() { ip netns list 2>/dev/null | awk '{print $1}' | grep "^ucft$1\(hub\|n[0-9]*\)$"; }
+cleanup() {
+  if [ -n "$pid" ]; then
+    kill -KILL "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    for ns in $(netns_of "$pid"); do ip netns del "$ns"; done
+  fi
+  rm -rf "$out"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; sed 's/^/  err: /' "$out/err" | tail -20; exit 1; }
+skip_if_no_caps() {
+  if grep -q 'needs CAP_NET_ADMIN' "$out/err"; then
+    echo "SKIP: $(grep -m1 'needs CAP_NET_ADMIN' "$out/err")"
+    exit 77
+  fi
+}
+no_leftovers() {
+  local left
+  left=$(netns_of "$1")
+  [ -z "$left" ] || fail "namespaces left behind: $left"
+}
+
+case $mode in
+coll)
+  "$ucftrun" -n 4 --nodes 2 --netns --timeout 60 "$prog" 10 >"$out/out" 2>"$out/err" &
+  pid=$!
+  wait "$pid"; rc=$?
+  skip_if_no_caps
+  [ $rc -eq 0 ] || fail "job exit status $rc"
+  grep -q 'correct on 4 ranks' "$out/out" || fail "no result line"
+  no_leftovers "$pid"
+  echo "PASS: it_coll on 2 network hosts; namespaces removed"
+  ;;
+cut | heal)
+  if [ "$mode" = cut ]; then
+    end=(--kill-node 3@6)
+  else
+    end=(--heal-node 3@5)
+    export UCFT_QUORUM=y
+  fi
+  "$ucftrun" -n 8 --nodes 4 --netns --cut-node 3@2.5 "${end[@]}" \
+    --timeout 60 "$prog" detector --bound 10 --json >"$out/out" 2>"$out/err" &
+  pid=$!
+  wait "$pid"; rc=$?
+  skip_if_no_caps
+  [ $rc -ne 124 ] || fail "the job timed out"
+  no_leftovers "$pid"
+  json=$(grep -m1 '^{' "$out/out") || fail "no report"
+  /usr/bin/python3 - "$bound" "$json" <<'PY' || fail "report does not hold"
+import json, sys
+bound = float(sys.argv[1])
+r = json.loads(sys.argv[2])
+victims = sorted(v["rank"] for v in r["victims"])
+assert victims == [6, 7], f"victims {victims}"
+assert r["survivors"] == [0, 1, 2, 3, 4, 5], f"survivors {r['survivors']}"
+assert r["not_told"] == 0, f"{r['not_told']} reports missing"
+assert r["false_suspicions"] == 0, f"false: {r['false_ranks']}"
+told = r["told_ms"]
+assert len(told) == 12 and max(told) <= bound, f"told_ms {told}"
+print(f"PASS: cut node 3 declared by all 6 survivors: p50 {r['p50_ms']:.1f} "
+      f"ms, max {r['max_ms']:.1f} ms (bound {bound:.0f} ms), delta "
+      f"{r['delta_ms']:.0f} ms, eta {r['eta_ms']:.0f} ms")
+PY
+  if [ "$mode" = heal ]; then
+    for r in 6 7; do
+      grep -q "\[ucft rank $r\] error: in a minority" "$out/err" &&
+        grep -q "ucftrun: rank $r killed by signal 6" "$out/err" ||
+        fail "rank $r did not fence"
+    done
+    echo "PASS: ranks 6 and 7 fenced (minority) and stayed gone after the heal"
+  fi
+  ;;
+partition)
+  groups=$bound
+  UCFT_QUORUM=y UCFT_HB_TIMEOUT=500ms \
+    "$ucftrun" -n 4 --nodes 4 --netns --partition "$groups@2" \
+    --timeout 60 "$prog" detector --soak 8 --json >"$out/out" 2>"$out/err" &
+  pid=$!
+  wait "$pid"; rc=$?
+  skip_if_no_caps
+  [ $rc -ne 124 ] || fail "the job timed out"
+  no_leftovers "$pid"
+  json=$(grep -m1 '^{' "$out/out") || fail "no report"
+  /usr/bin/python3 - "$groups" "$json" "$out/err" <<'PY' || fail "partition outcome wrong"
+import json, re, sys
+a, b = (set(int(x) for x in g.split(",")) for g in sys.argv[1].split("/"))
+r = json.loads(sys.argv[2])
+err = open(sys.argv[3]).read()
+node = lambda rank: rank               # 4 ranks on 4 nodes
+win = a if len(a) > len(b) or (len(a) == len(b) and 0 in a) else b
+keep = sorted(x for x in range(4) if node(x) in win)
+gone = sorted(x for x in range(4) if node(x) not in win)
+fenced = sorted(int(m) for m in re.findall(
+    r"\[ucft rank (\d+)\] error: in a minority after failures or a partition", err))
+aborted = sorted(int(m) for m in re.findall(
+    r"ucftrun: rank (\d+) killed by signal 6", err))
+assert fenced == gone, f"fenced {fenced}, expected {gone}"
+assert aborted == gone, f"aborted {aborted}, expected {gone}"
+assert r["survivors"] == keep, f"survivors {r['survivors']}, expected {keep}"
+assert sorted(r["false_ranks"]) == gone, f"reported {r['false_ranks']}"
+print(f"PASS: partition {sys.argv[1]}: ranks {gone} fenced, {keep} went on")
+PY
+  ;;
+signal)
+  "$ucftrun" -n 2 --nodes 2 --netns --timeout 60 "$prog" 30 >"$out/out" 2>"$out/err" &
+  pid=$!
+  for _ in $(seq 100); do
+    [ -n "$(netns_of "$pid")" ] && break
+    sleep 0.05
+  done
+  sleep 0.5
+  skip_if_no_caps
+  [ "$(netns_of "$pid" | wc -l)" -eq 3 ] || fail "expected 3 namespaces (hub, n0, n1)"
+  kill -TERM "$pid"
+  wait "$pid"; rc=$?
+  [ $rc -ne 0 ] || fail "the launcher exited 0 after SIGTERM"
+  no_leftovers "$pid"
+  echo "PASS: SIGTERM: launcher ended (status $rc), namespaces removed"
+  ;;
+nocaps)
+  # As root: drop to user nobody; otherwise this user lacks them already.
+  drop=()
+  [ "$(id -u)" -eq 0 ] && drop=(setpriv --reuid 65534 --regid 65534 --clear-groups)
+  "${drop[@]}" "$ucftrun" -n 2 --nodes 2 --netns "$prog" >"$out/out" 2>"$out/err" &
+  pid=$!
+  wait "$pid"; rc=$?
+  [ $rc -eq 1 ] || fail "status $rc, expected 1"
+  grep -q -- '--netns needs CAP_NET_ADMIN and CAP_SYS_ADMIN' "$out/err" ||
+    fail "no message naming the capabilities"
+  no_leftovers "$pid"
+  echo "PASS: refused without the capabilities: $(cat "$out/err")"
+  ;;
+*)
+  echo "unknown mode $mode"; exit 2 ;;
+esac
