@@ -27,6 +27,11 @@ extern const coll_op_ops_t coll_allreduce_recexch_ops;
 extern const coll_op_ops_t coll_barrier_recexch_ops;
 extern const coll_op_ops_t coll_allreduce_linear_ops;
 extern const coll_op_ops_t coll_barrier_linear_ops;
+extern const coll_op_ops_t coll_allreduce_ring_ops;
+extern const coll_op_ops_t coll_allgather_corrected_ops;
+extern const coll_op_ops_t coll_allgather_ring_ops;
+extern const coll_op_ops_t coll_reduce_scatter_corrected_ops;
+extern const coll_op_ops_t coll_reduce_scatter_ring_ops;
 
 const coll_op_ops_t *const coll_op_table[] = {
     &coll_bcast_binomial_ops,
@@ -46,6 +51,8 @@ const coll_op_ops_t *const coll_op_table[] = {
     &coll_allreduce_corrected_countbit_ops,
     &coll_allreduce_corrected_bit_ops,
     &coll_barrier_corrected_ops,
+    &coll_allgather_corrected_ops,
+    &coll_reduce_scatter_corrected_ops,
     /* Baselines (fault-aware, not fault-tolerant): after the corrected
      * algorithms, so that coll_op_find(op, NULL) stays corrected. */
     &coll_reduce_binomial_ops,
@@ -55,6 +62,9 @@ const coll_op_ops_t *const coll_op_table[] = {
     &coll_barrier_recexch_ops,
     &coll_allreduce_linear_ops,
     &coll_barrier_linear_ops,
+    &coll_allreduce_ring_ops,
+    &coll_allgather_ring_ops,
+    &coll_reduce_scatter_ring_ops,
     NULL,
 };
 

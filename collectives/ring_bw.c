@@ -1,0 +1,368 @@
+/*
+ * Bandwidth-optimal ring baselines: allgather, reduce-scatter, and
+ * allreduce as a reduce-scatter followed by an allgather. Fault-aware, not
+ * fault-tolerant (baseline.h, docs/baselines.md).
+ *
+ * Ranks sit on a ring in placement order (virtual ranks of root 0,
+ * coll_vrank_of): v sends only to v + 1 and receives only from v - 1. The
+ * vector is split into n blocks, one per job rank: block b (b a job rank)
+ * holds q + (b < r) elements at element offset b q + min(b, r), where
+ * q = count / n and r = count % n (allgather and reduce-scatter: r = 0,
+ * every block the caller's count). The block "at ring position u" is the
+ * block of the job rank at virtual rank u mod n.
+ *
+ *   reduce-scatter step k = 0 .. n - 2: send the block at position
+ *                  v - k - 1, receive the one at v - k - 2 into a slot and
+ *                  combine it into the own copy (own op left). The block
+ *                  sent at step k + 1 is the one combined at step k; after
+ *                  n - 1 steps the block at position v holds every rank's
+ *                  value: x_{v+1} op x_{v+2} op ... op x_v (ring order;
+ *                  every built-in operation is commutative).
+ *   allgather step j = 0 .. n - 2: send the block at position v - j (the
+ *                  own one first), receive the one at v - j - 1 in place.
+ *   allreduce:     the n - 1 reduce-scatter steps, then the n - 1
+ *                  allgather steps: each block is combined once, at its
+ *                  owner's left neighbour chain, and copied everywhere, so
+ *                  every rank ends with the same bits (floating point
+ *                  too).
+ * Traffic per rank: (n - 1) / n of the vector per phase (the lower bound
+ * of either operation), n - 1 messages per phase. One receive and one send
+ * per step; a step ends when both have completed, so a send never sees a
+ * block being written. Messages of one instance from one peer carry the
+ * same tag: T1 (FIFO per pair) orders them.
+ *
+ * Allgather buffer: the n blocks, then n presence bytes (coll_args_t.len
+ * = n (block bytes + 1), docs/api.md): every presence byte is 1 when the
+ * rank completes (a baseline either has every block or ends with an
+ * error). Reduce-scatter: the vector; rank b's output is block b, in
+ * place. Reduce-scatter and allreduce take one block-sized receive slot
+ * after the vector (buf_mult 2).
+ *
+ * Failures (baseline.h): a rank ends with UCFT_ERR_PROC_FAILED when its
+ * left neighbour fails while it still waits for one of its messages,
+ * when that neighbour sends the error message, or when a receive or a
+ * send fails. It then sends one error message to its right neighbour if
+ * it still owes it a message (after its last data send has completed:
+ * T1 keeps the error behind the data) and finishes. Why no live rank waits
+ * forever: the left neighbour of a waiting rank is either dead (on_failure
+ * names it) or alive, and then sends every block it owes or ends early and
+ * sends the error; a rank waits only for its left neighbour.
+ */
+#include "baseline.h"
+
+#include <string.h>
+
+enum { RB_ALLGATHER, RB_REDUCE_SCATTER, RB_ALLREDUCE };
+
+typedef struct ring_bw {
+    tp_t *tp;
+    const coll_args_t *args;
+    unsigned char *buf;  /* the n blocks (allgather: then presence bytes) */
+    unsigned char *rbuf; /* reduce-scatter phase: one block's receive slot */
+    tp_req_t rreq, sreq;
+    size_t es, q, r; /* element size; block b: q + (b < r) elements */
+    size_t vbytes;   /* the n blocks' bytes */
+    int v, n, left, right;
+    unsigned nsteps, rs_steps; /* steps; the first rs_steps combine */
+    unsigned step, nsent;      /* current step; data sends posted */
+    ucft_status_t status;      /* INPROGRESS until done */
+    uint8_t mode, posted, got, mismatch;
+    uint8_t rbusy, sbusy, failed, err_sent, done, cleaned, in_start;
+} ring_bw_t;
+
+static size_t blk_off(const ring_bw_t *s, int b)
+{
+    size_t ub = (size_t)b;
+    return (ub * s->q + (ub < s->r ? ub : s->r)) * s->es;
+}
+
+static size_t blk_len(const ring_bw_t *s, int b)
+{
+    return (s->q + ((size_t)b < s->r)) * s->es;
+}
+
+/* The job rank whose block sits at ring position u (any integer). */
+static int blk_at(const ring_bw_t *s, int u)
+{
+    return coll_rank_of(s->args, ((u % s->n) + s->n) % s->n, 0, s->n);
+}
+
+static uint64_t tag_from(const ring_bw_t *s, int rank, int err)
+{
+    return coll_tag(s->args, rank,
+                    err ? COLL_KIND_RING_BW_ERR : COLL_KIND_RING_BW);
+}
+
+static const char *name(const ring_bw_t *s)
+{
+    return s->mode == RB_ALLGATHER        ? "allgather ring"
+           : s->mode == RB_REDUCE_SCATTER ? "reduce_scatter ring"
+                                          : "allreduce ring";
+}
+
+static void fail(ring_bw_t *s, const char *why)
+{
+    if (s->failed)
+        return;
+    ucft_debug(s->tp->log, "%s: %s (step %u, left rank %d)", name(s), why,
+               s->step, s->left);
+    s->failed = 1;
+    if (s->rbusy)
+        tp_cancel(s->tp, &s->rreq);
+}
+
+static int combining(const ring_bw_t *s)
+{
+    return s->step < s->rs_steps;
+}
+
+/* The job rank whose block the current step receives (send: 0) or
+ * sends (1). */
+static int step_blk(const ring_bw_t *s, int send)
+{
+    int c = combining(s);
+    int j = c ? (int)s->step : (int)(s->step - s->rs_steps);
+    return blk_at(s, s->v - j - (c ? 2 : 1) + send);
+}
+
+/* The receive of the current step completed (status in rreq). */
+static void took(ring_bw_t *s)
+{
+    const tp_req_t *q = &s->rreq;
+    int rb = step_blk(s, 0);
+    size_t want = blk_len(s, rb);
+    int err = q->status == UCFT_OK && coll_baseline_is_err(q);
+
+    if (q->status == UCFT_ERR_TRUNCATED ||
+        (q->status == UCFT_OK && !err && q->length != want)) {
+        coll_log_mismatch(s->tp, s->args, q);
+        s->mismatch = 1;
+        fail(s, "a message of another size");
+    } else if (q->status != UCFT_OK) {
+        fail(s, "receive failed");
+    } else if (err) {
+        fail(s, "the left neighbour failed");
+    } else {
+        s->got = 1;
+        if (combining(s) && want > 0)
+            coll_combine(s->args, s->buf + blk_off(s, rb), s->rbuf,
+                         want / s->es);
+    }
+}
+
+/* Posts the current step's receive, then its send. */
+static void post_step(ring_bw_t *s)
+{
+    int rb = step_blk(s, 0), sb = step_blk(s, 1);
+    unsigned char *dst = combining(s) ? s->rbuf : s->buf + blk_off(s, rb);
+    ucft_status_t st;
+
+    s->posted = 1;
+    s->got = 0;
+    st = tp_recv(s->tp, tag_from(s, s->left, 0), COLL_BASELINE_RECV_MASK,
+                 blk_len(s, rb) ? dst : NULL, blk_len(s, rb), &s->rreq);
+    if (st == UCFT_INPROGRESS)
+        s->rbusy = 1;
+    else if (st == UCFT_OK)
+        took(s);
+    else
+        fail(s, "receive failed");
+    if (s->failed)
+        return;
+    s->nsent++;
+    st = tp_send(s->tp, s->right, tag_from(s, s->tp->rank, 0),
+                 blk_len(s, sb) ? s->buf + blk_off(s, sb) : NULL,
+                 blk_len(s, sb), &s->sreq);
+    if (st == UCFT_INPROGRESS)
+        s->sbusy = 1;
+    else if (st != UCFT_OK)
+        fail(s, "send failed");
+}
+
+static void finish(ring_bw_t *s, ucft_status_t st)
+{
+    s->done = 1;
+    s->status = st;
+    if (st == UCFT_OK && s->mode == RB_ALLGATHER)
+        memset(s->buf + s->vbytes, 1, (size_t)s->n);
+    if (!s->in_start && s->args->done_cb != NULL)
+        s->args->done_cb(s->args->done_arg, s->tp->rank, st);
+}
+
+static void progress(ring_bw_t *s)
+{
+    if (s->done || s->cleaned)
+        return;
+    while (!s->failed && s->step < s->nsteps) {
+        if (!s->posted)
+            post_step(s);
+        if (s->failed || s->rbusy || s->sbusy)
+            break;
+        s->step++;
+        s->posted = 0;
+    }
+    if (!s->failed) {
+        if (s->step == s->nsteps)
+            finish(s, UCFT_OK);
+        return;
+    }
+    if (s->rbusy || s->sbusy)
+        return; /* the cancelled receive, the last data send */
+    if (!s->err_sent && s->nsent < s->nsteps) {
+        s->err_sent = 1;
+        ucft_status_t st = tp_send(s->tp, s->right, tag_from(s, s->tp->rank, 1),
+                                   NULL, 0, &s->sreq);
+        if (st == UCFT_INPROGRESS) {
+            s->sbusy = 1;
+            return;
+        }
+    }
+    finish(s, s->mismatch ? UCFT_ERR_TRUNCATED : UCFT_ERR_PROC_FAILED);
+}
+
+static void req_cb(tp_req_t *req)
+{
+    ring_bw_t *s = req->arg;
+    int is_send = req == &s->sreq;
+
+    if (is_send)
+        s->sbusy = 0;
+    else
+        s->rbusy = 0;
+    if (s->cleaned || s->done)
+        return;
+    if (!is_send && !s->failed)
+        took(s);
+    else if (is_send && !s->failed && req->status != UCFT_OK)
+        fail(s, "send failed");
+    progress(s);
+}
+
+static ucft_status_t rb_init(void *state, tp_t *tp, const coll_args_t *a,
+                             void *buf, int mode)
+{
+    ring_bw_t *s = state;
+    size_t es = dtype_size(a->dtype), n = (size_t)tp->size;
+    size_t vbytes = a->count * es;
+    int ok = es > 0 && a->root >= 0 && a->root < tp->size;
+
+    if (mode == RB_ALLGATHER)
+        ok = ok && a->count % n == 0 && a->len == vbytes + n;
+    else
+        ok = ok && a->len == vbytes && coll_redop_valid(a) &&
+             (mode == RB_ALLREDUCE || a->count % n == 0);
+    if (!ok || (a->len > 0 && buf == NULL))
+        return UCFT_ERR_INVALID_PARAM;
+    memset(s, 0, sizeof(*s));
+    s->tp = tp;
+    s->args = a;
+    s->mode = (uint8_t)mode;
+    s->buf = a->len ? buf : NULL;
+    s->rbuf = mode == RB_ALLGATHER || !a->len ? NULL : s->buf + a->len;
+    s->es = es;
+    s->q = a->count / n;
+    s->r = a->count % n;
+    s->vbytes = vbytes;
+    s->n = tp->size;
+    s->v = coll_vrank_of(a, tp->rank, 0, s->n);
+    s->left = coll_rank_of(a, (s->v + s->n - 1) % s->n, 0, s->n);
+    s->right = coll_rank_of(a, (s->v + 1) % s->n, 0, s->n);
+    s->rs_steps = mode == RB_ALLGATHER ? 0 : (unsigned)(s->n - 1);
+    s->nsteps = s->rs_steps + (mode == RB_REDUCE_SCATTER ? 0 : s->n - 1);
+    s->status = UCFT_INPROGRESS;
+    s->rreq.cb = s->sreq.cb = req_cb;
+    s->rreq.arg = s->sreq.arg = s;
+    return UCFT_OK;
+}
+
+static ucft_status_t rb_ag_init(void *st, tp_t *tp, const coll_args_t *a,
+                                void *buf)
+{
+    return rb_init(st, tp, a, buf, RB_ALLGATHER);
+}
+
+static ucft_status_t rb_rs_init(void *st, tp_t *tp, const coll_args_t *a,
+                                void *buf)
+{
+    return rb_init(st, tp, a, buf, RB_REDUCE_SCATTER);
+}
+
+static ucft_status_t rb_ar_init(void *st, tp_t *tp, const coll_args_t *a,
+                                void *buf)
+{
+    return rb_init(st, tp, a, buf, RB_ALLREDUCE);
+}
+
+static ucft_status_t rb_start(void *state)
+{
+    ring_bw_t *s = state;
+
+    s->in_start = 1;
+    progress(s);
+    s->in_start = 0;
+    return s->status;
+}
+
+static ucft_status_t rb_test(const void *state)
+{
+    return ((const ring_bw_t *)state)->status;
+}
+
+static void rb_on_failure(void *state, int rank)
+{
+    ring_bw_t *s = state;
+
+    if (s->cleaned || s->done || s->failed || rank != s->left)
+        return;
+    /* Still waiting for one of the left neighbour's messages? */
+    if (s->step + 1 < s->nsteps || !s->posted || !s->got) {
+        fail(s, "the left neighbour failed");
+        progress(s);
+    }
+}
+
+static void rb_cleanup(void *state)
+{
+    ring_bw_t *s = state;
+
+    s->cleaned = 1;
+    if (s->rbusy)
+        tp_cancel(s->tp, &s->rreq);
+}
+
+static int rb_idle(const void *state)
+{
+    const ring_bw_t *s = state;
+    return !s->rbusy && !s->sbusy;
+}
+
+#define RB_OPS(var, opname, doc_, mult, init_, cons)                           \
+    const coll_op_ops_t var = {                                                \
+        .op = opname,                                                          \
+        .alg = "ring",                                                         \
+        .doc = doc_,                                                           \
+        .state_size = sizeof(ring_bw_t),                                       \
+        .buf_mult = mult,                                                      \
+        .init = init_,                                                         \
+        .start = rb_start,                                                     \
+        .test = rb_test,                                                       \
+        .cleanup = rb_cleanup,                                                 \
+        .idle = rb_idle,                                                       \
+        .on_failure = rb_on_failure,                                           \
+        .consistent = cons,                                                    \
+    };
+
+RB_OPS(coll_allgather_ring_ops, "allgather",
+       "baseline ring: n - 1 steps, each rank forwards one block per step "
+       "((n - 1) / n of the output per rank); fault-aware, not "
+       "fault-tolerant",
+       1, rb_ag_init, 1)
+RB_OPS(coll_reduce_scatter_ring_ops, "reduce_scatter",
+       "baseline ring: n - 1 steps, each rank combines one block per step "
+       "and forwards it; fault-aware, not fault-tolerant",
+       2, rb_rs_init, 0)
+RB_OPS(coll_allreduce_ring_ops, "allreduce",
+       "baseline ring reduce-scatter then ring allgather: 2 (n - 1) / n of "
+       "the vector sent per rank, bandwidth-optimal for large vectors; "
+       "fault-aware, not fault-tolerant",
+       2, rb_ar_init, 1)

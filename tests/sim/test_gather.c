@@ -1,0 +1,371 @@
+/* Allgather, reduce-scatter and the ring allreduce on the sim
+ * (collectives/ring_bw.c, collectives/gather_corrected.c, docs/reduce.md):
+ *  - failure-free, n = 1..17 and a few larger, several block sizes (0
+ *    included), datatypes and operations: the exact result at every rank
+ *    and exactly the ring's messages (n (n - 1) per phase);
+ *  - the ring baselines with one failure before the operation or before
+ *    any send of any rank, and seeded campaigns of two (staggered starts
+ *    too): every live rank ends, with the right result or
+ *    UCFT_ERR_PROC_FAILED, never a hang, never a wrong value; a rank dead
+ *    before the operation leaves no rank with a result;
+ *  - the corrected forms with every placement of up to f failures (f = 1:
+ *    n <= 16; f = 2: n <= 8) before the operation or before any send:
+ *    every survivor completes, all with the same output, in which every
+ *    live rank's block is present and a failed rank's block is its data in
+ *    full or marked absent (allgather), and every reduce-scatter block is
+ *    the reduction over the live ranks and some of the dead ones. */
+#include "collectives/dtype.h"
+#include "simrun/oracle.h"
+#include "simrun/simrun.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define GT_SCALE 2
+#else
+#define GT_SCALE 1
+#endif
+
+static unsigned long long runs_total;
+
+static const coll_op_ops_t *find_op(const char *op, const char *alg)
+{
+    const coll_op_ops_t *o = coll_op_find(op, alg);
+    assert_non_null(o);
+    return o;
+}
+
+typedef struct gcase {
+    int dtype, redop;
+    size_t per; /* elements per block (allreduce: per n elements in all,
+                   plus `per` more, so that blocks differ in size) */
+} gcase_t;
+
+static const gcase_t gcases[] = {
+    {COLL_DTYPE_UINT8, COLL_REDOP_SUM, 2},
+    {COLL_DTYPE_INT32, COLL_REDOP_SUM, 5},
+    {COLL_DTYPE_INT64, COLL_REDOP_SUM, 1},
+    {COLL_DTYPE_DOUBLE, COLL_REDOP_MAX, 3},
+    {COLL_DTYPE_FLOAT, COLL_REDOP_SUM, 7},
+    {COLL_DTYPE_UINT16, COLL_REDOP_BXOR, 4},
+    {COLL_DTYPE_UINT32, COLL_REDOP_PROD, 3},
+    {COLL_DTYPE_INT32, COLL_REDOP_SUM, 0},
+};
+#define NGCASES (sizeof(gcases) / sizeof(gcases[0]))
+
+static int is_allgather(const coll_op_ops_t *op)
+{
+    return strcmp(op->op, "allgather") == 0;
+}
+
+/* One bounded run; asserts what every outcome must satisfy. */
+static void run(const coll_op_ops_t *op, int n, int f, const gcase_t *gc,
+                const simrun_fail_t *fails, size_t nfails, uint64_t spread,
+                simrun_result_t *r, uint8_t *ok)
+{
+    simrun_params_t p;
+    int ar = strcmp(op->op, "allreduce") == 0;
+    size_t count = ar ? gc->per * (size_t)n + gc->per : gc->per * (size_t)n;
+    size_t es = dtype_size(gc->dtype);
+
+    simrun_params_default(&p, op, n);
+    if (spread > 0) {
+        p.start_spread_ns = spread;
+        p.sim.detect_delay_ns = spread / 4;
+    }
+    p.sim.seed = runs_total + 1;
+    p.seq = (uint32_t)(runs_total & 0xffff);
+    p.args.f = f;
+    p.args.dtype = gc->dtype;
+    p.args.redop = gc->redop;
+    p.args.count = count;
+    p.len = count * es + (is_allgather(op) ? (size_t)n : 0);
+    p.fails = fails;
+    p.nfails = nfails;
+    p.max_events = 10000000;
+    runs_total++;
+    assert_int_equal(simrun_run(&p, r, ok), UCFT_OK);
+    if (r->bounded || r->unfinished || r->data_errors || r->inconsistent) {
+        fprintf(stderr,
+                "%s/%s n=%d f=%d %s/%s per %zu: bounded %d unfinished %d "
+                "data_errors %d inconsistent %d; failures:",
+                op->op, op->alg, n, f, dtype_name(gc->dtype),
+                dtype_op_name(gc->redop), gc->per, r->bounded, r->unfinished,
+                r->data_errors, r->inconsistent);
+        for (size_t i = 0; i < nfails; i++)
+            fprintf(stderr, " %d@%u(%d)", fails[i].rank, fails[i].k,
+                    (int)fails[i].kind);
+        fprintf(stderr, "\n");
+    }
+    assert_int_equal(r->bounded, 0);
+    assert_int_equal(r->unfinished, 0);
+    assert_int_equal(r->data_errors, 0);
+    assert_int_equal(r->inconsistent, 0);
+    assert_int_equal(r->completed + r->failed_ops, r->live);
+}
+
+static const char *const ring_ops[] = {"allgather", "reduce_scatter",
+                                       "allreduce"};
+
+/* Ring sends of one rank, failure-free: n - 1 per phase. */
+static unsigned ring_sends(const coll_op_ops_t *op, int n)
+{
+    return (unsigned)(n - 1) * (strcmp(op->op, "allreduce") == 0 ? 2u : 1u);
+}
+
+static void test_gather_ring_failure_free(void **state)
+{
+    static uint8_t ok[64];
+    simrun_result_t r;
+    (void)state;
+    for (size_t o = 0; o < 3; o++) {
+        const coll_op_ops_t *op = find_op(ring_ops[o], "ring");
+        for (int n = 1; n <= 40; n += n < 17 ? 1 : 7)
+            for (size_t d = 0; d < NGCASES; d++) {
+                if (is_allgather(op) && gcases[d].redop != COLL_REDOP_SUM)
+                    continue; /* the operation does not matter */
+                run(op, n, 1, &gcases[d], NULL, 0, 0, &r, ok);
+                assert_int_equal(r.completed, n);
+                assert_int_equal(r.stats.messages,
+                                 (uint64_t)n * ring_sends(op, n));
+            }
+    }
+}
+
+/* A failure before the op, or before the k-th send of one rank, for
+ * every rank and k up to its sends + 1 ("never"). */
+static void test_gather_ring_one_failure(void **state)
+{
+    static uint8_t ok[64];
+    simrun_result_t r;
+    (void)state;
+    for (size_t o = 0; o < 3; o++) {
+        const coll_op_ops_t *op = find_op(ring_ops[o], "ring");
+        for (int n = 2; n <= 2 + 15 / GT_SCALE; n++)
+            for (int a = 0; a < n; a++)
+                for (unsigned k = 0; k <= ring_sends(op, n) + 1; k++) {
+                    simrun_fail_t fl = {.kind = k ? SIMRUN_FAIL_BEFORE_SEND
+                                                  : SIMRUN_FAIL_BEFORE_OP,
+                                        .rank = a,
+                                        .k = k};
+                    run(op, n, 1, &gcases[k % 3], &fl, 1, 0, &r, ok);
+                    /* Every survivor needs the dead rank's block. */
+                    if (k == 0)
+                        assert_int_equal(r.completed, 0);
+                    if (k == ring_sends(op, n) + 1)
+                        assert_int_equal(r.completed, n);
+                }
+    }
+}
+
+static void draw_fails(uint64_t *x, int n, size_t nf, unsigned kmax,
+                       simrun_fail_t *fl)
+{
+    for (size_t j = 0; j < nf; j++) {
+        *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+        unsigned k = (unsigned)((*x >> 50) % (kmax + 1));
+        fl[j] = (simrun_fail_t){.kind = k ? SIMRUN_FAIL_BEFORE_SEND
+                                          : SIMRUN_FAIL_BEFORE_OP,
+                                .rank = (int)((*x >> 20) % (uint64_t)n),
+                                .k = k};
+    }
+}
+
+/* Two deaths, seeded, all at once or staggered starts (some ranks start
+ * knowing of a death): still every live rank ends, never a wrong value. */
+static void test_gather_ring_campaign(void **state)
+{
+    static uint8_t ok[64];
+    simrun_result_t r;
+    uint64_t x = 4040;
+    (void)state;
+    for (int i = 0; i < 900 / GT_SCALE; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        int n = 2 + (int)((x >> 33) % 30);
+        const coll_op_ops_t *op = find_op(ring_ops[i % 3], "ring");
+        simrun_fail_t fl[2];
+        size_t nf = 1 + (size_t)((x >> 45) % 2);
+        draw_fails(&x, n, nf, ring_sends(op, n), fl);
+        run(op, n, 1, &gcases[(size_t)i % NGCASES], fl, nf, i % 2 ? 20000 : 0,
+            &r, ok);
+    }
+}
+
+/* Placement maps: the blocks stay the job ranks' (reversed order). */
+static void test_gather_ring_placement(void **state)
+{
+    static uint8_t ok[32];
+    int rank[17], pos[17];
+    simrun_result_t r;
+    (void)state;
+    for (int n = 2; n <= 17; n += 3) {
+        for (int i = 0; i < n; i++) {
+            rank[i] = n - 1 - i;
+            pos[n - 1 - i] = i;
+        }
+        coll_map_t map = {n, rank, pos};
+        for (size_t o = 0; o < 3; o++) {
+            const coll_op_ops_t *op = find_op(ring_ops[o], "ring");
+            simrun_params_t p;
+            simrun_params_default(&p, op, n);
+            p.args.dtype = COLL_DTYPE_INT32;
+            p.args.redop = COLL_REDOP_SUM;
+            p.args.count = 3 * (size_t)n + (o == 2);
+            p.args.map = &map;
+            p.len = p.args.count * 4 + (o == 0 ? (size_t)n : 0);
+            assert_int_equal(simrun_run(&p, &r, ok), UCFT_OK);
+            assert_int_equal(r.completed, n);
+            assert_int_equal(r.data_errors + r.inconsistent, 0);
+        }
+    }
+}
+
+/* Bad arguments: an error from init, nothing posted. */
+static void test_gather_bad_args(void **state)
+{
+    simrun_params_t p;
+    simrun_result_t r;
+    (void)state;
+    for (size_t o = 0; o < 2; o++)
+        for (int c = 0; c < 2; c++) {
+            const coll_op_ops_t *op =
+                find_op(ring_ops[o], c ? "corrected" : "ring");
+            simrun_params_default(&p, op, 4);
+            p.args.dtype = COLL_DTYPE_INT32;
+            p.args.redop = COLL_REDOP_SUM;
+            p.args.count = 6; /* not a multiple of 4 */
+            p.len = 24 + (o == 0 ? 4 : 0);
+            assert_int_equal(simrun_run(&p, &r, NULL), UCFT_ERR_INVALID_PARAM);
+            p.args.count = 8;
+            p.len = 8; /* not what count gives */
+            assert_int_equal(simrun_run(&p, &r, NULL), UCFT_ERR_INVALID_PARAM);
+        }
+}
+
+/* Failure-free sends of rank v of a corrected allreduce rooted at 0 with
+ * flat trees (n <= 16): an upper bound (up group + parent, the root's
+ * star down); k past a rank's last send is a run without that death. */
+static unsigned corr_sends(int v, int n, int f)
+{
+    return (unsigned)f + 2 + (v == 0 ? (unsigned)n - 1 : 0);
+}
+
+static void corr_expect(const simrun_result_t *r)
+{
+    assert_int_equal(r->completed, r->live);
+    assert_int_equal(r->failed_ops, 0);
+}
+
+/* Every placement of up to f deaths before the op or before any send. */
+static void corr_sweep(const coll_op_ops_t *op, int f, int n1,
+                       const gcase_t *gc)
+{
+    static uint8_t ok[64];
+    simrun_result_t r;
+    simrun_fail_t fl[2];
+    for (int n = 2; n <= n1; n++) {
+        run(op, n, f, gc, NULL, 0, 0, &r, ok);
+        assert_int_equal(r.completed, n);
+        for (int a = 0; a < n; a++) {
+            unsigned ka = corr_sends(a, n, f);
+            for (unsigned i = 0; i <= ka; i++) {
+                fl[0] = (simrun_fail_t){.kind = i ? SIMRUN_FAIL_BEFORE_SEND
+                                                  : SIMRUN_FAIL_BEFORE_OP,
+                                        .rank = a,
+                                        .k = i};
+                if (f < 2) {
+                    run(op, n, f, gc, fl, 1, 0, &r, ok);
+                    corr_expect(&r);
+                    continue;
+                }
+                for (int b = a + 1; b < n; b++)
+                    for (unsigned j = 0; j <= corr_sends(b, n, f); j++) {
+                        fl[1] =
+                            (simrun_fail_t){.kind = j ? SIMRUN_FAIL_BEFORE_SEND
+                                                      : SIMRUN_FAIL_BEFORE_OP,
+                                            .rank = b,
+                                            .k = j};
+                        run(op, n, f, gc, fl, 2, 0, &r, ok);
+                        corr_expect(&r);
+                    }
+            }
+        }
+    }
+}
+
+static void test_gather_corrected_f1_exhaustive(void **state)
+{
+    (void)state;
+    corr_sweep(find_op("allgather", "corrected"), 1, 16 / GT_SCALE, &gcases[0]);
+    corr_sweep(find_op("reduce_scatter", "corrected"), 1, 16 / GT_SCALE,
+               &gcases[1]);
+}
+
+static void test_gather_corrected_f2_exhaustive(void **state)
+{
+    (void)state;
+    corr_sweep(find_op("allgather", "corrected"), 2, 8 / GT_SCALE, &gcases[2]);
+    corr_sweep(find_op("reduce_scatter", "corrected"), 2, 7 / GT_SCALE,
+               &gcases[0]);
+}
+
+/* Failure-free over sizes and datatypes, and a dead rank before the op:
+ * its allgather block is absent at every survivor (presence byte 0). */
+static void test_gather_corrected_values(void **state)
+{
+    static uint8_t ok[64];
+    simrun_result_t r;
+    (void)state;
+    for (int n = 1; n <= 17; n++)
+        for (size_t d = 0; d < NGCASES; d++) {
+            run(find_op("reduce_scatter", "corrected"), n, 1, &gcases[d], NULL,
+                0, 0, &r, ok);
+            assert_int_equal(r.completed, n);
+            run(find_op("allgather", "corrected"), n, 1, &gcases[d], NULL, 0, 0,
+                &r, ok);
+            assert_int_equal(r.completed, n);
+        }
+    /* ag_check accepts an absent block only for a dead rank; here the
+     * oracle is asked for one that must be absent. */
+    for (int n = 2; n <= 9; n++) {
+        simrun_fail_t fl = {.kind = SIMRUN_FAIL_BEFORE_OP, .rank = n - 1};
+        const coll_op_ops_t *op = find_op("allgather", "corrected");
+        simrun_params_t p;
+        size_t len = 3 * (size_t)n + (size_t)n;
+        simrun_params_default(&p, op, n);
+        p.args.dtype = COLL_DTYPE_UINT8;
+        p.args.redop = COLL_REDOP_SUM;
+        p.args.count = 3 * (size_t)n;
+        p.len = len;
+        p.fails = &fl;
+        p.nfails = 1;
+        assert_int_equal(simrun_run(&p, &r, ok), UCFT_OK);
+        assert_int_equal(r.completed, n - 1);
+        assert_int_equal(r.data_errors + r.inconsistent, 0);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gather_ring_failure_free),
+        cmocka_unit_test(test_gather_ring_one_failure),
+        cmocka_unit_test(test_gather_ring_campaign),
+        cmocka_unit_test(test_gather_ring_placement),
+        cmocka_unit_test(test_gather_bad_args),
+        cmocka_unit_test(test_gather_corrected_values),
+        cmocka_unit_test(test_gather_corrected_f1_exhaustive),
+        cmocka_unit_test(test_gather_corrected_f2_exhaustive),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    fprintf(stderr, "%llu simulated runs\n", runs_total);
+    return rc;
+}
