@@ -11,7 +11,8 @@
 
 /* Indexed by CM_COLL_*; CM_COLL_SYNC is finalize's barrier. */
 static const char *const op_names[CM_INJECT_NOPS] = {
-    "bcast", "reduce", "allreduce", "barrier", "finalize"};
+    "bcast",     "reduce",         "allreduce", "barrier",
+    "allgather", "reduce_scatter", "finalize"};
 
 const char *cm_inject_op_name(int op)
 {
@@ -91,7 +92,7 @@ static ucft_status_t parse_spec(const char *s, const char *e,
             if (o == CM_INJECT_NOPS)
                 return bad(err, errlen,
                            "op '%.*s': expected bcast, reduce, allreduce, "
-                           "barrier or finalize",
+                           "barrier, allgather, reduce_scatter or finalize",
                            vlen, v);
             sp->op = o;
         } else if (parse_num(v, ie, k == 2 ? 1 : 0,

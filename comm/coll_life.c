@@ -118,6 +118,7 @@ void cm_coll_recycle(cm_layer_t *cl, struct cm_coll *c)
     }
     c->req = NULL;
     c->out = NULL;
+    c->present = NULL;
     c->next = cl->coll_free[c->slot];
     c->prev = NULL;
     cl->coll_free[c->slot] = c;
@@ -165,11 +166,15 @@ static void coll_keep(cm_layer_t *cl, struct cm_coll *c)
 static void coll_complete(struct cm_coll *c, ucft_status_t status)
 {
     struct ucft_request *r = c->req;
-    if (status == UCFT_OK && c->out != NULL && c->args.len > 0)
-        memcpy(c->out, c->buf, c->args.len);
+    if (status == UCFT_OK && c->out != NULL && c->out_len > 0)
+        memcpy(c->out, c->buf + c->out_off, c->out_len);
+    if (status == UCFT_OK && c->present != NULL)
+        memcpy(c->present, c->buf + c->args.len - (size_t)c->comm->size,
+               (size_t)c->comm->size);
     c->out = NULL;
+    c->present = NULL;
     r->info.status = status;
-    r->info.length = status == UCFT_OK ? c->args.len : 0;
+    r->info.length = status == UCFT_OK ? c->out_len : 0;
     r->done = 1;
 }
 

@@ -13,7 +13,10 @@
 #include <string.h>
 
 static const char *const op_names[CM_COLL_NOPS + 1] = {
-    "bcast", "reduce", "allreduce", "barrier", "barrier"};
+    "bcast",     "reduce",         "allreduce", "barrier",
+    "allgather", "reduce_scatter", "barrier"};
+static const char *const var_names[CM_COLL_NOPS] = {
+    "BCAST", "REDUCE", "ALLREDUCE", "BARRIER", "ALLGATHER", "REDUCE_SCATTER"};
 
 ucft_status_t cm_coll_init(cm_layer_t *cl, struct ucft_comm *comm)
 {
@@ -24,11 +27,7 @@ ucft_status_t cm_coll_init(cm_layer_t *cl, struct ucft_comm *comm)
             ucft_error(&cl->ctx->log,
                        "UCFT_%s_ALG='%s': no such %s algorithm (ucft-sim "
                        "--list shows them)",
-                       i == 0   ? "BCAST"
-                       : i == 1 ? "REDUCE"
-                       : i == 2 ? "ALLREDUCE"
-                                : "BARRIER",
-                       cfg->alg[i], op_names[i]);
+                       var_names[i], cfg->alg[i], op_names[i]);
             return UCFT_ERR_INVALID_PARAM;
         }
     }
@@ -62,8 +61,8 @@ static void coll_flow(struct ucft_comm *comm, int op);
 
 static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
                                int root, const void *in, void *out,
-                               size_t count, int dtype, int redop,
-                               ucft_request_h *req)
+                               uint8_t *present, size_t count, int dtype,
+                               int redop, ucft_request_h *req)
 {
     ucft_status_t st;
 
@@ -71,8 +70,11 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
         return rt_bad_arg(NULL, op_names[op], "NULL communicator");
     cm_layer_t *cl = comm->layer;
     size_t esize = dtype_size(dtype);
-    int reduces =
-        op != CM_COLL_BCAST && op != CM_COLL_BARRIER && op != CM_COLL_SYNC;
+    int reduces = op != CM_COLL_BCAST && op != CM_COLL_BARRIER &&
+                  op != CM_COLL_SYNC && op != CM_COLL_ALLGATHER;
+    /* Allgather and reduce-scatter: `count` per block, n blocks. */
+    int blocks = op == CM_COLL_ALLGATHER || op == CM_COLL_REDUCE_SCATTER;
+    size_t nb = blocks ? (size_t)comm->size : 1;
     const coll_user_op_t *uop = reduces ? cm_user_op(cl, redop) : NULL;
     const coll_op_ops_t *ops = op == CM_COLL_SYNC ? comm->sync : comm->alg[op];
     const char *bad =
@@ -84,7 +86,7 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
         : reduces && uop == NULL && dtype_validate(dtype, redop) != UCFT_OK
             ? "unknown operation, or one the datatype does not "
               "support"
-        : count > 0 && esize * ops->buf_mult > SIZE_MAX / count
+        : count > 0 && esize * ops->buf_mult * nb + nb > SIZE_MAX / count
             ? "count too large"
             : NULL;
     if (bad != NULL) {
@@ -96,7 +98,13 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
         return UCFT_ERR_INVALID_PARAM;
     }
     coll_flow(comm, op); /* may post and wait for a barrier first */
-    size_t len = count * esize;
+    /* Allgather: the n blocks, then n presence bytes (collectives/
+     * ring_bw.c, gather_corrected.c). */
+    size_t blk = count * esize, len = blk * nb;
+    size_t in_off = op == CM_COLL_ALLGATHER ? (size_t)comm->rank * blk : 0;
+    size_t in_len = op == CM_COLL_ALLGATHER ? blk : len;
+    if (op == CM_COLL_ALLGATHER)
+        len += nb;
     /* A rank whose operations complete at once (a broadcast root) never
      * waits, so nothing else progresses it: without this, the late messages
      * of its finished instances would stay in the transport until the next
@@ -131,9 +139,14 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
         return UCFT_ERR_NO_MEMORY;
     }
     cl->coll_stats.ops++;
-    if (len > 0 && in != NULL)
-        memcpy(c->buf, in, len);
+    if (in_len > 0 && in != NULL)
+        memcpy(c->buf + in_off, in, in_len);
     c->out = out;
+    c->present = present;
+    c->out_off = op == CM_COLL_REDUCE_SCATTER ? (size_t)comm->rank * blk : 0;
+    c->out_len = op == CM_COLL_REDUCE_SCATTER ? blk
+                 : op == CM_COLL_ALLGATHER    ? len - nb
+                                              : len;
     c->req = r;
     c->cl = cl;
     c->ready = 0;
@@ -146,7 +159,7 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
         .ctx = comm->ctx_id,
         .seq = comm->seq++,
         .f = comm->f,
-        .count = count,
+        .count = count * nb,
         .dtype = dtype,
         .redop = redop,
         .user_op = uop,
@@ -205,7 +218,16 @@ ucft_status_t cm_coll_post(ucft_comm_h comm, int op, int root, const void *in,
                            void *out, size_t count, int dtype, int redop,
                            ucft_request_h *req)
 {
-    return coll_post(comm, op, op, root, in, out, count, dtype, redop, req);
+    return coll_post(comm, op, op, root, in, out, NULL, count, dtype, redop,
+                     req);
+}
+
+ucft_status_t cm_coll_post_blocks(ucft_comm_h comm, int op, const void *in,
+                                  void *out, uint8_t *present, size_t count,
+                                  int dtype, int redop, ucft_request_h *req)
+{
+    return coll_post(comm, op, op, 0, in, out, present, count, dtype, redop,
+                     req);
 }
 
 ucft_status_t cm_coll_sync(ucft_comm_h comm)
@@ -260,6 +282,7 @@ static void coll_flow(struct ucft_comm *comm, int op)
     unsigned window = comm->layer->cfg.reduce_window;
 
     if (op == CM_COLL_ALLREDUCE || op == CM_COLL_BARRIER ||
+        op == CM_COLL_ALLGATHER || op == CM_COLL_REDUCE_SCATTER ||
         op == CM_COLL_SYNC) {
         comm->flow_run = 0;
         return;
@@ -269,7 +292,7 @@ static void coll_flow(struct ucft_comm *comm, int op)
     comm->flow_run = 0;
     flow_wait(comm);
     /* A post that fails creates no request: flow_req stays NULL. */
-    flow_log(comm, coll_post(comm, CM_COLL_SYNC, -1, 0, NULL, NULL, 0,
+    flow_log(comm, coll_post(comm, CM_COLL_SYNC, -1, 0, NULL, NULL, NULL, 0,
                              UCFT_UINT8, 0, &comm->flow_req));
 }
 

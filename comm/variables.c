@@ -60,17 +60,29 @@ static const ucft_config_field_t cm_fields[] = {
      "doubling: any failure ends it with ERR_PROC_FAILED), recexch "
      "(baseline recursive exchange, radix up to 8: fewer rounds), linear "
      "(baseline star through the root: one wait per rank, for small jobs "
-     "on few cores)",
+     "on few cores), ring (baseline reduce-scatter + allgather ring: "
+     "bandwidth-optimal for large vectors)",
      ucft__config_parse_string, F(alg[2]), NULL},
     {"BARRIER_ALG", "corrected",
      "barrier algorithm: corrected, recdbl, recexch, linear (baselines; "
      "finalize always uses the corrected one)",
      ucft__config_parse_string, F(alg[3]), NULL},
+    {"ALLGATHER_ALG", "corrected",
+     "allgather algorithm: corrected (a failed rank's block whole or "
+     "marked absent, the same at every survivor), ring (baseline, "
+     "bandwidth-optimal: any failure ends it with ERR_PROC_FAILED)",
+     ucft__config_parse_string, F(alg[4]), NULL},
+    {"REDUCE_SCATTER_ALG", "corrected",
+     "reduce-scatter algorithm: corrected (every block over the live ranks "
+     "and the same subset of failed ones), ring (baseline, "
+     "bandwidth-optimal: any failure ends it with ERR_PROC_FAILED)",
+     ucft__config_parse_string, F(alg[5]), NULL},
     {"INJECT", "",
      "failure injection for tests: 'rank=R,op=OP[,call=C][,msg=K]' (specs "
      "separated by ';'): rank R SIGKILLs itself just before sending message "
      "K (default 1; 0 = at the start) of its C-th (default 1) call of OP "
-     "(bcast, reduce, allreduce, barrier); empty = none",
+     "(bcast, reduce, allreduce, barrier, allgather, reduce_scatter, "
+     "finalize); empty = none",
      ucft__config_parse_string, F(inject), NULL},
     {NULL, NULL, NULL, NULL, 0, NULL},
 };
