@@ -29,7 +29,8 @@ typedef struct cm_coll {
     struct ucft_comm *comm;
     const coll_op_ops_t *ops;
     coll_args_t args;
-    void *state; /* ops->state_size bytes */
+    void *state; /* state_cap >= ops->state_size bytes */
+    size_t state_cap;
     unsigned char *buf;
     size_t bufcap; /* bytes allocated at buf */
     void *out;     /* where out_len bytes from buf + out_off go on

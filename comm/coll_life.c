@@ -91,6 +91,20 @@ struct cm_coll *cm_coll_get(cm_layer_t *cl, int slot, const coll_op_ops_t *ops)
     if (c != NULL) {
         cl->coll_free[slot] = c->next;
         cs->nfree[slot]--;
+        /* UCFT_<OP>_ALG tables: the slot's states serve every algorithm
+         * of the operation; the last one's leftovers go first. */
+        if (c->ops != ops && c->ops != NULL && c->ops->destroy != NULL)
+            c->ops->destroy(c->state);
+        if (c->state_cap < ops->state_size) {
+            void *st = calloc(1, ops->state_size);
+            if (st == NULL) {
+                coll_free(cl, c);
+                return NULL;
+            }
+            free(c->state);
+            c->state = st;
+            c->state_cap = ops->state_size;
+        }
     } else {
         c = calloc(1, sizeof(*c));
         if (c == NULL)
@@ -100,6 +114,7 @@ struct cm_coll *cm_coll_get(cm_layer_t *cl, int slot, const coll_op_ops_t *ops)
             free(c);
             return NULL;
         }
+        c->state_cap = ops->state_size;
         c->slot = slot;
         cs->allocs++;
         if (++cs->live > cs->peak)

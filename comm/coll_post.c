@@ -22,14 +22,18 @@ ucft_status_t cm_coll_init(cm_layer_t *cl, struct ucft_comm *comm)
 {
     const cm_config_t *cfg = &cl->cfg;
     for (int i = 0; i < CM_COLL_NOPS; i++) {
-        comm->alg[i] = coll_op_find(op_names[i], cfg->alg[i]);
-        if (comm->alg[i] == NULL) {
+        char why[96];
+        if (cm_sel_parse(cfg->alg[i], op_names[i], &comm->sel[i], why,
+                         sizeof(why)) != UCFT_OK) {
             ucft_error(&cl->ctx->log,
-                       "UCFT_%s_ALG='%s': no such %s algorithm (ucft-sim "
-                       "--list shows them)",
-                       var_names[i], cfg->alg[i], op_names[i]);
+                       "UCFT_%s_ALG='%s': %s (an algorithm, 'fast', or "
+                       "SIZE:ALG,SIZE:ALG...; ucft-sim --list shows the "
+                       "algorithms)",
+                       var_names[i], cfg->alg[i], why);
             return UCFT_ERR_INVALID_PARAM;
         }
+        /* The communicator state, if any, is the first entry's. */
+        comm->alg[i] = comm->sel[i].ops[0];
     }
     comm->sync = coll_op_find("barrier", "corrected");
     if (comm->sync == NULL)
@@ -76,7 +80,10 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
     int blocks = op == CM_COLL_ALLGATHER || op == CM_COLL_REDUCE_SCATTER;
     size_t nb = blocks ? (size_t)comm->size : 1;
     const coll_user_op_t *uop = reduces ? cm_user_op(cl, redop) : NULL;
-    const coll_op_ops_t *ops = op == CM_COLL_SYNC ? comm->sync : comm->alg[op];
+    /* The algorithm depends on the size (comm/coll_select.h): checked
+     * against the largest buffer any of the table's takes. */
+    unsigned mult = op == CM_COLL_SYNC ? comm->sync->buf_mult
+                                       : cm_sel_buf_mult(&comm->sel[op]);
     const char *bad =
         req == NULL                      ? "NULL request pointer"
         : cl->ctx->finalizing            ? "called after ucft_finalize"
@@ -86,7 +93,7 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
         : reduces && uop == NULL && dtype_validate(dtype, redop) != UCFT_OK
             ? "unknown operation, or one the datatype does not "
               "support"
-        : count > 0 && esize * ops->buf_mult * nb + nb > SIZE_MAX / count
+        : count > 0 && esize * mult * nb + nb > SIZE_MAX / count
             ? "count too large"
             : NULL;
     if (bad != NULL) {
@@ -103,6 +110,8 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
     size_t blk = count * esize, len = blk * nb;
     size_t in_off = op == CM_COLL_ALLGATHER ? (size_t)comm->rank * blk : 0;
     size_t in_len = op == CM_COLL_ALLGATHER ? blk : len;
+    const coll_op_ops_t *ops =
+        op == CM_COLL_SYNC ? comm->sync : cm_sel_pick(&comm->sel[op], len);
     if (op == CM_COLL_ALLGATHER)
         len += nb;
     /* A rank whose operations complete at once (a broadcast root) never

@@ -25,6 +25,7 @@
 #include "collectives/coll_op.h"
 #include "comm/coll.h"
 #include "comm/coll_inject.h"
+#include "comm/coll_select.h"
 #include "comm/variables.h"
 #include "placement/comm_map.h"
 #include "runtime/context.h"
@@ -44,6 +45,8 @@ struct ucft_comm {
     /* The algorithm of each operation on this communicator, chosen when it
      * is made (world: UCFT_<OP>_ALG), and its corrected barrier. */
     const coll_op_ops_t *alg[CM_COLL_NOPS];
+    /* UCFT_<OP>_ALG as a table by payload size (alg[op] = its first). */
+    cm_sel_t sel[CM_COLL_NOPS];
     const coll_op_ops_t *sync;
     size_t acked; /* failures acknowledged (ucft_comm_failure_ack) */
     int f;        /* failures a collective tolerates */

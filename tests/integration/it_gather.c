@@ -5,7 +5,8 @@
  * ITERS rounds of: allgather of COUNT int32 per rank (default 5) with the
  * presence bytes, blocking and non-blocking; reduce-scatter of COUNT int64
  * per block (sum); allreduce of n COUNT int64 (sum). Every value is checked
- * at every rank. Then bad input: UCFT_ERR_INVALID_PARAM, no crash.
+ * at every rank. Then bad input: UCFT_ERR_INVALID_PARAM, no crash; then
+ * two rounds of 1 element per block.
  *
  * it_gather kill ITERS [COUNT]: rounds of allgather until ITERS have run;
  * the launcher kills a rank meanwhile (--kill). Every call must succeed
@@ -169,7 +170,11 @@ int main(int argc, char **argv)
     g_rank = ucft_comm_rank(w);
     if (kill)
         kill_rounds(ctx, w, iters, count);
-    else
+    else {
         rounds(w, iters, count);
+        /* A small size after a large one: with a UCFT_*_ALG table, the
+         * other algorithm in the same recycled states. */
+        rounds(w, 2, 1);
+    }
     return ucft_finalize(ctx) == UCFT_OK ? 0 : 1;
 }
