@@ -52,7 +52,7 @@
 
 #include <string.h>
 
-enum { RB_ALLGATHER, RB_REDUCE_SCATTER, RB_ALLREDUCE };
+enum { RB_ALLGATHER, RB_REDUCE_SCATTER, RB_ALLREDUCE, RB_BCAST };
 
 typedef struct ring_bw {
     tp_t *tp;
@@ -62,12 +62,17 @@ typedef struct ring_bw {
     tp_req_t rreq, sreq;
     size_t es, q, r; /* element size; block b: q + (b < r) elements */
     size_t vbytes;   /* the n blocks' bytes */
-    int v, n, left, right;
+    int v, n, left, right, root;
+    int parent;     /* broadcast: the scatter parent (job rank), or -1 */
+    unsigned cmask; /* broadcast: scatter children v + m, m in cmask, still
+                       to send (largest first) */
     unsigned nsteps, rs_steps; /* steps; the first rs_steps combine */
     unsigned step, nsent;      /* current step; data sends posted */
     ucft_status_t status;      /* INPROGRESS until done */
     uint8_t mode, posted, got, mismatch;
     uint8_t rbusy, sbusy, failed, err_sent, done, cleaned, in_start;
+    uint8_t scattering; /* broadcast: in the scatter phase */
+    uint8_t scat_got;   /* broadcast: the parent's blocks are in */
 } ring_bw_t;
 
 static size_t blk_off(const ring_bw_t *s, int b)
@@ -84,7 +89,29 @@ static size_t blk_len(const ring_bw_t *s, int b)
 /* The job rank whose block sits at ring position u (any integer). */
 static int blk_at(const ring_bw_t *s, int u)
 {
-    return coll_rank_of(s->args, ((u % s->n) + s->n) % s->n, 0, s->n);
+    int vu = ((u % s->n) + s->n) % s->n;
+    return s->mode == RB_BCAST ? vu : coll_rank_of(s->args, vu, 0, s->n);
+}
+
+/* Broadcast: the lowest set bit of v (the root: the power of two >= n),
+ * and the bytes of the blocks of v's scatter subtree [v, v + lowbit). */
+static unsigned lowbit(const ring_bw_t *s, int v)
+{
+    unsigned m = 1;
+    if (v == 0) {
+        while (m < (unsigned)s->n)
+            m <<= 1;
+        return m;
+    }
+    return (unsigned)v & (0u - (unsigned)v);
+}
+
+static size_t sub_off_len(const ring_bw_t *s, int v, size_t *len)
+{
+    unsigned end = (unsigned)v + lowbit(s, v);
+    size_t e = end >= (unsigned)s->n ? s->vbytes : blk_off(s, (int)end);
+    *len = e - blk_off(s, v);
+    return blk_off(s, v);
 }
 
 static uint64_t tag_from(const ring_bw_t *s, int rank, int err)
@@ -97,6 +124,7 @@ static const char *name(const ring_bw_t *s)
 {
     return s->mode == RB_ALLGATHER        ? "allgather ring"
            : s->mode == RB_REDUCE_SCATTER ? "reduce_scatter ring"
+           : s->mode == RB_BCAST          ? "bcast scatter-ring"
                                           : "allreduce ring";
 }
 
@@ -125,12 +153,12 @@ static int step_blk(const ring_bw_t *s, int send)
     return blk_at(s, s->v - j - (c ? 2 : 1) + send);
 }
 
-/* The receive of the current step completed (status in rreq). */
-static void took(ring_bw_t *s)
+/* A completed receive of `want` bytes: 1 if it brought them, otherwise
+ * the rank has failed (an error message, another size, a failed
+ * receive). */
+static int took_ok(ring_bw_t *s, size_t want)
 {
     const tp_req_t *q = &s->rreq;
-    int rb = step_blk(s, 0);
-    size_t want = blk_len(s, rb);
     int err = q->status == UCFT_OK && coll_baseline_is_err(q);
 
     if (q->status == UCFT_ERR_TRUNCATED ||
@@ -141,8 +169,24 @@ static void took(ring_bw_t *s)
     } else if (q->status != UCFT_OK) {
         fail(s, "receive failed");
     } else if (err) {
-        fail(s, "the left neighbour failed");
-    } else {
+        fail(s, "a peer it waits for failed");
+    }
+    return !s->failed;
+}
+
+/* The receive of the current step completed (status in rreq). */
+static void took(ring_bw_t *s)
+{
+    int rb = step_blk(s, 0);
+    size_t want = blk_len(s, rb);
+
+    if (s->scattering) {
+        size_t len;
+        sub_off_len(s, s->v, &len);
+        s->scat_got = took_ok(s, len);
+        return;
+    }
+    if (took_ok(s, want)) {
         s->got = 1;
         if (combining(s) && want > 0)
             coll_combine(s->args, s->buf + blk_off(s, rb), s->rbuf,
@@ -189,9 +233,88 @@ static void finish(ring_bw_t *s, ucft_status_t st)
         s->args->done_cb(s->args->done_arg, s->tp->rank, st);
 }
 
+/* Broadcast, phase one: a binomial scatter of the blocks from the root
+ * (virtual rank 0): v receives the blocks of its subtree [v, v +
+ * lowbit(v)) from v - lowbit(v), then sends each child c = v + m (m =
+ * lowbit(v) / 2, ..., 1, c < n) the blocks of c's subtree, one send at a
+ * time. 1 when the phase is over. */
+static int scatter(ring_bw_t *s)
+{
+    ucft_status_t st;
+    size_t len, off;
+
+    if (s->parent >= 0 && !s->scat_got) {
+        if (s->rbusy)
+            return 0;
+        off = sub_off_len(s, s->v, &len);
+        st = tp_recv(s->tp, tag_from(s, s->parent, 0), COLL_BASELINE_RECV_MASK,
+                     len ? s->buf + off : NULL, len, &s->rreq);
+        if (st == UCFT_INPROGRESS) {
+            s->rbusy = 1;
+            return 0;
+        }
+        if (st == UCFT_OK)
+            took(s);
+        else
+            fail(s, "receive failed");
+        if (s->failed)
+            return 0;
+    }
+    while (!s->failed && !s->sbusy && s->cmask != 0) {
+        unsigned m = s->cmask & (0u - s->cmask);
+        unsigned top = m;
+        while (s->cmask & ~(2 * top - 1))
+            top <<= 1; /* the largest bit left */
+        s->cmask &= ~top;
+        int c = s->v + (int)top;
+        if (c >= s->n)
+            continue;
+        off = sub_off_len(s, c, &len);
+        st = tp_send(s->tp, coll_rank_of(s->args, c, s->root, s->n),
+                     tag_from(s, s->tp->rank, 0), len ? s->buf + off : NULL,
+                     len, &s->sreq);
+        if (st == UCFT_INPROGRESS)
+            s->sbusy = 1;
+        else if (st != UCFT_OK)
+            fail(s, "send failed");
+    }
+    if (s->failed || s->sbusy)
+        return 0;
+    s->scattering = 0;
+    return 1;
+}
+
+/* After a failure: the error message to the next peer that still
+ * expects a message (scatter children not sent to, then the right
+ * neighbour while ring sends remain). 1 when one is in flight. */
+static int send_error(ring_bw_t *s)
+{
+    int to = -1;
+
+    while (s->cmask != 0 && to < 0) {
+        unsigned m = s->cmask & (0u - s->cmask);
+        s->cmask &= ~m;
+        if (s->v + (int)m < s->n)
+            to = coll_rank_of(s->args, s->v + (int)m, s->root, s->n);
+    }
+    if (to < 0 && !s->err_sent && s->nsent < s->nsteps) {
+        s->err_sent = 1;
+        to = s->right;
+    }
+    if (to < 0)
+        return 0;
+    ucft_status_t st =
+        tp_send(s->tp, to, tag_from(s, s->tp->rank, 1), NULL, 0, &s->sreq);
+    if (st == UCFT_INPROGRESS)
+        s->sbusy = 1;
+    return 1;
+}
+
 static void progress(ring_bw_t *s)
 {
     if (s->done || s->cleaned)
+        return;
+    if (s->scattering && !s->failed && !scatter(s) && !s->failed)
         return;
     while (!s->failed && s->step < s->nsteps) {
         if (!s->posted)
@@ -208,15 +331,9 @@ static void progress(ring_bw_t *s)
     }
     if (s->rbusy || s->sbusy)
         return; /* the cancelled receive, the last data send */
-    if (!s->err_sent && s->nsent < s->nsteps) {
-        s->err_sent = 1;
-        ucft_status_t st = tp_send(s->tp, s->right, tag_from(s, s->tp->rank, 1),
-                                   NULL, 0, &s->sreq);
-        if (st == UCFT_INPROGRESS) {
-            s->sbusy = 1;
+    while (send_error(s))
+        if (s->sbusy)
             return;
-        }
-    }
     finish(s, s->mismatch ? UCFT_ERR_TRUNCATED : UCFT_ERR_PROC_FAILED);
 }
 
@@ -243,14 +360,19 @@ static ucft_status_t rb_init(void *state, tp_t *tp, const coll_args_t *a,
 {
     ring_bw_t *s = state;
     size_t es = dtype_size(a->dtype), n = (size_t)tp->size;
-    size_t vbytes = a->count * es;
+    size_t count = a->count;
     int ok = es > 0 && a->root >= 0 && a->root < tp->size;
 
+    if (count == 0 && mode != RB_ALLGATHER && es > 0 && a->len % es == 0)
+        count = a->len / es; /* a driver that gives bytes only */
+    size_t vbytes = count * es;
     if (mode == RB_ALLGATHER)
         ok = ok && a->count % n == 0 && a->len == vbytes + n;
+    else if (mode == RB_BCAST)
+        ok = ok && a->len == vbytes;
     else
         ok = ok && a->len == vbytes && coll_redop_valid(a) &&
-             (mode == RB_ALLREDUCE || a->count % n == 0);
+             (mode == RB_ALLREDUCE || count % n == 0);
     if (!ok || (a->len > 0 && buf == NULL))
         return UCFT_ERR_INVALID_PARAM;
     memset(s, 0, sizeof(*s));
@@ -258,16 +380,28 @@ static ucft_status_t rb_init(void *state, tp_t *tp, const coll_args_t *a,
     s->args = a;
     s->mode = (uint8_t)mode;
     s->buf = a->len ? buf : NULL;
-    s->rbuf = mode == RB_ALLGATHER || !a->len ? NULL : s->buf + a->len;
+    s->rbuf = mode == RB_ALLGATHER || mode == RB_BCAST || !a->len
+                  ? NULL
+                  : s->buf + a->len;
     s->es = es;
-    s->q = a->count / n;
-    s->r = a->count % n;
+    s->q = count / n;
+    s->r = count % n;
     s->vbytes = vbytes;
     s->n = tp->size;
-    s->v = coll_vrank_of(a, tp->rank, 0, s->n);
-    s->left = coll_rank_of(a, (s->v + s->n - 1) % s->n, 0, s->n);
-    s->right = coll_rank_of(a, (s->v + 1) % s->n, 0, s->n);
-    s->rs_steps = mode == RB_ALLGATHER ? 0 : (unsigned)(s->n - 1);
+    s->root = mode == RB_BCAST ? a->root : 0;
+    s->v = coll_vrank_of(a, tp->rank, s->root, s->n);
+    s->left = coll_rank_of(a, (s->v + s->n - 1) % s->n, s->root, s->n);
+    s->right = coll_rank_of(a, (s->v + 1) % s->n, s->root, s->n);
+    s->parent = -1;
+    if (mode == RB_BCAST) {
+        s->scattering = 1;
+        s->cmask = lowbit(s, s->v) - 1;
+        if (s->v > 0)
+            s->parent =
+                coll_rank_of(a, s->v - (int)lowbit(s, s->v), s->root, s->n);
+    }
+    s->rs_steps =
+        mode == RB_ALLGATHER || mode == RB_BCAST ? 0 : (unsigned)(s->n - 1);
     s->nsteps = s->rs_steps + (mode == RB_REDUCE_SCATTER ? 0 : s->n - 1);
     s->status = UCFT_INPROGRESS;
     s->rreq.cb = s->sreq.cb = req_cb;
@@ -293,6 +427,12 @@ static ucft_status_t rb_ar_init(void *st, tp_t *tp, const coll_args_t *a,
     return rb_init(st, tp, a, buf, RB_ALLREDUCE);
 }
 
+static ucft_status_t rb_bc_init(void *st, tp_t *tp, const coll_args_t *a,
+                                void *buf)
+{
+    return rb_init(st, tp, a, buf, RB_BCAST);
+}
+
 static ucft_status_t rb_start(void *state)
 {
     ring_bw_t *s = state;
@@ -312,7 +452,14 @@ static void rb_on_failure(void *state, int rank)
 {
     ring_bw_t *s = state;
 
-    if (s->cleaned || s->done || s->failed || rank != s->left)
+    if (s->cleaned || s->done || s->failed)
+        return;
+    if (rank == s->parent && s->scattering && !s->scat_got) {
+        fail(s, "the scatter parent failed");
+        progress(s);
+        return;
+    }
+    if (rank != s->left)
         return;
     /* Still waiting for one of the left neighbour's messages? */
     if (s->step + 1 < s->nsteps || !s->posted || !s->got) {
@@ -361,8 +508,27 @@ RB_OPS(coll_reduce_scatter_ring_ops, "reduce_scatter",
        "baseline ring: n - 1 steps, each rank combines one block per step "
        "and forwards it; fault-aware, not fault-tolerant",
        2, rb_rs_init, 0)
+/* The broadcast (alg "scatter-ring", not "ring") is a table of its own
+ * below. */
 RB_OPS(coll_allreduce_ring_ops, "allreduce",
        "baseline ring reduce-scatter then ring allgather: 2 (n - 1) / n of "
        "the vector sent per rank, bandwidth-optimal for large vectors; "
        "fault-aware, not fault-tolerant",
        2, rb_ar_init, 1)
+
+const coll_op_ops_t coll_bcast_scatter_ring_ops = {
+    .op = "bcast",
+    .alg = "scatter-ring",
+    .doc = "baseline binomial scatter of n blocks, then ring allgather: "
+           "about 2 (n - 1) / n of the vector sent per rank, for large "
+           "vectors; fault-aware, not fault-tolerant",
+    .state_size = sizeof(ring_bw_t),
+    .buf_mult = 1,
+    .init = rb_bc_init,
+    .start = rb_start,
+    .test = rb_test,
+    .cleanup = rb_cleanup,
+    .idle = rb_idle,
+    .on_failure = rb_on_failure,
+    .consistent = 1,
+};

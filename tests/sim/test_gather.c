@@ -1,4 +1,5 @@
-/* Allgather, reduce-scatter and the ring allreduce on the sim
+/* Allgather, reduce-scatter, the ring allreduce and the scatter-ring
+ * broadcast on the sim
  * (collectives/ring_bw.c, collectives/gather_corrected.c, docs/reduce.md):
  *  - failure-free, n = 1..17 and a few larger, several block sizes (0
  *    included), datatypes and operations: the exact result at every rank
@@ -35,6 +36,8 @@
 #endif
 
 static unsigned long long runs_total;
+/* The root of the runs (the broadcast's; the others ignore it). */
+static int g_root;
 
 static const coll_op_ops_t *find_op(const char *op, const char *alg)
 {
@@ -72,7 +75,7 @@ static void run(const coll_op_ops_t *op, int n, int f, const gcase_t *gc,
                 simrun_result_t *r, uint8_t *ok)
 {
     simrun_params_t p;
-    int ar = strcmp(op->op, "allreduce") == 0;
+    int ar = strcmp(op->op, "allreduce") == 0 || strcmp(op->op, "bcast") == 0;
     size_t count = ar ? gc->per * (size_t)n + gc->per : gc->per * (size_t)n;
     size_t es = dtype_size(gc->dtype);
 
@@ -83,6 +86,7 @@ static void run(const coll_op_ops_t *op, int n, int f, const gcase_t *gc,
     }
     p.sim.seed = runs_total + 1;
     p.seq = (uint32_t)(runs_total & 0xffff);
+    p.root = g_root < n ? g_root : n - 1;
     p.args.f = f;
     p.args.dtype = gc->dtype;
     p.args.redop = gc->redop;
@@ -113,12 +117,33 @@ static void run(const coll_op_ops_t *op, int n, int f, const gcase_t *gc,
 }
 
 static const char *const ring_ops[] = {"allgather", "reduce_scatter",
-                                       "allreduce"};
+                                       "allreduce", "bcast"};
+#define NRING 4
 
-/* Ring sends of one rank, failure-free: n - 1 per phase. */
+static const coll_op_ops_t *ring_op(size_t o)
+{
+    return find_op(ring_ops[o], o == 3 ? "scatter-ring" : "ring");
+}
+
+/* Ring sends of one rank, failure-free: n - 1 per phase (broadcast: an
+ * upper bound, the scatter sends at most log2 n + 1 more). */
 static unsigned ring_sends(const coll_op_ops_t *op, int n)
 {
+    unsigned lg = 0;
+    while ((1 << lg) < n)
+        lg++;
+    if (strcmp(op->op, "bcast") == 0)
+        return (unsigned)(n - 1) + lg;
     return (unsigned)(n - 1) * (strcmp(op->op, "allreduce") == 0 ? 2u : 1u);
+}
+
+/* Failure-free messages of the whole run. */
+static uint64_t ring_msgs(const coll_op_ops_t *op, int n)
+{
+    uint64_t ring = (uint64_t)n * (uint64_t)(n - 1);
+    if (strcmp(op->op, "bcast") == 0)
+        return ring + (uint64_t)(n - 1); /* the scatter: one per non-root */
+    return strcmp(op->op, "allreduce") == 0 ? 2 * ring : ring;
 }
 
 static void test_gather_ring_failure_free(void **state)
@@ -126,16 +151,16 @@ static void test_gather_ring_failure_free(void **state)
     static uint8_t ok[64];
     simrun_result_t r;
     (void)state;
-    for (size_t o = 0; o < 3; o++) {
-        const coll_op_ops_t *op = find_op(ring_ops[o], "ring");
+    for (size_t o = 0; o < NRING; o++) {
+        const coll_op_ops_t *op = ring_op(o);
         for (int n = 1; n <= 40; n += n < 17 ? 1 : 7)
             for (size_t d = 0; d < NGCASES; d++) {
                 if (is_allgather(op) && gcases[d].redop != COLL_REDOP_SUM)
                     continue; /* the operation does not matter */
+                g_root = (int)d % 3 == 0 ? 0 : (int)d * 5 % n;
                 run(op, n, 1, &gcases[d], NULL, 0, 0, &r, ok);
                 assert_int_equal(r.completed, n);
-                assert_int_equal(r.stats.messages,
-                                 (uint64_t)n * ring_sends(op, n));
+                assert_int_equal(r.stats.messages, ring_msgs(op, n));
             }
     }
 }
@@ -147,17 +172,20 @@ static void test_gather_ring_one_failure(void **state)
     static uint8_t ok[64];
     simrun_result_t r;
     (void)state;
-    for (size_t o = 0; o < 3; o++) {
-        const coll_op_ops_t *op = find_op(ring_ops[o], "ring");
+    for (size_t o = 0; o < NRING; o++) {
+        const coll_op_ops_t *op = ring_op(o);
         for (int n = 2; n <= 2 + 15 / GT_SCALE; n++)
             for (int a = 0; a < n; a++)
                 for (unsigned k = 0; k <= ring_sends(op, n) + 1; k++) {
+                    g_root = (a + k) % n;
                     simrun_fail_t fl = {.kind = k ? SIMRUN_FAIL_BEFORE_SEND
                                                   : SIMRUN_FAIL_BEFORE_OP,
                                         .rank = a,
                                         .k = k};
                     run(op, n, 1, &gcases[k % 3], &fl, 1, 0, &r, ok);
-                    /* Every survivor needs the dead rank's block. */
+                    /* Every survivor needs the dead rank's block (the
+                     * broadcast: the block only it was sent, or the
+                     * root's). */
                     if (k == 0)
                         assert_int_equal(r.completed, 0);
                     if (k == ring_sends(op, n) + 1)
@@ -190,7 +218,8 @@ static void test_gather_ring_campaign(void **state)
     for (int i = 0; i < 900 / GT_SCALE; i++) {
         x = x * 6364136223846793005ull + 1442695040888963407ull;
         int n = 2 + (int)((x >> 33) % 30);
-        const coll_op_ops_t *op = find_op(ring_ops[i % 3], "ring");
+        const coll_op_ops_t *op = ring_op((size_t)i % NRING);
+        g_root = (int)((x >> 12) % (uint64_t)n);
         simrun_fail_t fl[2];
         size_t nf = 1 + (size_t)((x >> 45) % 2);
         draw_fails(&x, n, nf, ring_sends(op, n), fl);
@@ -212,13 +241,14 @@ static void test_gather_ring_placement(void **state)
             pos[n - 1 - i] = i;
         }
         coll_map_t map = {n, rank, pos};
-        for (size_t o = 0; o < 3; o++) {
-            const coll_op_ops_t *op = find_op(ring_ops[o], "ring");
+        for (size_t o = 0; o < NRING; o++) {
+            const coll_op_ops_t *op = ring_op(o);
             simrun_params_t p;
             simrun_params_default(&p, op, n);
             p.args.dtype = COLL_DTYPE_INT32;
             p.args.redop = COLL_REDOP_SUM;
-            p.args.count = 3 * (size_t)n + (o == 2);
+            p.args.count = 3 * (size_t)n + (o >= 2);
+            p.root = o == 3 ? n / 2 : 0;
             p.args.map = &map;
             p.len = p.args.count * 4 + (o == 0 ? (size_t)n : 0);
             assert_int_equal(simrun_run(&p, &r, ok), UCFT_OK);
