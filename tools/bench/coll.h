@@ -29,6 +29,8 @@ typedef enum coll_op {
     COLL_REDUCE,
     COLL_ALLREDUCE,
     COLL_BARRIER,
+    COLL_ALLGATHER,
+    COLL_REDUCE_SCATTER,
 } coll_op_t;
 
 typedef struct coll_opts {

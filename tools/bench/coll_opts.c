@@ -16,19 +16,20 @@
 #define DEFAULT_BOUND  30.0
 #define MAX_SIZE       (64u << 20)
 
-static const char *const op_names[] = {"bcast", "reduce", "allreduce",
-                                       "barrier"};
-static const char *const op_envs[] = {"BCAST", "REDUCE", "ALLREDUCE",
-                                      "BARRIER"};
+static const char *const op_names[] = {
+    "bcast", "reduce", "allreduce", "barrier", "allgather", "reduce_scatter"};
+static const char *const op_envs[] = {"BCAST",   "REDUCE",    "ALLREDUCE",
+                                      "BARRIER", "ALLGATHER", "REDUCE_SCATTER"};
+#define NOPS (sizeof(op_names) / sizeof(op_names[0]))
 
 const char *coll_op_name(coll_op_t op)
 {
-    return (unsigned)op < 4 ? op_names[op] : "?";
+    return (unsigned)op < NOPS ? op_names[op] : "?";
 }
 
 const char *coll_op_env(coll_op_t op)
 {
-    return (unsigned)op < 4 ? op_envs[op] : "?";
+    return (unsigned)op < NOPS ? op_envs[op] : "?";
 }
 
 void coll_usage(FILE *f)
@@ -42,7 +43,11 @@ void coll_usage(FILE *f)
             "  (after --warmup ones and a barrier); rank 0 prints the max over "
             "ranks\n"
             "  of each rank's median and mean time per operation.\n"
-            "  --op OP          bcast | reduce | allreduce | barrier (root 0)\n"
+            "  --op OP          bcast | reduce | allreduce | barrier | "
+            "allgather |\n"
+            "                   reduce_scatter (root 0; the last two: --size "
+            "is the\n"
+            "                   whole vector, n blocks of int64)\n"
             "  --alg NAME       sets UCFT_<OP>_ALG before ucft_init "
             "(ucft-sim --list)\n"
             "  --size B         bytes per rank (int64 elements for reduce and\n"
@@ -85,7 +90,7 @@ static int fail(int quiet, const char *fmt, const char *what)
 
 static int parse_op(const char *s, coll_op_t *op)
 {
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < (int)NOPS; i++)
         if (strcmp(s, op_names[i]) == 0) {
             *op = (coll_op_t)i;
             return 0;
@@ -140,8 +145,8 @@ int coll_opts_parse(int argc, char **argv, coll_opts_t *o, int quiet)
         case O_OP:
             if (parse_op(optarg, &o->op) != 0)
                 return fail(quiet,
-                            "--op '%s': expected bcast, reduce, allreduce "
-                            "or barrier",
+                            "--op '%s': expected bcast, reduce, allreduce, "
+                            "barrier, allgather or reduce_scatter",
                             optarg);
             have_op = 1;
             break;
