@@ -50,18 +50,34 @@
  */
 #include "baseline.h"
 
+#include <stddef.h>
 #include <string.h>
 
 enum { RB_ALLGATHER, RB_REDUCE_SCATTER, RB_ALLREDUCE, RB_BCAST };
 
+/* Lanes: a vector whose blocks are larger than RB_SEG bytes is split into
+ * up to RB_LANES lanes, each an independent ring (its own requests, its
+ * own message kinds) over its part of every block, so that the parts
+ * move concurrently: a lane's step k + 1 starts as soon as that lane's
+ * step k is done, while the other lanes' are still in flight (pipelining
+ * across steps), and a lane's combine overlaps the others' transfers. */
+#define RB_LANES 4
+#define RB_SEG   (32u << 10)
+
+struct ring_op;
+
 typedef struct ring_bw {
+    struct ring_op *op; /* the operation this lane is part of */
+    unsigned kind;      /* data kind (error: kind + 1) */
+    size_t base;        /* block b: base + b stride + min(b, r) es bytes */
+    size_t stride;
+    size_t vend; /* broadcast: the end of the lane's bytes */
     tp_t *tp;
     const coll_args_t *args;
     unsigned char *buf;  /* the n blocks (allgather: then presence bytes) */
     unsigned char *rbuf; /* reduce-scatter phase: one block's receive slot */
     tp_req_t rreq, sreq;
     size_t es, q, r; /* element size; block b: q + (b < r) elements */
-    size_t vbytes;   /* the n blocks' bytes */
     int v, n, left, right, root;
     int parent;     /* broadcast: the scatter parent (job rank), or -1 */
     unsigned cmask; /* broadcast: scatter children v + m, m in cmask, still
@@ -70,7 +86,7 @@ typedef struct ring_bw {
     unsigned step, nsent;      /* current step; data sends posted */
     ucft_status_t status;      /* INPROGRESS until done */
     uint8_t mode, posted, got, mismatch;
-    uint8_t rbusy, sbusy, failed, err_sent, done, cleaned, in_start;
+    uint8_t rbusy, sbusy, failed, err_sent, done, cleaned;
     uint8_t scattering; /* broadcast: in the scatter phase */
     uint8_t scat_got;   /* broadcast: the parent's blocks are in */
 } ring_bw_t;
@@ -78,7 +94,7 @@ typedef struct ring_bw {
 static size_t blk_off(const ring_bw_t *s, int b)
 {
     size_t ub = (size_t)b;
-    return (ub * s->q + (ub < s->r ? ub : s->r)) * s->es;
+    return s->base + ub * s->stride + (ub < s->r ? ub : s->r) * s->es;
 }
 
 static size_t blk_len(const ring_bw_t *s, int b)
@@ -109,15 +125,14 @@ static unsigned lowbit(const ring_bw_t *s, int v)
 static size_t sub_off_len(const ring_bw_t *s, int v, size_t *len)
 {
     unsigned end = (unsigned)v + lowbit(s, v);
-    size_t e = end >= (unsigned)s->n ? s->vbytes : blk_off(s, (int)end);
+    size_t e = end >= (unsigned)s->n ? s->vend : blk_off(s, (int)end);
     *len = e - blk_off(s, v);
     return blk_off(s, v);
 }
 
 static uint64_t tag_from(const ring_bw_t *s, int rank, int err)
 {
-    return coll_tag(s->args, rank,
-                    err ? COLL_KIND_RING_BW_ERR : COLL_KIND_RING_BW);
+    return coll_tag(s->args, rank, s->kind + (err ? 1u : 0u));
 }
 
 static const char *name(const ring_bw_t *s)
@@ -223,14 +238,13 @@ static void post_step(ring_bw_t *s)
         fail(s, "send failed");
 }
 
+static void lane_done(struct ring_op *op, ucft_status_t st);
+
 static void finish(ring_bw_t *s, ucft_status_t st)
 {
     s->done = 1;
     s->status = st;
-    if (st == UCFT_OK && s->mode == RB_ALLGATHER)
-        memset(s->buf + s->vbytes, 1, (size_t)s->n);
-    if (!s->in_start && s->args->done_cb != NULL)
-        s->args->done_cb(s->args->done_arg, s->tp->rank, st);
+    lane_done(s->op, st);
 }
 
 /* Broadcast, phase one: a binomial scatter of the blocks from the root
@@ -355,41 +369,75 @@ static void req_cb(tp_req_t *req)
     progress(s);
 }
 
-static ucft_status_t rb_init(void *state, tp_t *tp, const coll_args_t *a,
-                             void *buf, int mode)
-{
-    ring_bw_t *s = state;
-    size_t es = dtype_size(a->dtype), n = (size_t)tp->size;
-    size_t count = a->count;
-    int ok = es > 0 && a->root >= 0 && a->root < tp->size;
+/* The operation: its lanes. */
+typedef struct ring_op {
+    ring_bw_t lane[RB_LANES];
+    tp_t *tp;
+    const coll_args_t *args;
+    unsigned char *buf;
+    size_t vbytes; /* the n blocks' bytes (allgather: presence bytes after) */
+    unsigned nlanes, ndone;
+    ucft_status_t status; /* INPROGRESS until every lane is done */
+    uint8_t mode, in_start;
+} ring_op_t;
 
-    if (count == 0 && mode != RB_ALLGATHER && es > 0 && a->len % es == 0)
-        count = a->len / es; /* a driver that gives bytes only */
-    size_t vbytes = count * es;
-    if (mode == RB_ALLGATHER)
-        ok = ok && a->count % n == 0 && a->len == vbytes + n;
-    else if (mode == RB_BCAST)
-        ok = ok && a->len == vbytes;
-    else
-        ok = ok && a->len == vbytes && coll_redop_valid(a) &&
-             (mode == RB_ALLREDUCE || count % n == 0);
-    if (!ok || (a->len > 0 && buf == NULL))
-        return UCFT_ERR_INVALID_PARAM;
+static void lane_done(ring_op_t *op, ucft_status_t st)
+{
+    if (st != UCFT_OK && op->status == UCFT_INPROGRESS)
+        op->status = st; /* the first lane's error is the operation's */
+    if (++op->ndone < op->nlanes)
+        return;
+    if (op->status == UCFT_INPROGRESS)
+        op->status = UCFT_OK;
+    if (op->status == UCFT_OK && op->mode == RB_ALLGATHER)
+        memset(op->buf + op->vbytes, 1, (size_t)op->tp->size);
+    if (!op->in_start && op->args->done_cb != NULL)
+        op->args->done_cb(op->args->done_arg, op->tp->rank, op->status);
+}
+
+/* Lane `l` of `nl` over `count` elements: allgather and reduce-scatter
+ * take part l of every block (their blocks are equal and must stay
+ * whole per rank); allreduce and broadcast take the l-th contiguous
+ * slice of the vector and split it into n blocks of their own. */
+static void lane_init(ring_op_t *op, ring_bw_t *s, unsigned l, unsigned nl,
+                      size_t count, size_t es, void *buf)
+{
+    const coll_args_t *a = op->args;
+    size_t n = (size_t)op->tp->size, lo, cnt;
+    int mode = op->mode;
+
     memset(s, 0, sizeof(*s));
-    s->tp = tp;
+    s->op = op;
+    s->kind = COLL_KIND_RING_BW + 2 * l;
+    s->tp = op->tp;
     s->args = a;
     s->mode = (uint8_t)mode;
     s->buf = a->len ? buf : NULL;
+    s->es = es;
+    if (mode == RB_ALLGATHER || mode == RB_REDUCE_SCATTER) {
+        size_t qb = count / n; /* elements per block */
+        lo = qb * l / nl;
+        s->q = qb * (l + 1) / nl - lo;
+        s->r = 0;
+        s->base = lo * es;
+        s->stride = qb * es;
+    } else {
+        lo = count * l / nl;
+        cnt = count * (l + 1) / nl - lo;
+        s->q = cnt / n;
+        s->r = cnt % n;
+        s->base = lo * es;
+        s->stride = s->q * es;
+        s->vend = (lo + cnt) * es;
+    }
+    /* Reduce-scatter phase: the lane's receive slot, disjoint from the
+     * others' (a block part never exceeds the lane's share). */
     s->rbuf = mode == RB_ALLGATHER || mode == RB_BCAST || !a->len
                   ? NULL
-                  : s->buf + a->len;
-    s->es = es;
-    s->q = count / n;
-    s->r = count % n;
-    s->vbytes = vbytes;
-    s->n = tp->size;
+                  : s->buf + a->len + s->base;
+    s->n = op->tp->size;
     s->root = mode == RB_BCAST ? a->root : 0;
-    s->v = coll_vrank_of(a, tp->rank, s->root, s->n);
+    s->v = coll_vrank_of(a, s->tp->rank, s->root, s->n);
     s->left = coll_rank_of(a, (s->v + s->n - 1) % s->n, s->root, s->n);
     s->right = coll_rank_of(a, (s->v + 1) % s->n, s->root, s->n);
     s->parent = -1;
@@ -406,6 +454,50 @@ static ucft_status_t rb_init(void *state, tp_t *tp, const coll_args_t *a,
     s->status = UCFT_INPROGRESS;
     s->rreq.cb = s->sreq.cb = req_cb;
     s->rreq.arg = s->sreq.arg = s;
+}
+
+/* Lanes for blocks of `blk` elements of `es` bytes: one per RB_SEG bytes
+ * of a block, at most RB_LANES, at most one per element. */
+static unsigned lanes_for(size_t blk, size_t es)
+{
+    size_t nl = blk * es / RB_SEG;
+    if (nl > RB_LANES)
+        nl = RB_LANES;
+    if (nl > blk)
+        nl = blk;
+    return nl < 1 ? 1 : (unsigned)nl;
+}
+
+static ucft_status_t rb_init(void *state, tp_t *tp, const coll_args_t *a,
+                             void *buf, int mode)
+{
+    ring_op_t *op = state;
+    size_t es = dtype_size(a->dtype), n = (size_t)tp->size;
+    size_t count = a->count;
+    int ok = es > 0 && a->root >= 0 && a->root < tp->size;
+
+    if (count == 0 && mode != RB_ALLGATHER && es > 0 && a->len % es == 0)
+        count = a->len / es; /* a driver that gives bytes only */
+    size_t vbytes = count * es;
+    if (mode == RB_ALLGATHER)
+        ok = ok && a->count % n == 0 && a->len == vbytes + n;
+    else if (mode == RB_BCAST)
+        ok = ok && a->len == vbytes;
+    else
+        ok = ok && a->len == vbytes && coll_redop_valid(a) &&
+             (mode == RB_ALLREDUCE || count % n == 0);
+    if (!ok || (a->len > 0 && buf == NULL))
+        return UCFT_ERR_INVALID_PARAM;
+    memset(op, 0, offsetof(ring_op_t, lane));
+    op->tp = tp;
+    op->args = a;
+    op->buf = a->len ? buf : NULL;
+    op->vbytes = vbytes;
+    op->mode = (uint8_t)mode;
+    op->status = UCFT_INPROGRESS;
+    op->nlanes = lanes_for(count / n, es);
+    for (unsigned l = 0; l < op->nlanes; l++)
+        lane_init(op, &op->lane[l], l, op->nlanes, count, es, buf);
     return UCFT_OK;
 }
 
@@ -435,23 +527,22 @@ static ucft_status_t rb_bc_init(void *st, tp_t *tp, const coll_args_t *a,
 
 static ucft_status_t rb_start(void *state)
 {
-    ring_bw_t *s = state;
+    ring_op_t *op = state;
 
-    s->in_start = 1;
-    progress(s);
-    s->in_start = 0;
-    return s->status;
+    op->in_start = 1;
+    for (unsigned l = 0; l < op->nlanes; l++)
+        progress(&op->lane[l]);
+    op->in_start = 0;
+    return op->status;
 }
 
 static ucft_status_t rb_test(const void *state)
 {
-    return ((const ring_bw_t *)state)->status;
+    return ((const ring_op_t *)state)->status;
 }
 
-static void rb_on_failure(void *state, int rank)
+static void lane_on_failure(ring_bw_t *s, int rank)
 {
-    ring_bw_t *s = state;
-
     if (s->cleaned || s->done || s->failed)
         return;
     if (rank == s->parent && s->scattering && !s->scat_got) {
@@ -468,27 +559,40 @@ static void rb_on_failure(void *state, int rank)
     }
 }
 
+static void rb_on_failure(void *state, int rank)
+{
+    ring_op_t *op = state;
+    for (unsigned l = 0; l < op->nlanes; l++)
+        lane_on_failure(&op->lane[l], rank);
+}
+
 static void rb_cleanup(void *state)
 {
-    ring_bw_t *s = state;
+    ring_op_t *op = state;
 
-    s->cleaned = 1;
-    if (s->rbusy)
-        tp_cancel(s->tp, &s->rreq);
+    for (unsigned l = 0; l < op->nlanes; l++) {
+        ring_bw_t *s = &op->lane[l];
+        s->cleaned = 1;
+        if (s->rbusy)
+            tp_cancel(s->tp, &s->rreq);
+    }
 }
 
 static int rb_idle(const void *state)
 {
-    const ring_bw_t *s = state;
-    return !s->rbusy && !s->sbusy;
+    const ring_op_t *op = state;
+    for (unsigned l = 0; l < op->nlanes; l++)
+        if (op->lane[l].rbusy || op->lane[l].sbusy)
+            return 0;
+    return 1;
 }
 
-#define RB_OPS(var, opname, doc_, mult, init_, cons)                           \
+#define RB_OPS(var, opname, alg_, doc_, mult, init_, cons)                     \
     const coll_op_ops_t var = {                                                \
         .op = opname,                                                          \
-        .alg = "ring",                                                         \
+        .alg = alg_,                                                           \
         .doc = doc_,                                                           \
-        .state_size = sizeof(ring_bw_t),                                       \
+        .state_size = sizeof(ring_op_t),                                       \
         .buf_mult = mult,                                                      \
         .init = init_,                                                         \
         .start = rb_start,                                                     \
@@ -499,36 +603,22 @@ static int rb_idle(const void *state)
         .consistent = cons,                                                    \
     };
 
-RB_OPS(coll_allgather_ring_ops, "allgather",
+RB_OPS(coll_allgather_ring_ops, "allgather", "ring",
        "baseline ring: n - 1 steps, each rank forwards one block per step "
-       "((n - 1) / n of the output per rank); fault-aware, not "
-       "fault-tolerant",
+       "((n - 1) / n of the output per rank; blocks over 32 KiB in up to 4 "
+       "concurrent lanes); fault-aware, not fault-tolerant",
        1, rb_ag_init, 1)
-RB_OPS(coll_reduce_scatter_ring_ops, "reduce_scatter",
+RB_OPS(coll_reduce_scatter_ring_ops, "reduce_scatter", "ring",
        "baseline ring: n - 1 steps, each rank combines one block per step "
-       "and forwards it; fault-aware, not fault-tolerant",
+       "and forwards it (up to 4 lanes); fault-aware, not fault-tolerant",
        2, rb_rs_init, 0)
-/* The broadcast (alg "scatter-ring", not "ring") is a table of its own
- * below. */
-RB_OPS(coll_allreduce_ring_ops, "allreduce",
+RB_OPS(coll_allreduce_ring_ops, "allreduce", "ring",
        "baseline ring reduce-scatter then ring allgather: 2 (n - 1) / n of "
-       "the vector sent per rank, bandwidth-optimal for large vectors; "
-       "fault-aware, not fault-tolerant",
+       "the vector sent per rank, bandwidth-optimal for large vectors (up "
+       "to 4 lanes); fault-aware, not fault-tolerant",
        2, rb_ar_init, 1)
-
-const coll_op_ops_t coll_bcast_scatter_ring_ops = {
-    .op = "bcast",
-    .alg = "scatter-ring",
-    .doc = "baseline binomial scatter of n blocks, then ring allgather: "
-           "about 2 (n - 1) / n of the vector sent per rank, for large "
-           "vectors; fault-aware, not fault-tolerant",
-    .state_size = sizeof(ring_bw_t),
-    .buf_mult = 1,
-    .init = rb_bc_init,
-    .start = rb_start,
-    .test = rb_test,
-    .cleanup = rb_cleanup,
-    .idle = rb_idle,
-    .on_failure = rb_on_failure,
-    .consistent = 1,
-};
+RB_OPS(coll_bcast_scatter_ring_ops, "bcast", "scatter-ring",
+       "baseline binomial scatter of n blocks, then ring allgather: about "
+       "2 (n - 1) / n of the vector sent per rank, for large vectors (up to "
+       "4 lanes); fault-aware, not fault-tolerant",
+       1, rb_bc_init, 1)

@@ -228,6 +228,68 @@ static void test_gather_ring_campaign(void **state)
     }
 }
 
+/* Lanes (ring_bw.c): blocks over 32 KiB run as up to 4 concurrent rings,
+ * one per 32 KiB of a block. The same formula as the algorithm's. */
+static unsigned lanes_of(const coll_op_ops_t *op, int n, const gcase_t *gc)
+{
+    int ar = strcmp(op->op, "allreduce") == 0 || strcmp(op->op, "bcast") == 0;
+    size_t count = ar ? gc->per * (size_t)n + gc->per : gc->per * (size_t)n;
+    size_t blk = count / (size_t)n, nl = blk * dtype_size(gc->dtype) / 32768;
+    nl = nl > 4 ? 4 : nl;
+    nl = nl > blk ? blk : nl;
+    return nl < 1 ? 1 : (unsigned)nl;
+}
+
+/* Large blocks, 1 to 4 lanes: exact results and lanes x the ring's
+ * messages; then every single failure (before the op, before any send of
+ * any rank) with 2 and 4 lanes: every live rank ends, right or with an
+ * error, never a hang. */
+static void test_gather_ring_lanes(void **state)
+{
+    static const gcase_t big[] = {
+        {COLL_DTYPE_INT32, COLL_REDOP_SUM, 9000},   /* 1 lane */
+        {COLL_DTYPE_INT32, COLL_REDOP_SUM, 17000},  /* 2 */
+        {COLL_DTYPE_DOUBLE, COLL_REDOP_MAX, 12300}, /* 3 */
+        {COLL_DTYPE_UINT8, COLL_REDOP_SUM, 200000}, /* 4 (more: capped) */
+    };
+    static uint8_t ok[64];
+    simrun_result_t r;
+    unsigned seen[5] = {0};
+    (void)state;
+    for (size_t o = 0; o < NRING; o++) {
+        const coll_op_ops_t *op = ring_op(o);
+        for (int n = 2; n <= 9; n += 1 + (n > 3) * 2)
+            for (size_t d = 0; d < 4; d++) {
+                if (is_allgather(op) && big[d].redop != COLL_REDOP_SUM)
+                    continue;
+                unsigned nl = lanes_of(op, n, &big[d]);
+                seen[nl]++;
+                g_root = n - 1;
+                run(op, n, 1, &big[d], NULL, 0, 0, &r, ok);
+                assert_int_equal(r.completed, n);
+                assert_int_equal(r.stats.messages, nl * ring_msgs(op, n));
+            }
+        for (int n = 2; n <= 2 + 3 / GT_SCALE; n++)
+            for (size_t d = 1; d < 4; d += 2)
+                for (int a = 0; a < n; a++) {
+                    unsigned ks = lanes_of(op, n, &big[d]) * ring_sends(op, n);
+                    for (unsigned k = 0; k <= ks + 1; k += 1 + (k > 6)) {
+                        simrun_fail_t fl = {.kind = k ? SIMRUN_FAIL_BEFORE_SEND
+                                                      : SIMRUN_FAIL_BEFORE_OP,
+                                            .rank = a,
+                                            .k = k};
+                        g_root = (a + 1) % n;
+                        run(op, n, 1, &big[d], &fl, 1, 2000 * (k % 2), &r, ok);
+                        if (k == 0)
+                            assert_int_equal(r.completed, 0);
+                    }
+                }
+    }
+    for (unsigned nl = 1; nl <= 4; nl++)
+        assert_true(seen[nl] > 0);
+    g_root = 0;
+}
+
 /* Placement maps: the blocks stay the job ranks' (reversed order). */
 static void test_gather_ring_placement(void **state)
 {
@@ -390,6 +452,7 @@ int main(void)
         cmocka_unit_test(test_gather_ring_one_failure),
         cmocka_unit_test(test_gather_ring_campaign),
         cmocka_unit_test(test_gather_ring_placement),
+        cmocka_unit_test(test_gather_ring_lanes),
         cmocka_unit_test(test_gather_bad_args),
         cmocka_unit_test(test_gather_corrected_values),
         cmocka_unit_test(test_gather_corrected_f1_exhaustive),
