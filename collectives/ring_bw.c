@@ -371,7 +371,6 @@ static void req_cb(tp_req_t *req)
 
 /* The operation: its lanes. */
 typedef struct ring_op {
-    ring_bw_t lane[RB_LANES];
     tp_t *tp;
     const coll_args_t *args;
     unsigned char *buf;
@@ -379,6 +378,9 @@ typedef struct ring_op {
     unsigned nlanes, ndone;
     ucft_status_t status; /* INPROGRESS until every lane is done */
     uint8_t mode, in_start;
+    /* Last: init clears the fields above (a recycled state keeps nothing
+     * of its last run) and each lane it uses. */
+    ring_bw_t lane[RB_LANES];
 } ring_op_t;
 
 static void lane_done(ring_op_t *op, ucft_status_t st)

@@ -95,6 +95,7 @@ static void run(const coll_op_ops_t *op, int n, int f, const gcase_t *gc,
     p.fails = fails;
     p.nfails = nfails;
     p.max_events = 10000000;
+    p.dirty_states = (int)(runs_total & 1); /* recycled states too */
     runs_total++;
     assert_int_equal(simrun_run(&p, r, ok), UCFT_OK);
     if (r->bounded || r->unfinished || r->data_errors || r->inconsistent) {
