@@ -8,12 +8,15 @@
  * at every rank. Then bad input: UCFT_ERR_INVALID_PARAM, no crash; then
  * two rounds of 1 element per block.
  *
- * it_gather kill ITERS [COUNT]: rounds of allgather until ITERS have run;
+ * it_gather kill|killring ITERS [COUNT]: rounds of allgather until ITERS
+ * have run;
  * the launcher kills a rank meanwhile (--kill). Every call must succeed
  * (corrected algorithms, f = 1) with every live rank's block present and
  * right, and a block marked absent only for a rank that has failed
  * (ucft_context_get_failed_ranks after the call); a present block is
- * always its rank's data.
+ * always its rank's data. killring (the ring baseline): a call may also
+ * end with UCFT_ERR_PROC_FAILED once a rank has failed, never hang; a
+ * call that succeeds has every block, right.
  */
 #include "it_check.h"
 
@@ -126,18 +129,22 @@ static int failed(ucft_context_h ctx, int q)
 }
 
 static void kill_rounds(ucft_context_h ctx, ucft_comm_h w, int iters,
-                        size_t count)
+                        size_t count, int ring)
 {
     int rank = ucft_comm_rank(w), n = ucft_comm_size(w);
     size_t nc = (size_t)n * count;
     int32_t *a = malloc(count * sizeof(*a) + 1), *g = malloc(nc * 4 + 4);
     uint8_t *pr = malloc((size_t)n);
-    int absent = 0;
+    int absent = 0, errors = 0;
     CHECK(a && g && pr, "out of memory");
     for (int it = 0; it < iters; it++) {
         for (size_t i = 0; i < count; i++)
             a[i] = ag_in(rank, i, it);
         ucft_status_t st = ucft_allgather(w, a, g, count, UCFT_INT32, pr);
+        if (ring && st == UCFT_ERR_PROC_FAILED) {
+            errors++;
+            continue;
+        }
         CHECK(st == UCFT_OK, "it %d allgather: %s", it, ucft_status_name(st));
         for (int q = 0; q < n; q++) {
             CHECK(pr[q] <= 1, "it %d present[%d] = %d", it, q, pr[q]);
@@ -154,14 +161,16 @@ static void kill_rounds(ucft_context_h ctx, ucft_comm_h w, int iters,
     free(g);
     free(pr);
     if (rank == 0)
-        printf("it_gather kill: %d allgathers correct, %d absent blocks\n",
-               iters, absent);
+        printf("it_gather kill: %d allgathers, %d absent blocks, %d ended "
+               "with UCFT_ERR_PROC_FAILED\n",
+               iters, absent, errors);
 }
 
 int main(int argc, char **argv)
 {
     ucft_context_h ctx;
-    int kill = argc > 1 && strcmp(argv[1], "kill") == 0;
+    int ring = argc > 1 && strcmp(argv[1], "killring") == 0;
+    int kill = ring || (argc > 1 && strcmp(argv[1], "kill") == 0);
     int iters = argc > 1 + kill ? atoi(argv[1 + kill]) : 20;
     size_t count = argc > 2 + kill ? strtoul(argv[2 + kill], NULL, 10) : 5;
     if (ucft_init(NULL, &ctx) != UCFT_OK)
@@ -169,7 +178,7 @@ int main(int argc, char **argv)
     ucft_comm_h w = ucft_comm_world(ctx);
     g_rank = ucft_comm_rank(w);
     if (kill)
-        kill_rounds(ctx, w, iters, count);
+        kill_rounds(ctx, w, iters, count, ring);
     else {
         rounds(w, iters, count);
         /* A small size after a large one: with a UCFT_*_ALG table, the
