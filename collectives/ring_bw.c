@@ -48,48 +48,10 @@
  * names it) or alive, and then sends every block it owes or ends early and
  * sends the error; a rank waits only for its left neighbour.
  */
-#include "baseline.h"
+#include "ring_bw.h"
 
 #include <stddef.h>
 #include <string.h>
-
-enum { RB_ALLGATHER, RB_REDUCE_SCATTER, RB_ALLREDUCE, RB_BCAST };
-
-/* Lanes: a vector whose blocks are larger than RB_SEG bytes is split into
- * up to RB_LANES lanes, each an independent ring (its own requests, its
- * own message kinds) over its part of every block, so that the parts
- * move concurrently: a lane's step k + 1 starts as soon as that lane's
- * step k is done, while the other lanes' are still in flight (pipelining
- * across steps), and a lane's combine overlaps the others' transfers. */
-#define RB_LANES 4
-#define RB_SEG   (32u << 10)
-
-struct ring_op;
-
-typedef struct ring_bw {
-    struct ring_op *op; /* the operation this lane is part of */
-    unsigned kind;      /* data kind (error: kind + 1) */
-    size_t base;        /* block b: base + b stride + min(b, r) es bytes */
-    size_t stride;
-    size_t vend; /* broadcast: the end of the lane's bytes */
-    tp_t *tp;
-    const coll_args_t *args;
-    unsigned char *buf;  /* the n blocks (allgather: then presence bytes) */
-    unsigned char *rbuf; /* reduce-scatter phase: one block's receive slot */
-    tp_req_t rreq, sreq;
-    size_t es, q, r; /* element size; block b: q + (b < r) elements */
-    int v, n, left, right, root;
-    int parent;     /* broadcast: the scatter parent (job rank), or -1 */
-    unsigned cmask; /* broadcast: scatter children v + m, m in cmask, still
-                       to send (largest first) */
-    unsigned nsteps, rs_steps; /* steps; the first rs_steps combine */
-    unsigned step, nsent;      /* current step; data sends posted */
-    ucft_status_t status;      /* INPROGRESS until done */
-    uint8_t mode, posted, got, mismatch;
-    uint8_t rbusy, sbusy, failed, err_sent, done, cleaned;
-    uint8_t scattering; /* broadcast: in the scatter phase */
-    uint8_t scat_got;   /* broadcast: the parent's blocks are in */
-} ring_bw_t;
 
 static size_t blk_off(const ring_bw_t *s, int b)
 {
@@ -369,20 +331,6 @@ static void req_cb(tp_req_t *req)
     progress(s);
 }
 
-/* The operation: its lanes. */
-typedef struct ring_op {
-    tp_t *tp;
-    const coll_args_t *args;
-    unsigned char *buf;
-    size_t vbytes; /* the n blocks' bytes (allgather: presence bytes after) */
-    unsigned nlanes, ndone;
-    ucft_status_t status; /* INPROGRESS until every lane is done */
-    uint8_t mode, in_start;
-    /* Last: init clears the fields above (a recycled state keeps nothing
-     * of its last run) and each lane it uses. */
-    ring_bw_t lane[RB_LANES];
-} ring_op_t;
-
 static void lane_done(ring_op_t *op, ucft_status_t st)
 {
     if (st != UCFT_OK && op->status == UCFT_INPROGRESS)
@@ -470,8 +418,8 @@ static unsigned lanes_for(size_t blk, size_t es)
     return nl < 1 ? 1 : (unsigned)nl;
 }
 
-static ucft_status_t rb_init(void *state, tp_t *tp, const coll_args_t *a,
-                             void *buf, int mode)
+ucft_status_t rb_init(void *state, tp_t *tp, const coll_args_t *a, void *buf,
+                      int mode)
 {
     ring_op_t *op = state;
     size_t es = dtype_size(a->dtype), n = (size_t)tp->size;
@@ -527,7 +475,7 @@ static ucft_status_t rb_bc_init(void *st, tp_t *tp, const coll_args_t *a,
     return rb_init(st, tp, a, buf, RB_BCAST);
 }
 
-static ucft_status_t rb_start(void *state)
+ucft_status_t rb_start(void *state)
 {
     ring_op_t *op = state;
 
@@ -538,7 +486,7 @@ static ucft_status_t rb_start(void *state)
     return op->status;
 }
 
-static ucft_status_t rb_test(const void *state)
+ucft_status_t rb_test(const void *state)
 {
     return ((const ring_op_t *)state)->status;
 }
@@ -561,14 +509,14 @@ static void lane_on_failure(ring_bw_t *s, int rank)
     }
 }
 
-static void rb_on_failure(void *state, int rank)
+void rb_on_failure(void *state, int rank)
 {
     ring_op_t *op = state;
     for (unsigned l = 0; l < op->nlanes; l++)
         lane_on_failure(&op->lane[l], rank);
 }
 
-static void rb_cleanup(void *state)
+void rb_cleanup(void *state)
 {
     ring_op_t *op = state;
 
@@ -580,7 +528,7 @@ static void rb_cleanup(void *state)
     }
 }
 
-static int rb_idle(const void *state)
+int rb_idle(const void *state)
 {
     const ring_op_t *op = state;
     for (unsigned l = 0; l < op->nlanes; l++)
