@@ -19,6 +19,7 @@ extern const coll_op_ops_t coll_allreduce_corrected_ops;
 extern const coll_op_ops_t coll_allreduce_corrected_list_ops;
 extern const coll_op_ops_t coll_allreduce_corrected_countbit_ops;
 extern const coll_op_ops_t coll_allreduce_corrected_bit_ops;
+extern const coll_op_ops_t coll_allreduce_corrected_ring_ops;
 extern const coll_op_ops_t coll_barrier_corrected_ops;
 extern const coll_op_ops_t coll_reduce_binomial_ops;
 extern const coll_op_ops_t coll_allreduce_recdbl_ops;
@@ -51,6 +52,7 @@ const coll_op_ops_t *const coll_op_table[] = {
     &coll_allreduce_corrected_list_ops,
     &coll_allreduce_corrected_countbit_ops,
     &coll_allreduce_corrected_bit_ops,
+    &coll_allreduce_corrected_ring_ops,
     &coll_barrier_corrected_ops,
     &coll_allgather_corrected_ops,
     &coll_reduce_scatter_corrected_ops,

@@ -41,12 +41,20 @@
  * Failures (baseline.h): a rank ends with UCFT_ERR_PROC_FAILED when its
  * left neighbour fails while it still waits for one of its messages,
  * when that neighbour sends the error message, or when a receive or a
- * send fails. It then sends one error message to its right neighbour if
- * it still owes it a message (after its last data send has completed:
- * T1 keeps the error behind the data) and finishes. Why no live rank waits
- * forever: the left neighbour of a waiting rank is either dead (on_failure
- * names it) or alive, and then sends every block it owes or ends early and
- * sends the error; a rank waits only for its left neighbour.
+ * send fails for another reason than the receiver's death. It then sends
+ * one error message to its right neighbour if it still owes it a message
+ * (after its last data send has completed: T1 keeps the error behind the
+ * data) and finishes. A send that fails because its receiver is dead
+ * (UCFT_ERR_PROC_FAILED, T5) does not end the rank: its result needs
+ * only its left neighbour, so it sends nothing more to the dead one (a
+ * scatter child: that child only) and goes on receiving. So a rank stops
+ * taking its left neighbour's messages only when that neighbour has sent
+ * its error or died, and a live sender of a large message (whose send
+ * completes only once received, T7) never waits for ever on it. Why no
+ * live rank waits forever: the left neighbour of a waiting rank is either
+ * dead (on_failure names it) or alive, and then sends every block it owes
+ * or ends early and sends the error; a rank waits only for its left
+ * neighbour (and, broadcast, its scatter parent).
  */
 #include "ring_bw.h"
 
@@ -188,7 +196,7 @@ static void post_step(ring_bw_t *s)
         took(s);
     else
         fail(s, "receive failed");
-    if (s->failed)
+    if (s->failed || s->rdead)
         return;
     s->nsent++;
     st = tp_send(s->tp, s->right, tag_from(s, s->tp->rank, 0),
@@ -196,6 +204,8 @@ static void post_step(ring_bw_t *s)
                  blk_len(s, sb), &s->sreq);
     if (st == UCFT_INPROGRESS)
         s->sbusy = 1;
+    else if (st == UCFT_ERR_PROC_FAILED)
+        s->rdead = 1;
     else if (st != UCFT_OK)
         fail(s, "send failed");
 }
@@ -251,8 +261,8 @@ static int scatter(ring_bw_t *s)
                      len, &s->sreq);
         if (st == UCFT_INPROGRESS)
             s->sbusy = 1;
-        else if (st != UCFT_OK)
-            fail(s, "send failed");
+        else if (st != UCFT_OK && st != UCFT_ERR_PROC_FAILED)
+            fail(s, "send failed"); /* a dead child: its subtree's news */
     }
     if (s->failed || s->sbusy)
         return 0;
@@ -273,7 +283,7 @@ static int send_error(ring_bw_t *s)
         if (s->v + (int)m < s->n)
             to = coll_rank_of(s->args, s->v + (int)m, s->root, s->n);
     }
-    if (to < 0 && !s->err_sent && s->nsent < s->nsteps) {
+    if (to < 0 && !s->err_sent && !s->rdead && s->nsent < s->nsteps) {
         s->err_sent = 1;
         to = s->right;
     }
@@ -326,6 +336,8 @@ static void req_cb(tp_req_t *req)
         return;
     if (!is_send && !s->failed)
         took(s);
+    else if (is_send && !s->failed && req->status == UCFT_ERR_PROC_FAILED)
+        s->rdead |= !s->scattering; /* a dead child: nothing to do */
     else if (is_send && !s->failed && req->status != UCFT_OK)
         fail(s, "send failed");
     progress(s);

@@ -45,6 +45,7 @@ typedef struct ring_bw {
     ucft_status_t status;      /* INPROGRESS until done */
     uint8_t mode, posted, got, mismatch;
     uint8_t rbusy, sbusy, failed, err_sent, done, cleaned;
+    uint8_t rdead;      /* a send to the right neighbour failed: it is dead */
     uint8_t scattering; /* broadcast: in the scatter phase */
     uint8_t scat_got;   /* broadcast: the parent's blocks are in */
 } ring_bw_t;

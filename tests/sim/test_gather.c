@@ -38,6 +38,9 @@
 static unsigned long long runs_total;
 /* The root of the runs (the broadcast's; the others ignore it). */
 static int g_root;
+/* 1: every send is a rendezvous one (sim.rndv_min = 1, transport T7: it
+ * completes only once its receiver takes it). */
+static int g_rndv;
 
 static const coll_op_ops_t *find_op(const char *op, const char *alg)
 {
@@ -87,6 +90,7 @@ static void run(const coll_op_ops_t *op, int n, int f, const gcase_t *gc,
     p.sim.seed = runs_total + 1;
     p.seq = (uint32_t)(runs_total & 0xffff);
     p.root = g_root < n ? g_root : n - 1;
+    p.sim.rndv_min = g_rndv ? 1 : 0;
     p.args.f = f;
     p.args.dtype = gc->dtype;
     p.args.redop = gc->redop;
@@ -351,6 +355,20 @@ static unsigned corr_sends(int v, int n, int f)
     return (unsigned)f + 2 + (v == 0 ? (unsigned)n - 1 : 0);
 }
 
+/* The same bound for the corrected-ring allreduce: the ring's 2 (n - 1)
+ * sends (one lane), then two corrected allreduces (the agreement, and
+ * the fallback after a failure). */
+static unsigned cring_sends(int v, int n, int f)
+{
+    return 2 * (unsigned)(n - 1) + 2 * corr_sends(v, n, f);
+}
+
+static unsigned sends_bound(const coll_op_ops_t *op, int v, int n, int f)
+{
+    return strcmp(op->alg, "corrected-ring") == 0 ? cring_sends(v, n, f)
+                                                  : corr_sends(v, n, f);
+}
+
 static void corr_expect(const simrun_result_t *r)
 {
     assert_int_equal(r->completed, r->live);
@@ -368,7 +386,7 @@ static void corr_sweep(const coll_op_ops_t *op, int f, int n1,
         run(op, n, f, gc, NULL, 0, 0, &r, ok);
         assert_int_equal(r.completed, n);
         for (int a = 0; a < n; a++) {
-            unsigned ka = corr_sends(a, n, f);
+            unsigned ka = sends_bound(op, a, n, f);
             for (unsigned i = 0; i <= ka; i++) {
                 fl[0] = (simrun_fail_t){.kind = i ? SIMRUN_FAIL_BEFORE_SEND
                                                   : SIMRUN_FAIL_BEFORE_OP,
@@ -380,7 +398,7 @@ static void corr_sweep(const coll_op_ops_t *op, int f, int n1,
                     continue;
                 }
                 for (int b = a + 1; b < n; b++)
-                    for (unsigned j = 0; j <= corr_sends(b, n, f); j++) {
+                    for (unsigned j = 0; j <= sends_bound(op, b, n, f); j++) {
                         fl[1] =
                             (simrun_fail_t){.kind = j ? SIMRUN_FAIL_BEFORE_SEND
                                                       : SIMRUN_FAIL_BEFORE_OP,
@@ -446,6 +464,66 @@ static void test_gather_corrected_values(void **state)
     }
 }
 
+/* Corrected-ring allreduce (allreduce_ring_corrected.c): every placement
+ * of up to f failures (f = 1: n <= 12; f = 2: n <= 6) before the
+ * operation or before any send (the ring's, the agreement's, the
+ * fallback's): every survivor completes, the same value at all, each
+ * live rank's input once and a dead one's entirely or not at all (the
+ * oracle's counting encoding). */
+static void test_gather_corrected_ring_exhaustive(void **state)
+{
+    const coll_op_ops_t *op = find_op("allreduce", "corrected-ring");
+    (void)state;
+    corr_sweep(op, 1, 12 / GT_SCALE, &gcases[0]);
+    corr_sweep(op, 2, 6 / GT_SCALE, &gcases[0]);
+    corr_sweep(op, 1, 7 / GT_SCALE, &gcases[3]); /* double, max */
+    /* Rendezvous sends: a rank whose ring ended early must still take
+     * what a live left neighbour sends, or that neighbour's send (and
+     * its agreement) waits for ever. */
+    g_rndv = 1;
+    corr_sweep(op, 1, 9 / GT_SCALE, &gcases[1]);
+    g_rndv = 0;
+}
+
+/* Failure-free it sends the ring's bytes plus a few one-byte messages per
+ * rank (the agreement), at any size, with 1 to 4 lanes, n = 1..17: at the
+ * ring's traffic (2 (n - 1) / n of the vector per rank), where the
+ * corrected allreduce's root alone sends n - 1 copies. */
+static void test_gather_corrected_ring_traffic(void **state)
+{
+    static const gcase_t sizes[] = {
+        {COLL_DTYPE_INT32, COLL_REDOP_SUM, 3},
+        {COLL_DTYPE_INT32, COLL_REDOP_SUM, 17000},
+        {COLL_DTYPE_UINT8, COLL_REDOP_SUM, 200000},
+    };
+    static uint8_t ok[64];
+    simrun_result_t r, rr, rc;
+    (void)state;
+    for (int n = 1; n <= 17; n++)
+        for (size_t d = 0; d < 3; d++) {
+            run(find_op("allreduce", "corrected-ring"), n, 1, &sizes[d], NULL,
+                0, 0, &r, ok);
+            assert_int_equal(r.completed, n);
+            run(find_op("allreduce", "ring"), n, 1, &sizes[d], NULL, 0, 0, &rr,
+                ok);
+            run(find_op("allreduce", "corrected"), n, 1, &sizes[d], NULL, 0, 0,
+                &rc, ok);
+            uint64_t extra = r.stats.bytes - rr.stats.bytes;
+            assert_true(r.stats.bytes >= rr.stats.bytes);
+            /* the agreement: under 64 bytes per message, f + 2 + (n - 1)
+             * messages per rank at most */
+            assert_true(extra <= 64 * (uint64_t)n * (uint64_t)(n + 3));
+            /* The corrected allreduce's root sends n - 1 whole copies:
+             * from 4 ranks on, large vectors take it over twice as long
+             * (simulated, deterministic). */
+            if (d > 0 && n >= 4 && 2 * r.sim_latency_ns >= rc.sim_latency_ns)
+                fail_msg("n = %d, %zu per block: corrected-ring %llu ns, "
+                         "corrected %llu ns",
+                         n, sizes[d].per, (unsigned long long)r.sim_latency_ns,
+                         (unsigned long long)rc.sim_latency_ns);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -458,6 +536,8 @@ int main(void)
         cmocka_unit_test(test_gather_corrected_values),
         cmocka_unit_test(test_gather_corrected_f1_exhaustive),
         cmocka_unit_test(test_gather_corrected_f2_exhaustive),
+        cmocka_unit_test(test_gather_corrected_ring_traffic),
+        cmocka_unit_test(test_gather_corrected_ring_exhaustive),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     fprintf(stderr, "%llu simulated runs\n", runs_total);
