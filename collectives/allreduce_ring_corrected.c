@@ -28,6 +28,13 @@
  * most f failures (more: an error, never a hang), and no phase waits for
  * a later one.
  *
+ * Allgather ("corrected-ring" too): the same with the ring allgather,
+ * and as fallback the corrected allgather's encoding (gather_corrected.c:
+ * the own block, zeros, the own presence byte, combined with bitwise or),
+ * so its semantics: every survivor the same blocks and presence bytes,
+ * a failed rank's block whole or absent; flag 1 means every block is
+ * present. The input copy is then the own block only.
+ *
  * Failure-free, the traffic per rank is the ring's plus a one-byte
  * corrected allreduce: within a small constant of the bandwidth-optimal
  * one, where the corrected allreduce alone moves several whole copies.
@@ -37,7 +44,9 @@
  * they take disjoint kind ranges (rc_state_t.kind_base: attempts 0..7 and
  * 8..15; hence f <= 7). Failures are remembered and replayed to a phase
  * that starts later. Buffer (buf_mult 3): the vector (the result), the
- * ring's receive slots, the input copy. The fallback's scratch is
+ * ring's receive slots, the input copy (allgather, buf_mult 2: the
+ * blocks and presence bytes, then the own block's copy). The fallback's
+ * scratch is
  * allocated only when it runs.
  */
 #include "reduce_corrected.h"
@@ -64,7 +73,9 @@ typedef struct cr_state {
     uint8_t phases;       /* CR_* bits */
     uint8_t flag;         /* the flag allreduce's byte */
     uint8_t in_start, cleaned;
-    coll_args_t ra, fa, ca; /* ring, flag, fallback */
+    uint8_t mode;            /* RB_ALLREDUCE or RB_ALLGATHER */
+    size_t own_off, own_len; /* allgather: this rank's block */
+    coll_args_t ra, fa, ca;  /* ring, flag, fallback */
     ring_op_t ring;
     rc_state_t flagrc, fbrc;
 } cr_state_t;
@@ -120,8 +131,16 @@ static void flag_over(cr_state_t *s, ucft_status_t st)
         finish(s, UCFT_OK);
         return;
     }
-    if (s->len > 0)
+    if (s->mode == RB_ALLGATHER) {
+        /* The corrected allgather's encoding (gather_corrected.c). */
+        size_t vbytes = s->len - (size_t)s->tp->size;
+        memset(s->buf, 0, s->len);
+        if (s->own_len > 0)
+            memcpy(s->buf + s->own_off, s->copy, s->own_len);
+        s->buf[vbytes + (size_t)s->tp->rank] = 1;
+    } else if (s->len > 0) {
         memcpy(s->buf, s->copy, s->len);
+    }
     st = start_rc(s, &s->fbrc, &s->ca, s->buf, CR_FB_BASE, CR_FB_RUN);
     if (st != UCFT_INPROGRESS)
         finish(s, st);
@@ -148,20 +167,27 @@ static void ring_done(void *arg, int rank, ucft_status_t st)
     ring_over(arg, st);
 }
 
-static ucft_status_t cr_init(void *state, tp_t *tp, const coll_args_t *a,
-                             void *buf)
+static ucft_status_t cr_init_mode(void *state, tp_t *tp, const coll_args_t *a,
+                                  void *buf, int mode)
 {
     cr_state_t *s = state;
     int f = a->f > 0 ? a->f : RC_DEFAULT_F;
+    size_t n = (size_t)tp->size;
 
-    if (f > CR_MAX_F)
+    if (f > CR_MAX_F || (mode == RB_ALLGATHER && (a->len < n || !buf)))
         return UCFT_ERR_INVALID_PARAM;
     memset(s, 0, offsetof(cr_state_t, ring));
     s->tp = tp;
     s->args = a;
     s->len = a->len;
     s->buf = buf;
+    s->mode = (uint8_t)mode;
     s->copy = a->len ? (unsigned char *)buf + 2 * a->len : NULL;
+    if (mode == RB_ALLGATHER) {
+        s->own_len = (a->len - n) / n;
+        s->own_off = (size_t)tp->rank * s->own_len;
+        s->copy = (unsigned char *)buf + a->len;
+    }
     s->status = UCFT_INPROGRESS;
     s->ra = *a;
     s->ra.done_cb = ring_done;
@@ -178,10 +204,30 @@ static ucft_status_t cr_init(void *state, tp_t *tp, const coll_args_t *a,
     s->fa.rndv_min = 0;
     s->ca = s->ra;
     s->ca.done_cb = fb_done;
-    ucft_status_t st = rb_init(&s->ring, tp, &s->ra, buf, RB_ALLREDUCE);
-    if (st == UCFT_OK && a->len > 0)
+    if (mode == RB_ALLGATHER) {
+        s->ca.dtype = COLL_DTYPE_UINT8;
+        s->ca.redop = COLL_REDOP_BOR;
+        s->ca.user_op = NULL;
+        s->ca.count = a->len;
+    }
+    ucft_status_t st = rb_init(&s->ring, tp, &s->ra, buf, mode);
+    if (st == UCFT_OK && mode == RB_ALLGATHER && s->own_len > 0)
+        memcpy(s->copy, s->buf + s->own_off, s->own_len);
+    else if (st == UCFT_OK && a->len > 0)
         memcpy(s->copy, buf, a->len);
     return st;
+}
+
+static ucft_status_t cr_init(void *state, tp_t *tp, const coll_args_t *a,
+                             void *buf)
+{
+    return cr_init_mode(state, tp, a, buf, RB_ALLREDUCE);
+}
+
+static ucft_status_t cr_ag_init(void *state, tp_t *tp, const coll_args_t *a,
+                                void *buf)
+{
+    return cr_init_mode(state, tp, a, buf, RB_ALLGATHER);
 }
 
 static ucft_status_t cr_start(void *state)
@@ -281,22 +327,32 @@ static unsigned cr_stale_kinds(const void *state, unsigned *kinds, unsigned max)
     return n;
 }
 
-const coll_op_ops_t coll_allreduce_corrected_ring_ops = {
-    .op = "allreduce",
-    .alg = "corrected-ring",
-    .doc = "ring allreduce, a corrected one-byte agreement that it worked "
-           "everywhere, else the corrected allreduce: corrected semantics "
-           "at the ring's traffic when nothing fails (f <= 7)",
-    .state_size = sizeof(cr_state_t),
-    .buf_mult = 3,
-    .init = cr_init,
-    .start = cr_start,
-    .test = cr_test,
-    .cleanup = cr_cleanup,
-    .destroy = cr_destroy,
-    .on_failure = cr_on_failure,
-    .idle = cr_idle,
-    .stale_kinds = cr_stale_kinds,
-    .consistent = 1,
-    .keep_after_done = 1,
-};
+#define CR_OPS(var, opname, doc_, mult, init_)                                 \
+    const coll_op_ops_t var = {                                                \
+        .op = opname,                                                          \
+        .alg = "corrected-ring",                                               \
+        .doc = doc_,                                                           \
+        .state_size = sizeof(cr_state_t),                                      \
+        .buf_mult = mult,                                                      \
+        .init = init_,                                                         \
+        .start = cr_start,                                                     \
+        .test = cr_test,                                                       \
+        .cleanup = cr_cleanup,                                                 \
+        .destroy = cr_destroy,                                                 \
+        .on_failure = cr_on_failure,                                           \
+        .idle = cr_idle,                                                       \
+        .stale_kinds = cr_stale_kinds,                                         \
+        .consistent = 1,                                                       \
+        .keep_after_done = 1,                                                  \
+    };
+
+CR_OPS(coll_allreduce_corrected_ring_ops, "allreduce",
+       "ring allreduce, a corrected one-byte agreement that it worked "
+       "everywhere, else the corrected allreduce: corrected semantics at "
+       "the ring's traffic when nothing fails (f <= 7)",
+       3, cr_init)
+CR_OPS(coll_allgather_corrected_ring_ops, "allgather",
+       "ring allgather, a corrected one-byte agreement that it worked "
+       "everywhere, else the corrected allgather: its semantics at the "
+       "ring's traffic when nothing fails (f <= 7)",
+       2, cr_ag_init)

@@ -31,6 +31,7 @@ extern const coll_op_ops_t coll_barrier_linear_ops;
 extern const coll_op_ops_t coll_allreduce_ring_ops;
 extern const coll_op_ops_t coll_bcast_scatter_ring_ops;
 extern const coll_op_ops_t coll_allgather_corrected_ops;
+extern const coll_op_ops_t coll_allgather_corrected_ring_ops;
 extern const coll_op_ops_t coll_allgather_ring_ops;
 extern const coll_op_ops_t coll_reduce_scatter_corrected_ops;
 extern const coll_op_ops_t coll_reduce_scatter_ring_ops;
@@ -55,6 +56,7 @@ const coll_op_ops_t *const coll_op_table[] = {
     &coll_allreduce_corrected_ring_ops,
     &coll_barrier_corrected_ops,
     &coll_allgather_corrected_ops,
+    &coll_allgather_corrected_ring_ops,
     &coll_reduce_scatter_corrected_ops,
     /* Baselines (fault-aware, not fault-tolerant): after the corrected
      * algorithms, so that coll_op_find(op, NULL) stays corrected. */

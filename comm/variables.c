@@ -61,7 +61,8 @@ static const ucft_config_field_t cm_fields[] = {
      "with ERR_PROC_FAILED)",
      ucft__config_parse_string, F(alg[1]), NULL},
     {"ALLREDUCE_ALG", "corrected",
-     "allreduce algorithm: corrected (= corrected-list), "
+     "allreduce algorithm: corrected (= corrected-list), corrected-ring "
+     "(the same semantics at the ring's traffic when nothing fails), "
      "corrected-countbit, corrected-bit, recdbl (baseline recursive "
      "doubling: any failure ends it with ERR_PROC_FAILED), recexch "
      "(baseline recursive exchange, radix up to 8: fewer rounds), linear "
@@ -75,7 +76,8 @@ static const ucft_config_field_t cm_fields[] = {
      ucft__config_parse_string, F(alg[3]), NULL},
     {"ALLGATHER_ALG", "corrected",
      "allgather algorithm: corrected (a failed rank's block whole or "
-     "marked absent, the same at every survivor), ring (baseline, "
+     "marked absent, the same at every survivor), corrected-ring (the "
+     "same at the ring's traffic when nothing fails), ring (baseline, "
      "bandwidth-optimal: any failure ends it with ERR_PROC_FAILED)",
      ucft__config_parse_string, F(alg[4]), NULL},
     {"REDUCE_SCATTER_ALG", "corrected",
