@@ -28,6 +28,11 @@
  * most f failures (more: an error, never a hang), and no phase waits for
  * a later one.
  *
+ * Reduce-scatter ("corrected-ring" too): the ring reduce-scatter, and
+ * as fallback the corrected reduce-scatter (the corrected allreduce of
+ * the kept inputs): flag 1 means every survivor's own block holds all n
+ * inputs.
+ *
  * Allgather ("corrected-ring" too): the same with the ring allgather,
  * and as fallback the corrected allgather's encoding (gather_corrected.c:
  * the own block, zeros, the own presence byte, combined with bitwise or),
@@ -224,6 +229,12 @@ static ucft_status_t cr_init(void *state, tp_t *tp, const coll_args_t *a,
     return cr_init_mode(state, tp, a, buf, RB_ALLREDUCE);
 }
 
+static ucft_status_t cr_rs_init(void *state, tp_t *tp, const coll_args_t *a,
+                                void *buf)
+{
+    return cr_init_mode(state, tp, a, buf, RB_REDUCE_SCATTER);
+}
+
 static ucft_status_t cr_ag_init(void *state, tp_t *tp, const coll_args_t *a,
                                 void *buf)
 {
@@ -327,7 +338,7 @@ static unsigned cr_stale_kinds(const void *state, unsigned *kinds, unsigned max)
     return n;
 }
 
-#define CR_OPS(var, opname, doc_, mult, init_)                                 \
+#define CR_OPS(var, opname, doc_, mult, init_, cons)                           \
     const coll_op_ops_t var = {                                                \
         .op = opname,                                                          \
         .alg = "corrected-ring",                                               \
@@ -342,7 +353,7 @@ static unsigned cr_stale_kinds(const void *state, unsigned *kinds, unsigned max)
         .on_failure = cr_on_failure,                                           \
         .idle = cr_idle,                                                       \
         .stale_kinds = cr_stale_kinds,                                         \
-        .consistent = 1,                                                       \
+        .consistent = cons,                                                    \
         .keep_after_done = 1,                                                  \
     };
 
@@ -350,9 +361,16 @@ CR_OPS(coll_allreduce_corrected_ring_ops, "allreduce",
        "ring allreduce, a corrected one-byte agreement that it worked "
        "everywhere, else the corrected allreduce: corrected semantics at "
        "the ring's traffic when nothing fails (f <= 7)",
-       3, cr_init)
+       3, cr_init, 1)
 CR_OPS(coll_allgather_corrected_ring_ops, "allgather",
        "ring allgather, a corrected one-byte agreement that it worked "
        "everywhere, else the corrected allgather: its semantics at the "
        "ring's traffic when nothing fails (f <= 7)",
-       2, cr_ag_init)
+       2, cr_ag_init, 1)
+/* Reduce-scatter: the ring leaves only the own block final (the others
+ * differ from rank to rank), so no whole-buffer comparison. */
+CR_OPS(coll_reduce_scatter_corrected_ring_ops, "reduce_scatter",
+       "ring reduce-scatter, a corrected one-byte agreement that it worked "
+       "everywhere, else the corrected reduce-scatter: its semantics at "
+       "the ring's traffic when nothing fails (f <= 7)",
+       3, cr_rs_init, 0)

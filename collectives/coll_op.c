@@ -34,6 +34,7 @@ extern const coll_op_ops_t coll_allgather_corrected_ops;
 extern const coll_op_ops_t coll_allgather_corrected_ring_ops;
 extern const coll_op_ops_t coll_allgather_ring_ops;
 extern const coll_op_ops_t coll_reduce_scatter_corrected_ops;
+extern const coll_op_ops_t coll_reduce_scatter_corrected_ring_ops;
 extern const coll_op_ops_t coll_reduce_scatter_ring_ops;
 
 const coll_op_ops_t *const coll_op_table[] = {
@@ -58,6 +59,7 @@ const coll_op_ops_t *const coll_op_table[] = {
     &coll_allgather_corrected_ops,
     &coll_allgather_corrected_ring_ops,
     &coll_reduce_scatter_corrected_ops,
+    &coll_reduce_scatter_corrected_ring_ops,
     /* Baselines (fault-aware, not fault-tolerant): after the corrected
      * algorithms, so that coll_op_find(op, NULL) stays corrected. */
     &coll_reduce_binomial_ops,

@@ -82,7 +82,8 @@ static const ucft_config_field_t cm_fields[] = {
      ucft__config_parse_string, F(alg[4]), NULL},
     {"REDUCE_SCATTER_ALG", "corrected",
      "reduce-scatter algorithm: corrected (every block over the live ranks "
-     "and the same subset of failed ones), ring (baseline, "
+     "and the same subset of failed ones), corrected-ring (the same at "
+     "the ring's traffic when nothing fails), ring (baseline, "
      "bandwidth-optimal: any failure ends it with ERR_PROC_FAILED)",
      ucft__config_parse_string, F(alg[5]), NULL},
     {"INJECT", "",

@@ -464,7 +464,8 @@ static void test_gather_corrected_values(void **state)
     }
 }
 
-/* Corrected-ring allreduce and allgather (allreduce_ring_corrected.c):
+/* Corrected-ring allreduce, reduce-scatter and allgather
+ * (allreduce_ring_corrected.c):
  * every placement
  * of up to f failures (f = 1: n <= 12; f = 2: n <= 6) before the
  * operation or before any send (the ring's, the agreement's, the
@@ -483,6 +484,14 @@ static void test_gather_corrected_ring_exhaustive(void **state)
      * its agreement) waits for ever. */
     g_rndv = 1;
     corr_sweep(op, 1, 9 / GT_SCALE, &gcases[1]);
+    g_rndv = 0;
+    /* The reduce-scatter: every block over the live ranks and some dead
+     * ones. */
+    op = find_op("reduce_scatter", "corrected-ring");
+    corr_sweep(op, 1, 12 / GT_SCALE, &gcases[1]);
+    corr_sweep(op, 2, 6 / GT_SCALE, &gcases[0]);
+    g_rndv = 1;
+    corr_sweep(op, 1, 8 / GT_SCALE, &gcases[1]);
     g_rndv = 0;
     /* The allgather: the corrected allgather's semantics (presence). */
     op = find_op("allgather", "corrected-ring");
