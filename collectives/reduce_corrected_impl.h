@@ -85,8 +85,7 @@ static inline int child_index(const rc_state_t *s, int cv)
     return -1;
 }
 
-static inline unsigned kind_of(const rc_state_t *s, unsigned attempt,
-                               int what)
+static inline unsigned kind_of(const rc_state_t *s, unsigned attempt, int what)
 {
     return COLL_KIND_REDUCE_CORRECTED_FIRST + 3 * (s->kind_base + attempt) +
            (unsigned)what;
