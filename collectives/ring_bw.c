@@ -1,7 +1,11 @@
 /*
- * Bandwidth-optimal ring baselines: allgather, reduce-scatter, and
- * allreduce as a reduce-scatter followed by an allgather. Fault-aware, not
- * fault-tolerant (baseline.h, docs/baselines.md).
+ * Bandwidth-optimal ring baselines: allgather, reduce-scatter, allreduce
+ * as a reduce-scatter followed by an allgather, and the broadcast as a
+ * binomial scatter followed by an allgather ("scatter-ring"; ranks and
+ * blocks then in virtual ranks of the root). Fault-aware, not
+ * fault-tolerant (baseline.h, docs/baselines.md, docs/gather.md). Large
+ * blocks run as up to RB_LANES concurrent rings ("lanes", ring_bw.h);
+ * what follows describes one lane.
  *
  * Ranks sit on a ring in placement order (virtual ranks of root 0,
  * coll_vrank_of): v sends only to v + 1 and receives only from v - 1. The
