@@ -19,6 +19,7 @@ extern const coll_op_ops_t coll_allreduce_corrected_ops;
 extern const coll_op_ops_t coll_allreduce_corrected_list_ops;
 extern const coll_op_ops_t coll_allreduce_corrected_countbit_ops;
 extern const coll_op_ops_t coll_allreduce_corrected_bit_ops;
+extern const coll_op_ops_t coll_allreduce_corrected_ring_ops;
 extern const coll_op_ops_t coll_barrier_corrected_ops;
 extern const coll_op_ops_t coll_reduce_binomial_ops;
 extern const coll_op_ops_t coll_allreduce_recdbl_ops;
@@ -27,6 +28,14 @@ extern const coll_op_ops_t coll_allreduce_recexch_ops;
 extern const coll_op_ops_t coll_barrier_recexch_ops;
 extern const coll_op_ops_t coll_allreduce_linear_ops;
 extern const coll_op_ops_t coll_barrier_linear_ops;
+extern const coll_op_ops_t coll_allreduce_ring_ops;
+extern const coll_op_ops_t coll_bcast_scatter_ring_ops;
+extern const coll_op_ops_t coll_allgather_corrected_ops;
+extern const coll_op_ops_t coll_allgather_corrected_ring_ops;
+extern const coll_op_ops_t coll_allgather_ring_ops;
+extern const coll_op_ops_t coll_reduce_scatter_corrected_ops;
+extern const coll_op_ops_t coll_reduce_scatter_corrected_ring_ops;
+extern const coll_op_ops_t coll_reduce_scatter_ring_ops;
 extern const coll_op_ops_t coll_agree_era_ops;
 
 const coll_op_ops_t *const coll_op_table[] = {
@@ -46,7 +55,12 @@ const coll_op_ops_t *const coll_op_table[] = {
     &coll_allreduce_corrected_list_ops,
     &coll_allreduce_corrected_countbit_ops,
     &coll_allreduce_corrected_bit_ops,
+    &coll_allreduce_corrected_ring_ops,
     &coll_barrier_corrected_ops,
+    &coll_allgather_corrected_ops,
+    &coll_allgather_corrected_ring_ops,
+    &coll_reduce_scatter_corrected_ops,
+    &coll_reduce_scatter_corrected_ring_ops,
     /* Baselines (fault-aware, not fault-tolerant): after the corrected
      * algorithms, so that coll_op_find(op, NULL) stays corrected. */
     &coll_reduce_binomial_ops,
@@ -56,6 +70,10 @@ const coll_op_ops_t *const coll_op_table[] = {
     &coll_barrier_recexch_ops,
     &coll_allreduce_linear_ops,
     &coll_barrier_linear_ops,
+    &coll_allreduce_ring_ops,
+    &coll_bcast_scatter_ring_ops,
+    &coll_allgather_ring_ops,
+    &coll_reduce_scatter_ring_ops,
     /* Agreement (fault-tolerant, any number of failures). */
     &coll_agree_era_ops,
     NULL,

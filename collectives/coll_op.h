@@ -62,6 +62,10 @@ enum coll_kind {
     COLL_KIND_RECDBL_ERR = 99,
     COLL_KIND_LINEAR = 100,
     COLL_KIND_LINEAR_ERR = 101,
+    /* 102..109: the rings (ring_bw.c), lane l: data 102 + 2l, error
+     * 103 + 2l. */
+    COLL_KIND_RING_BW = 102,
+    COLL_KIND_RING_BW_LAST = 109,
     COLL_KIND_BASELINE_LAST = 127,
     /* 128..255: messages of communicator states (coll_comm_ops_t), which
      * outlive instances: their tag's sequence field is theirs, not an

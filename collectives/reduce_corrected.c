@@ -478,10 +478,10 @@ unsigned rc_stale_kinds(const void *state, unsigned *kinds, unsigned max)
     unsigned gone = (unsigned)s->attempt + (s->restart || s->over);
     for (unsigned a = 0; a < gone; a++)
         for (int what = RC_UP; what <= RC_DOWN && n < max; what++)
-            kinds[n++] = kind_of(a, what);
+            kinds[n++] = kind_of(s, a, what);
     /* A root that has picked its answer does not hear the others. */
     if (!s->restart && !s->over && s->v == 0 && s->sel >= 0 && n < max)
-        kinds[n++] = kind_of((unsigned)s->attempt, RC_TREE);
+        kinds[n++] = kind_of(s, (unsigned)s->attempt, RC_TREE);
     return n;
 }
 

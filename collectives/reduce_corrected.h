@@ -68,6 +68,10 @@ typedef struct rc_state {
     uint8_t star;     /* allreduce: the root sends the result to all */
     uint8_t flat;     /* flat subtrees (itree_parent_in) */
     uint8_t mismatch; /* a message of another size came: ends the rank */
+    /* Attempts use kinds from attempt kind_base + i (0: the whole range;
+     * a composite that runs two instances under one sequence number gives
+     * them disjoint halves; set after rc_init). */
+    uint8_t kind_base;
     /* Last: init clears the state only up to here. */
     _Alignas(16) unsigned char inline_mem[RC_INLINE_SCRATCH];
 } rc_state_t;

@@ -85,14 +85,15 @@ static inline int child_index(const rc_state_t *s, int cv)
     return -1;
 }
 
-static inline unsigned kind_of(unsigned attempt, int what)
+static inline unsigned kind_of(const rc_state_t *s, unsigned attempt, int what)
 {
-    return COLL_KIND_REDUCE_CORRECTED_FIRST + 3 * attempt + (unsigned)what;
+    return COLL_KIND_REDUCE_CORRECTED_FIRST + 3 * (s->kind_base + attempt) +
+           (unsigned)what;
 }
 
 static inline uint64_t tag(const rc_state_t *s, int src, int what)
 {
-    return coll_tag(s->args, src, kind_of((unsigned)s->attempt, what));
+    return coll_tag(s->args, src, kind_of(s, (unsigned)s->attempt, what));
 }
 
 static inline uint32_t rd32(const unsigned char *p)

@@ -30,10 +30,14 @@ typedef struct cm_coll {
     struct ucft_comm *comm;
     const coll_op_ops_t *ops;
     coll_args_t args;
-    void *state; /* ops->state_size bytes */
+    void *state; /* state_cap >= ops->state_size bytes */
+    size_t state_cap;
     unsigned char *buf;
-    size_t bufcap;    /* bytes allocated at buf */
-    void *out;        /* where the first len bytes go on success, or NULL */
+    size_t bufcap; /* bytes allocated at buf */
+    void *out;     /* where out_len bytes from buf + out_off go on
+                      success, or NULL */
+    size_t out_off, out_len;
+    uint8_t *present; /* allgather: where the n presence bytes go, or NULL */
     uint64_t free_at; /* lingering (no ops->idle): when to free */
     int slot;         /* the operation (CM_COLL_*): its free list */
     int ready;        /* the request completed before the state finished */
@@ -57,6 +61,8 @@ enum {
     CM_COLL_REDUCE,
     CM_COLL_ALLREDUCE,
     CM_COLL_BARRIER,
+    CM_COLL_ALLGATHER,
+    CM_COLL_REDUCE_SCATTER,
     CM_COLL_NOPS,
     /* Not an operation of its own: the corrected barrier whatever
      * UCFT_BARRIER_ALG says (finalize's synchronisation must tolerate the
@@ -84,6 +90,14 @@ ucft_status_t cm_coll_init(struct cm_layer *cl, struct ucft_comm *comm);
 ucft_status_t cm_coll_post(ucft_comm_h comm, int op, int root, const void *in,
                            void *out, size_t count, int dtype, int redop,
                            ucft_request_h *req);
+/* Posts allgather or reduce-scatter (CM_COLL_ALLGATHER, _REDUCE_SCATTER):
+ * `count` elements per block, one block per rank. Allgather: `in` (one
+ * block) goes to the rank's block, the n blocks to `out` and the presence
+ * bytes to `present` (NULL: not wanted) on success. Reduce-scatter: `in`
+ * holds the n blocks; the rank's block goes to `out`. */
+ucft_status_t cm_coll_post_blocks(ucft_comm_h comm, int op, const void *in,
+                                  void *out, uint8_t *present, size_t count,
+                                  int dtype, int redop, ucft_request_h *req);
 /* Finalize: progress until the states that run on after their request
  * completed (early completion) have finished, at most timeout_ns. */
 void cm_coll_quiesce(struct cm_layer *cl, uint64_t timeout_ns);

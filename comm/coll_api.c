@@ -48,6 +48,28 @@ ucft_status_t ucft_iallreduce(ucft_comm_h comm, const void *sendbuf,
                         (int)dtype, (int)op, req);
 }
 
+ucft_status_t ucft_iallgather(ucft_comm_h comm, const void *sendbuf,
+                              void *recvbuf, size_t count,
+                              ucft_datatype_t dtype, uint8_t *present,
+                              ucft_request_h *req)
+{
+    if (count > 0 && recvbuf == NULL)
+        return null_output(comm, "ucft_iallgather", "receive buffer");
+    return cm_coll_post_blocks(comm, CM_COLL_ALLGATHER, sendbuf, recvbuf,
+                               present, count, (int)dtype, 0, req);
+}
+
+ucft_status_t ucft_ireduce_scatter(ucft_comm_h comm, const void *sendbuf,
+                                   void *recvbuf, size_t count,
+                                   ucft_datatype_t dtype, ucft_op_t op,
+                                   ucft_request_h *req)
+{
+    if (count > 0 && recvbuf == NULL)
+        return null_output(comm, "ucft_ireduce_scatter", "receive buffer");
+    return cm_coll_post_blocks(comm, CM_COLL_REDUCE_SCATTER, sendbuf, recvbuf,
+                               NULL, count, (int)dtype, (int)op, req);
+}
+
 ucft_status_t ucft_ibarrier(ucft_comm_h comm, ucft_request_h *req)
 {
     return cm_coll_post(comm, CM_COLL_BARRIER, 0, NULL, NULL, 0, UCFT_UINT8, 0,
@@ -79,6 +101,26 @@ ucft_status_t ucft_allreduce(ucft_comm_h comm, const void *sendbuf,
     ucft_request_h r;
     ucft_status_t st =
         ucft_iallreduce(comm, sendbuf, recvbuf, count, dtype, op, &r);
+    return st == UCFT_OK ? ucft_wait(&r, NULL) : st;
+}
+
+ucft_status_t ucft_allgather(ucft_comm_h comm, const void *sendbuf,
+                             void *recvbuf, size_t count, ucft_datatype_t dtype,
+                             uint8_t *present)
+{
+    ucft_request_h r;
+    ucft_status_t st =
+        ucft_iallgather(comm, sendbuf, recvbuf, count, dtype, present, &r);
+    return st == UCFT_OK ? ucft_wait(&r, NULL) : st;
+}
+
+ucft_status_t ucft_reduce_scatter(ucft_comm_h comm, const void *sendbuf,
+                                  void *recvbuf, size_t count,
+                                  ucft_datatype_t dtype, ucft_op_t op)
+{
+    ucft_request_h r;
+    ucft_status_t st =
+        ucft_ireduce_scatter(comm, sendbuf, recvbuf, count, dtype, op, &r);
     return st == UCFT_OK ? ucft_wait(&r, NULL) : st;
 }
 

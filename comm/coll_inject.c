@@ -11,8 +11,8 @@
 
 /* Indexed by CM_COLL_*; CM_COLL_SYNC is finalize's barrier. */
 static const char *const op_names[CM_INJECT_NOPS] = {
-    "bcast", "reduce", "allreduce", "barrier", "finalize",
-    "agree", "shrink", "dup",       "split",   "create_group"};
+    "bcast",    "reduce", "allreduce", "barrier", "allgather", "reduce_scatter",
+    "finalize", "agree",  "shrink",    "dup",     "split",     "create_group"};
 
 const char *cm_inject_op_name(int op)
 {
@@ -92,7 +92,7 @@ static ucft_status_t parse_spec(const char *s, const char *e,
             if (o == CM_INJECT_NOPS)
                 return bad(err, errlen,
                            "op '%.*s': expected bcast, reduce, allreduce, "
-                           "barrier or finalize",
+                           "barrier, allgather, reduce_scatter or finalize",
                            vlen, v);
             sp->op = o;
         } else if (parse_num(v, ie, k == 2 ? 1 : 0,

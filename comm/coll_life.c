@@ -91,6 +91,20 @@ struct cm_coll *cm_coll_get(cm_layer_t *cl, int slot, const coll_op_ops_t *ops)
     if (c != NULL) {
         cl->coll_free[slot] = c->next;
         cs->nfree[slot]--;
+        /* UCFT_<OP>_ALG tables: the slot's states serve every algorithm
+         * of the operation; the last one's leftovers go first. */
+        if (c->ops != ops && c->ops != NULL && c->ops->destroy != NULL)
+            c->ops->destroy(c->state);
+        if (c->state_cap < ops->state_size) {
+            void *st = calloc(1, ops->state_size);
+            if (st == NULL) {
+                coll_free(cl, c);
+                return NULL;
+            }
+            free(c->state);
+            c->state = st;
+            c->state_cap = ops->state_size;
+        }
     } else {
         c = calloc(1, sizeof(*c));
         if (c == NULL)
@@ -100,6 +114,7 @@ struct cm_coll *cm_coll_get(cm_layer_t *cl, int slot, const coll_op_ops_t *ops)
             free(c);
             return NULL;
         }
+        c->state_cap = ops->state_size;
         c->slot = slot;
         cs->allocs++;
         if (++cs->live > cs->peak)
@@ -118,6 +133,7 @@ void cm_coll_recycle(cm_layer_t *cl, struct cm_coll *c)
     }
     c->req = NULL;
     c->out = NULL;
+    c->present = NULL;
     c->next = cl->coll_free[c->slot];
     c->prev = NULL;
     cl->coll_free[c->slot] = c;
@@ -174,11 +190,15 @@ static void coll_complete(struct cm_coll *c, ucft_status_t status)
                         coll_agree_failed(c->state), c->agree_arg);
         c->agree_fn = NULL;
     }
-    if (status == UCFT_OK && c->out != NULL && c->args.len > 0)
-        memcpy(c->out, c->buf, c->args.len);
+    if (status == UCFT_OK && c->out != NULL && c->out_len > 0)
+        memcpy(c->out, c->buf + c->out_off, c->out_len);
+    if (status == UCFT_OK && c->present != NULL)
+        memcpy(c->present, c->buf + c->args.len - (size_t)c->comm->size,
+               (size_t)c->comm->size);
     c->out = NULL;
+    c->present = NULL;
     r->info.status = status;
-    r->info.length = status == UCFT_OK ? c->args.len : 0;
+    r->info.length = status == UCFT_OK ? c->out_len : 0;
     r->done = 1;
 }
 

@@ -13,24 +13,27 @@
 #include <string.h>
 
 static const char *const op_names[CM_COLL_NSLOTS] = {
-    "bcast", "reduce", "allreduce", "barrier", "barrier", "agree"};
+    "bcast",     "reduce",         "allreduce", "barrier",
+    "allgather", "reduce_scatter", "barrier",   "agree"};
+static const char *const var_names[CM_COLL_NOPS] = {
+    "BCAST", "REDUCE", "ALLREDUCE", "BARRIER", "ALLGATHER", "REDUCE_SCATTER"};
 
 ucft_status_t cm_coll_init(cm_layer_t *cl, struct ucft_comm *comm)
 {
     const cm_config_t *cfg = &cl->cfg;
     for (int i = 0; i < CM_COLL_NOPS; i++) {
-        comm->alg[i] = coll_op_find(op_names[i], cfg->alg[i]);
-        if (comm->alg[i] == NULL) {
+        char why[96];
+        if (cm_sel_parse(cfg->alg[i], op_names[i], &comm->sel[i], why,
+                         sizeof(why)) != UCFT_OK) {
             ucft_error(&cl->ctx->log,
-                       "UCFT_%s_ALG='%s': no such %s algorithm (ucft-sim "
-                       "--list shows them)",
-                       i == 0   ? "BCAST"
-                       : i == 1 ? "REDUCE"
-                       : i == 2 ? "ALLREDUCE"
-                                : "BARRIER",
-                       cfg->alg[i], op_names[i]);
+                       "UCFT_%s_ALG='%s': %s (an algorithm, 'fast', or "
+                       "SIZE:ALG,SIZE:ALG...; ucft-sim --list shows the "
+                       "algorithms)",
+                       var_names[i], cfg->alg[i], why);
             return UCFT_ERR_INVALID_PARAM;
         }
+        /* The communicator state, if any, is the first entry's. */
+        comm->alg[i] = comm->sel[i].ops[0];
     }
     comm->sync = coll_op_find("barrier", "corrected");
     comm->agree = coll_op_find("agree", "era");
@@ -63,8 +66,9 @@ static void coll_flow(struct ucft_comm *comm, int op);
 
 static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
                                int root, const void *in, void *out,
-                               size_t count, int dtype, int redop,
-                               ucft_request_h *req, const cm_coll_t *hook)
+                               uint8_t *present, size_t count, int dtype,
+                               int redop, ucft_request_h *req,
+                               const cm_coll_t *hook)
 {
     ucft_status_t st;
 
@@ -74,11 +78,18 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
     if (comm->revoked && op != CM_COLL_AGREE)
         return UCFT_ERR_REVOKED;
     size_t esize = dtype_size(dtype);
-    int reduces = op == CM_COLL_REDUCE || op == CM_COLL_ALLREDUCE;
+    int reduces = op != CM_COLL_BCAST && op != CM_COLL_BARRIER &&
+                  op != CM_COLL_SYNC && op != CM_COLL_ALLGATHER &&
+                  op != CM_COLL_AGREE;
+    /* Allgather and reduce-scatter: `count` per block, n blocks. */
+    int blocks = op == CM_COLL_ALLGATHER || op == CM_COLL_REDUCE_SCATTER;
+    size_t nb = blocks ? (size_t)comm->size : 1;
     const coll_user_op_t *uop = reduces ? cm_user_op(cl, redop) : NULL;
-    const coll_op_ops_t *ops = op == CM_COLL_SYNC    ? comm->sync
-                               : op == CM_COLL_AGREE ? comm->agree
-                                                     : comm->alg[op];
+    /* The algorithm depends on the size (comm/coll_select.h): checked
+     * against the largest buffer any of the table's takes. */
+    unsigned mult = op == CM_COLL_SYNC    ? comm->sync->buf_mult
+                    : op == CM_COLL_AGREE ? comm->agree->buf_mult
+                                          : cm_sel_buf_mult(&comm->sel[op]);
     const char *bad =
         req == NULL                      ? "NULL request pointer"
         : cl->ctx->finalizing            ? "called after ucft_finalize"
@@ -88,7 +99,7 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
         : reduces && uop == NULL && dtype_validate(dtype, redop) != UCFT_OK
             ? "unknown operation, or one the datatype does not "
               "support"
-        : count > 0 && esize * ops->buf_mult > SIZE_MAX / count
+        : count > 0 && esize * mult * nb + nb > SIZE_MAX / count
             ? "count too large"
             : NULL;
     if (bad != NULL) {
@@ -100,7 +111,17 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
         return UCFT_ERR_INVALID_PARAM;
     }
     coll_flow(comm, op); /* may post and wait for a barrier first */
-    size_t len = count * esize;
+    /* Allgather: the n blocks, then n presence bytes (collectives/
+     * ring_bw.c, gather_corrected.c). */
+    size_t blk = count * esize, len = blk * nb;
+    size_t in_off = op == CM_COLL_ALLGATHER ? (size_t)comm->rank * blk : 0;
+    size_t in_len = op == CM_COLL_ALLGATHER ? blk : len;
+    const coll_op_ops_t *ops = op == CM_COLL_SYNC ? comm->sync
+                               : op == CM_COLL_AGREE
+                                   ? comm->agree
+                                   : cm_sel_pick(&comm->sel[op], len);
+    if (op == CM_COLL_ALLGATHER)
+        len += nb;
     /* A rank whose operations complete at once (a broadcast root) never
      * waits, so nothing else progresses it: without this, the late messages
      * of its finished instances would stay in the transport until the next
@@ -135,9 +156,14 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
         return UCFT_ERR_NO_MEMORY;
     }
     cl->coll_stats.ops++;
-    if (len > 0 && in != NULL)
-        memcpy(c->buf, in, len);
+    if (in_len > 0 && in != NULL)
+        memcpy(c->buf + in_off, in, in_len);
     c->out = out;
+    c->present = present;
+    c->out_off = op == CM_COLL_REDUCE_SCATTER ? (size_t)comm->rank * blk : 0;
+    c->out_len = op == CM_COLL_REDUCE_SCATTER ? blk
+                 : op == CM_COLL_ALLGATHER    ? len - nb
+                                              : len;
     c->req = r;
     c->cl = cl;
     c->ready = 0;
@@ -150,7 +176,7 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
         .ctx = comm->ctx_id,
         .seq = op == CM_COLL_AGREE ? comm->agree_seq++ : comm->seq++,
         .f = comm->f,
-        .count = count,
+        .count = count * nb,
         .dtype = dtype,
         .redop = redop,
         .user_op = uop,
@@ -220,8 +246,16 @@ ucft_status_t cm_coll_post(ucft_comm_h comm, int op, int root, const void *in,
                            void *out, size_t count, int dtype, int redop,
                            ucft_request_h *req)
 {
-    return coll_post(comm, op, op, root, in, out, count, dtype, redop, req,
-                     NULL);
+    return coll_post(comm, op, op, root, in, out, NULL, count, dtype, redop,
+                     req, NULL);
+}
+
+ucft_status_t cm_coll_post_blocks(ucft_comm_h comm, int op, const void *in,
+                                  void *out, uint8_t *present, size_t count,
+                                  int dtype, int redop, ucft_request_h *req)
+{
+    return coll_post(comm, op, op, 0, in, out, present, count, dtype, redop,
+                     req, NULL);
 }
 
 ucft_status_t cm_agree_post(struct ucft_comm *comm, int inject_op,
@@ -237,7 +271,7 @@ ucft_status_t cm_agree_post(struct ucft_comm *comm, int inject_op,
         return UCFT_ERR_NO_MEMORY;
     memcpy(buf, in, words * sizeof(uint32_t));
     ucft_status_t st =
-        coll_post(comm, CM_COLL_AGREE, inject_op, 0, buf, NULL,
+        coll_post(comm, CM_COLL_AGREE, inject_op, 0, buf, NULL, NULL,
                   coll_agree_len(words), UCFT_UINT8, 0, req, &hook);
     free(buf);
     return st;
@@ -295,6 +329,7 @@ static void coll_flow(struct ucft_comm *comm, int op)
     unsigned window = comm->layer->cfg.reduce_window;
 
     if (op == CM_COLL_ALLREDUCE || op == CM_COLL_BARRIER ||
+        op == CM_COLL_ALLGATHER || op == CM_COLL_REDUCE_SCATTER ||
         op == CM_COLL_SYNC) {
         comm->flow_run = 0;
         return;
@@ -304,7 +339,7 @@ static void coll_flow(struct ucft_comm *comm, int op)
     comm->flow_run = 0;
     flow_wait(comm);
     /* A post that fails creates no request: flow_req stays NULL. */
-    flow_log(comm, coll_post(comm, CM_COLL_SYNC, -1, 0, NULL, NULL, 0,
+    flow_log(comm, coll_post(comm, CM_COLL_SYNC, -1, 0, NULL, NULL, NULL, 0,
                              UCFT_UINT8, 0, &comm->flow_req, NULL));
 }
 

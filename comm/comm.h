@@ -25,6 +25,7 @@
 #include "collectives/coll_op.h"
 #include "comm/coll.h"
 #include "comm/coll_inject.h"
+#include "comm/coll_select.h"
 #include "comm/variables.h"
 #include "comm/view.h"
 #include "collectives/agree.h"
@@ -60,6 +61,8 @@ struct ucft_comm {
     /* The algorithm of each operation on this communicator, chosen when it
      * is made (world: UCFT_<OP>_ALG), and its corrected barrier. */
     const coll_op_ops_t *alg[CM_COLL_NOPS];
+    /* UCFT_<OP>_ALG as a table by payload size (alg[op] = its first). */
+    cm_sel_t sel[CM_COLL_NOPS];
     const coll_op_ops_t *sync;
     const coll_op_ops_t *agree; /* agreement (collectives/agree.h) */
     /* Failures acknowledged (ucft_comm_failure_ack, ucft_comm_agree): comm

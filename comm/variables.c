@@ -38,6 +38,8 @@ static const ucft_config_field_t cm_fields[] = {
      "leaf never waits otherwise, and its messages pile up unmatched at the "
      "ranks that combine); 0: off",
      ucft__config_parse_uint, F(reduce_window), NULL},
+    /* Every UCFT_<OP>_ALG below (comm/coll_select.h): one algorithm, a
+     * table by payload size, or "fast". */
     {"PLACEMENT", "interleave",
      "which rank holds which position in the collectives' trees and rings: "
      "interleave (consecutive positions on different nodes, so that a "
@@ -45,7 +47,11 @@ static const ucft_config_field_t cm_fields[] = {
      "node, fewer messages between nodes) or identity (position = rank)",
      ucft__config_parse_enum, F(placement), placements},
     {"BCAST_ALG", "corrected",
-     "broadcast algorithm (ucft-sim --list): corrected, "
+     "broadcast algorithm (ucft-sim --list), or a table by payload size "
+     "SIZE:ALG,SIZE:ALG... (e.g. 0:binomial,64k:corrected: from 0 bytes "
+     "the first, from 64 KiB the second; the same syntax for every "
+     "UCFT_*_ALG below), or fast (the fastest baselines, here binomial): "
+     "corrected, "
      "corrected-opportunistic, corrected-batched, corrected-failproof, "
      "corrected-kary, corrected-lame, binomial",
      ucft__config_parse_string, F(alg[0]), NULL},
@@ -55,22 +61,37 @@ static const ucft_config_field_t cm_fields[] = {
      "with ERR_PROC_FAILED)",
      ucft__config_parse_string, F(alg[1]), NULL},
     {"ALLREDUCE_ALG", "corrected",
-     "allreduce algorithm: corrected (= corrected-list), "
+     "allreduce algorithm: corrected (= corrected-list), corrected-ring "
+     "(the same semantics at the ring's traffic when nothing fails), "
      "corrected-countbit, corrected-bit, recdbl (baseline recursive "
      "doubling: any failure ends it with ERR_PROC_FAILED), recexch "
      "(baseline recursive exchange, radix up to 8: fewer rounds), linear "
      "(baseline star through the root: one wait per rank, for small jobs "
-     "on few cores)",
+     "on few cores), ring (baseline reduce-scatter + allgather ring: "
+     "bandwidth-optimal for large vectors); fast = 0:recdbl,16k:ring",
      ucft__config_parse_string, F(alg[2]), NULL},
     {"BARRIER_ALG", "corrected",
      "barrier algorithm: corrected, recdbl, recexch, linear (baselines; "
      "finalize always uses the corrected one)",
      ucft__config_parse_string, F(alg[3]), NULL},
+    {"ALLGATHER_ALG", "corrected",
+     "allgather algorithm: corrected (a failed rank's block whole or "
+     "marked absent, the same at every survivor), corrected-ring (the "
+     "same at the ring's traffic when nothing fails), ring (baseline, "
+     "bandwidth-optimal: any failure ends it with ERR_PROC_FAILED)",
+     ucft__config_parse_string, F(alg[4]), NULL},
+    {"REDUCE_SCATTER_ALG", "corrected",
+     "reduce-scatter algorithm: corrected (every block over the live ranks "
+     "and the same subset of failed ones), corrected-ring (the same at "
+     "the ring's traffic when nothing fails), ring (baseline, "
+     "bandwidth-optimal: any failure ends it with ERR_PROC_FAILED)",
+     ucft__config_parse_string, F(alg[5]), NULL},
     {"INJECT", "",
      "failure injection for tests: 'rank=R,op=OP[,call=C][,msg=K]' (specs "
      "separated by ';'): rank R SIGKILLs itself just before sending message "
      "K (default 1; 0 = at the start) of its C-th (default 1) call of OP "
-     "(bcast, reduce, allreduce, barrier); empty = none",
+     "(bcast, reduce, allreduce, barrier, allgather, reduce_scatter, "
+     "finalize); empty = none",
      ucft__config_parse_string, F(inject), NULL},
     {NULL, NULL, NULL, NULL, 0, NULL},
 };

@@ -13,8 +13,9 @@ typedef struct cm_config {
     unsigned coll_batch;    /* corrected-batched: copies per message */
     unsigned reduce_window; /* reduces between flow-control barriers (0: off) */
     int placement;          /* placement_policy_t (UCFT_PLACEMENT) */
-    const char *alg[4];     /* bcast, reduce, allreduce, barrier */
-    const char *inject;     /* UCFT_INJECT specs (comm/coll_inject.h) */
+    /* bcast, reduce, allreduce, barrier, allgather, reduce_scatter */
+    const char *alg[6];
+    const char *inject; /* UCFT_INJECT specs (comm/coll_inject.h) */
 } cm_config_t;
 
 extern const ucft_config_table_t cm_config_table;

@@ -706,6 +706,39 @@ UCFT_API ucft_status_t ucft_iallreduce(ucft_comm_h comm, const void *sendbuf,
 /* Completes at a rank once every live rank has started it. Rules: R1, R5,
  * R6, R7, R8, R10, R12. */
 UCFT_API ucft_status_t ucft_ibarrier(ucft_comm_h comm, ucft_request_h *req);
+/* Allgather: rank r's sendbuf (`count` elements of `dtype`) becomes block
+ * r of recvbuf at every rank; recvbuf holds n = ucft_comm_size(comm)
+ * blocks of `count` elements in rank order. `present` (NULL, or n bytes of
+ * the caller's) receives present[r] = 1 when block r holds rank r's data
+ * and 0 when it is absent (then block r is zero). With the corrected
+ * algorithm (UCFT_ALLGATHER_ALG=corrected, the default) and at most f
+ * failures (ucft_comm_set_f) every surviving rank completes with UCFT_OK
+ * and the same blocks and presence bytes: every live rank's block is
+ * present; a failed rank's block is its data in full or absent. With the
+ * ring baseline any failure the operation depends on ends it with
+ * UCFT_ERR_PROC_FAILED (every present[r] is 1 on success). sendbuf is
+ * read when the call starts; recvbuf and present are written at
+ * completion, on success only. count 0: only the presence bytes. Rules:
+ * R1, R4, R5, R6, R7, R8, R10, R12. */
+UCFT_API ucft_status_t ucft_iallgather(ucft_comm_h comm, const void *sendbuf,
+                                       void *recvbuf, size_t count,
+                                       ucft_datatype_t dtype, uint8_t *present,
+                                       ucft_request_h *req);
+/* Reduce-scatter (block form): sendbuf holds n blocks of `count` elements
+ * (n = ucft_comm_size(comm)); rank r's recvbuf (`count` elements) = op over
+ * every rank's block r. With the corrected algorithm
+ * (UCFT_REDUCE_SCATTER_ALG=corrected, the default) and at most f failures
+ * every survivor completes with UCFT_OK, and every block is the reduction
+ * over every live rank and one subset of the failed ranks, the same subset
+ * for every block at every survivor (as ucft_allreduce). With the ring
+ * baseline any failure the operation depends on ends it with
+ * UCFT_ERR_PROC_FAILED. sendbuf is read when the call starts; recvbuf is
+ * written at completion, on success only. Rules: R1, R4, R5, R6, R7, R8,
+ * R10, R12. */
+UCFT_API ucft_status_t ucft_ireduce_scatter(ucft_comm_h comm,
+                                            const void *sendbuf, void *recvbuf,
+                                            size_t count, ucft_datatype_t dtype,
+                                            ucft_op_t op, ucft_request_h *req);
 
 /* Blocking forms: the non-blocking call, then ucft_wait. They return the
  * operation's final status; the output is written only when that is
@@ -721,6 +754,13 @@ UCFT_API ucft_status_t ucft_allreduce(ucft_comm_h comm, const void *sendbuf,
                                       void *recvbuf, size_t count,
                                       ucft_datatype_t dtype, ucft_op_t op);
 UCFT_API ucft_status_t ucft_barrier(ucft_comm_h comm);
+UCFT_API ucft_status_t ucft_allgather(ucft_comm_h comm, const void *sendbuf,
+                                      void *recvbuf, size_t count,
+                                      ucft_datatype_t dtype, uint8_t *present);
+UCFT_API ucft_status_t ucft_reduce_scatter(ucft_comm_h comm,
+                                           const void *sendbuf, void *recvbuf,
+                                           size_t count, ucft_datatype_t dtype,
+                                           ucft_op_t op);
 
 /* ---- Failure knowledge (R10) --------------------------------------------- */
 

@@ -1,5 +1,6 @@
 /* The oracle per operation (simrun/oracle.h): broadcast and ring here,
- * the reducing operations in oracle_reduce.c. */
+ * the reducing operations in oracle_reduce.c, allgather and reduce-scatter
+ * in oracle_gather.c. */
 #include "simrun/oracle.h"
 
 #include <string.h>
@@ -51,9 +52,11 @@ static int ring_check(const void *buf, const coll_args_t *args, int rank,
 static const coll_oracle_t oracles[] = {
     {bcast_fill, bcast_check}, {rc_fill, rc_check_root},
     {rc_fill, rc_check_all},   {ring_fill, ring_check},
+    {ag_fill, ag_check},       {rc_fill, rs_check},
     {agree_fill, agree_check}, {NULL, NULL},
 };
-static const char *const names[] = {"bcast", "reduce", "allreduce", "ring",
+static const char *const names[] = {"bcast", "reduce",    "allreduce",
+                                    "ring",  "allgather", "reduce_scatter",
                                     "agree"};
 
 const coll_oracle_t *coll_oracle_of(const coll_op_ops_t *op)

@@ -50,6 +50,12 @@ int rc_check_root(const void *buf, const coll_args_t *args, int rank, int size,
 int rc_check_all(const void *buf, const coll_args_t *args, int rank, int size,
                  const uint8_t *dead);
 
+/* Allgather and reduce-scatter (oracle_gather.c). */
+void ag_fill(void *buf, const coll_args_t *args, int rank, int size);
+int ag_check(const void *buf, const coll_args_t *args, int rank, int size,
+             const uint8_t *dead);
+int rs_check(const void *buf, const coll_args_t *args, int rank, int size,
+             const uint8_t *dead);
 /* Agreement (oracle_agree.c): rank r clears bit r of the value words. */
 void agree_fill(void *buf, const coll_args_t *args, int rank, int size);
 int agree_check(const void *buf, const coll_args_t *args, int rank, int size,

@@ -339,6 +339,9 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
         return st;
     }
     states = calloc((size_t)n, ssize);
+    /* As the runtime's recycled states: init must not rely on zeroes. */
+    if (states != NULL && p->dirty_states)
+        memset(states, 0xa5, (size_t)n * ssize);
     bufs = bsize ? malloc((size_t)n * bsize) : NULL;
     dead = calloc((size_t)n, 1);
     refs = calloc((size_t)n, sizeof(*refs));

@@ -59,6 +59,10 @@ typedef struct simrun_params {
      * comm/coll_post.c does. Latencies still count from the earliest
      * possible start. */
     uint64_t start_spread_ns;
+    /* 1: every rank's state is filled with garbage before init, as a
+     * state the runtime recycles holds its last run (coll_op.h: init
+     * must set up everything it reads). 0: zeroed. */
+    int dirty_states;
     coll_args_t args; /* f, count, dtype, redop, map (the rest is set
                          from the fields above) */
     /* Optional hooks for operations whose inputs or outputs do not all

@@ -112,6 +112,53 @@ class Comm:
     def ibarrier(self):
         return self._start("barrier", lib.ucft_ibarrier, (), (), None)
 
+    def iallgather(self, sendbuf, recvbuf=None, present=None):
+        """recvbuf (allocated when None: size x sendbuf.size elements)
+        holds every rank's sendbuf, in rank order. present (None, or a
+        writable uint8 array of `size` elements) gets 1 per block that
+        holds its rank's data, 0 per absent one (a failed rank's, under
+        the corrected algorithm; the block is zero)."""
+        sendbuf, dt = B.array("sendbuf", sendbuf)
+        n = self.size
+        if recvbuf is None:
+            recvbuf = np.empty(n * sendbuf.size, dtype=sendbuf.dtype)
+        else:
+            recvbuf = B.output("recvbuf", recvbuf, sendbuf)
+            if recvbuf.size < n * sendbuf.size:
+                raise ValueError("recvbuf is too small: %d elements, "
+                                 "allgather needs %d" %
+                                 (recvbuf.size, n * sendbuf.size))
+        if present is not None:
+            present, _ = B.array("present", present, writable=True)
+            if present.dtype != np.uint8 or present.size < n:
+                raise ValueError("present must be a uint8 array of at "
+                                 "least %d elements" % n)
+        return self._start("allgather", lib.ucft_iallgather,
+                           (B.addr(sendbuf), B.addr(recvbuf), sendbuf.size,
+                            dt, B.addr(present) if present is not None
+                            else None),
+                           (sendbuf, recvbuf, present), recvbuf)
+
+    def ireduce_scatter(self, sendbuf, recvbuf=None, op="sum"):
+        """sendbuf holds `size` equal blocks; recvbuf (allocated when
+        None) = op over every rank's block number `rank`."""
+        sendbuf, dt = B.array("sendbuf", sendbuf)
+        n = self.size
+        if sendbuf.size % n != 0:
+            raise ValueError("sendbuf has %d elements, not %d equal blocks"
+                             % (sendbuf.size, n))
+        count = sendbuf.size // n
+        if recvbuf is None:
+            recvbuf = np.empty(count, dtype=sendbuf.dtype)
+        else:
+            recvbuf, _ = B.array("recvbuf", recvbuf, writable=True)
+            if recvbuf.dtype != sendbuf.dtype or recvbuf.size < count:
+                raise ValueError("recvbuf must be %d elements of %s" %
+                                 (count, sendbuf.dtype))
+        return self._start("reduce_scatter", lib.ucft_ireduce_scatter,
+                           (B.addr(sendbuf), B.addr(recvbuf), count, dt,
+                            B.op_code(op)), (sendbuf, recvbuf), recvbuf)
+
     # -- point-to-point ----------------------------------------------------
     def isend(self, buf, dest, tag=0):
         """Sends the bytes of buf (an array or bytes-like object)."""
@@ -151,6 +198,12 @@ class Comm:
 
     def barrier(self):
         self.ibarrier().wait()
+
+    def allgather(self, sendbuf, recvbuf=None, present=None):
+        return self.iallgather(sendbuf, recvbuf, present).wait()
+
+    def reduce_scatter(self, sendbuf, recvbuf=None, op="sum"):
+        return self.ireduce_scatter(sendbuf, recvbuf, op).wait()
 
     def send(self, buf, dest, tag=0):
         self.isend(buf, dest, tag).wait()

@@ -42,6 +42,23 @@ res = w.allreduce(big, out)
 check(res is out and (out == n * (n - 1) / 2).all(), "1 MiB allreduce")
 w.allreduce(big, big, op="sum")
 check((big == n * (n - 1) / 2).all(), "in-place allreduce")
+# Allgather (with the presence bytes) and reduce-scatter.
+for dt in (np.int32, np.float64):
+    blk = np.arange(3, dtype=dt) + 10 * r
+    pres = np.zeros(n, dtype=np.uint8)
+    g = w.allgather(blk, present=pres)
+    want = np.concatenate([np.arange(3, dtype=dt) + 10 * q for q in range(n)])
+    check(g.dtype == dt and (g == want).all() and (pres == 1).all(),
+          "allgather %s" % dt)
+    v = np.arange(4 * n, dtype=dt) * (r + 1)
+    rs = w.reduce_scatter(v)
+    wantv = np.arange(4 * n, dtype=dt)[4 * r:4 * r + 4] * (n * (n + 1) // 2)
+    check(rs.size == 4 and (rs == wantv).all(), "reduce_scatter %s" % dt)
+try:
+    w.reduce_scatter(np.zeros(4 * n + 1, dtype=np.int32))
+    check(False, "reduce_scatter of uneven blocks accepted")
+except ValueError:
+    pass
 bits = np.array([1 << r], dtype=np.uint32)
 check(w.allreduce(bits, op="bor")[0] == (1 << n) - 1, "bor")
 w.barrier()

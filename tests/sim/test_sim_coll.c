@@ -273,6 +273,17 @@ static void test_sim_coll_op_table(void **state)
     assert_null(coll_op_find(NULL, NULL));
 }
 
+/* Allgather and reduce-scatter take n blocks of `count` elements each
+ * (allgather: then n presence bytes, docs/api.md): 2 elements per block. */
+static void block_shape(simrun_params_t *p, const coll_op_ops_t *o, int n)
+{
+    int ag = strcmp(o->op, "allgather") == 0;
+    if (!ag && strcmp(o->op, "reduce_scatter") != 0)
+        return;
+    p->args.count = 2 * (size_t)n;
+    p->len = p->args.count * 8 + (ag ? (size_t)n : 0);
+}
+
 /* Every algorithm says when its state may be reused (ops->idle): after
  * cleanup and a quiescent run every live rank's state is idle, with and
  * without failures (a dead root, a dead rank before the op, a rank dying
@@ -298,6 +309,7 @@ static void test_sim_coll_idle_after_cleanup(void **state)
                 p.args.redop = COLL_REDOP_SUM;
                 p.args.count = 2;
                 p.sim.seed = (uint64_t)(7 + scen);
+                block_shape(&p, o, n);
                 if (scen == 1 && n > 1) { /* the root is dead */
                     f.rank = p.root;
                     p.fails = &f;
@@ -343,6 +355,7 @@ static void rndv_params(simrun_params_t *p, const coll_op_ops_t *o, int n,
     p->args.dtype = COLL_DTYPE_INT64;
     p->args.redop = COLL_REDOP_SUM;
     p->args.count = 2;
+    block_shape(p, o, n);
     p->release_at_done = 1;
     *f = (simrun_fail_t){.kind = SIMRUN_FAIL_BEFORE_OP, .rank = n - 1};
     if (scen == 2 || scen == 3) { /* dies before its second send */

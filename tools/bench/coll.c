@@ -44,10 +44,16 @@ static int rank_from_env(void)
     return r ? atoi(r) : 0;
 }
 
+/* Allgather and reduce-scatter: --size is the whole vector (n blocks of
+ * blk int64). */
 static ucft_status_t run_one(ucft_comm_h w, const coll_opts_t *o, void *a,
-                             void *b, size_t n64)
+                             void *b, size_t n64, size_t blk)
 {
     switch (o->op) {
+    case COLL_ALLGATHER:
+        return ucft_allgather(w, a, b, blk, UCFT_INT64, NULL);
+    case COLL_REDUCE_SCATTER:
+        return ucft_reduce_scatter(w, a, b, blk, UCFT_INT64, UCFT_SUM);
     case COLL_BCAST:
         return ucft_bcast(w, a, o->size, UCFT_UINT8, 0);
     case COLL_REDUCE:
@@ -70,9 +76,12 @@ static int measure(ucft_comm_h w, const coll_opts_t *o, double *t_us,
                    coll_rank_result_t *res)
 {
     size_t n64 = o->size / 8 ? o->size / 8 : 1;
-    size_t bytes = n64 * 8 > o->size ? n64 * 8 : o->size;
+    size_t nr = (size_t)ucft_comm_size(w);
+    size_t blk = n64 / nr ? n64 / nr : 1;
+    size_t cap = n64 > nr * blk ? n64 : nr * blk;
+    size_t bytes = cap * 8 > o->size ? cap * 8 : o->size;
     int64_t *a = calloc(bytes, 1);
-    int64_t *b = calloc(n64, 8);
+    int64_t *b = calloc(cap, 8);
     int errors = 0;
 
     if (a == NULL || b == NULL) {
@@ -83,13 +92,13 @@ static int measure(ucft_comm_h w, const coll_opts_t *o, double *t_us,
     for (size_t i = 0; i < n64 && i * 8 < o->size; i++)
         a[i] = ucft_comm_rank(w) + 1;
     for (int i = 0; i < o->warmup; i++)
-        errors += run_one(w, o, a, b, n64) != UCFT_OK;
+        errors += run_one(w, o, a, b, n64, blk) != UCFT_OK;
     errors += ucft_barrier(w) != UCFT_OK;
     uint64_t prev = bench_now_ns(), total = 0;
     for (int i = 0; i < o->iters; i++) {
         if (o->sync)
             prev = bench_now_ns();
-        errors += run_one(w, o, a, b, n64) != UCFT_OK;
+        errors += run_one(w, o, a, b, n64, blk) != UCFT_OK;
         uint64_t now = bench_now_ns();
         t_us[i] = (double)(now - prev) / 1e3;
         total += now - prev;

@@ -29,6 +29,8 @@ typedef enum coll_op {
     COLL_REDUCE,
     COLL_ALLREDUCE,
     COLL_BARRIER,
+    COLL_ALLGATHER,
+    COLL_REDUCE_SCATTER,
     COLL_AGREE, /* ucft_comm_agree of one flag */
 } coll_op_t;
 

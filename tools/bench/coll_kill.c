@@ -2,7 +2,8 @@
  * ucft-bench coll --kill-to-result: how long after ucftrun kills a rank
  * every survivor holds a correct allreduce result again.
  *
- * Every rank loops blocking corrected allreduces of two int64 elements,
+ * Every rank loops blocking corrected allreduces of two int64 elements (or
+ * of --size bytes: the two, then elements that must all sum like the first),
  * {rank + 1, 1 << rank} (sum; f = 1 unless --f), back to back, and keeps
  * for each of the last RING completions its time, the sum and the rank
  * mask. A survivor stops once it has seen RING_AFTER results that leave a
@@ -70,11 +71,30 @@ static int64_t loop(ucft_comm_h w, const coll_opts_t *o, kill_entry_t *ring,
     uint64_t end = bench_now_ns() + (uint64_t)(o->bound_s * 1e9);
     int64_t n = 0;
     int missing = 0;
+    /* --size: the vector (at least the two checked elements); every
+     * element past them carries rank + 1 as the first does, and must sum
+     * to the same value. */
+    size_t cnt = o->size / 8 > 2 ? o->size / 8 : 2;
+    int64_t *in = calloc(cnt, sizeof(*in)), *out = calloc(cnt, sizeof(*out));
+    if (in == NULL || out == NULL) {
+        free(in);
+        free(out);
+        (*errors)++;
+        return 0;
+    }
+    for (size_t i = 2; i < cnt; i++)
+        in[i] = rank + 1;
 
     while (missing < RING_AFTER) {
-        int64_t in[2] = {rank + 1, (int64_t)(1ull << rank)}, out[2] = {0, 0};
-        ucft_status_t st = ucft_allreduce(w, in, out, 2, UCFT_INT64, UCFT_SUM);
+        in[0] = rank + 1;
+        in[1] = (int64_t)(1ull << rank);
+        out[0] = out[1] = 0;
+        ucft_status_t st =
+            ucft_allreduce(w, in, out, cnt, UCFT_INT64, UCFT_SUM);
         uint64_t now = bench_now_ns();
+        for (size_t i = 2; st == UCFT_OK && i < cnt; i += 4093)
+            if (out[i] != out[0])
+                st = UCFT_ERR_INTERNAL; /* counted as an error */
         if (st != UCFT_OK) {
             (*errors)++;
             out[0] = -1;
@@ -90,6 +110,8 @@ static int64_t loop(ucft_comm_h w, const coll_opts_t *o, kill_entry_t *ring,
         if ((n & 255) == 0 && now > end)
             break;
     }
+    free(in);
+    free(out);
     return n;
 }
 

@@ -16,9 +16,11 @@
 #define DEFAULT_BOUND  30.0
 #define MAX_SIZE       (64u << 20)
 
-static const char *const op_names[] = {"bcast", "reduce", "allreduce",
-                                       "barrier", "agree"};
-static const char *const op_envs[] = {"BCAST", "REDUCE", "ALLREDUCE", "BARRIER",
+static const char *const op_names[] = {"bcast",   "reduce",    "allreduce",
+                                       "barrier", "allgather", "reduce_scatter",
+                                       "agree"};
+static const char *const op_envs[] = {"BCAST",   "REDUCE",    "ALLREDUCE",
+                                      "BARRIER", "ALLGATHER", "REDUCE_SCATTER",
                                       "AGREE"};
 #define NOPS (sizeof(op_names) / sizeof(op_names[0]))
 
@@ -43,9 +45,12 @@ void coll_usage(FILE *f)
             "  (after --warmup ones and a barrier); rank 0 prints the max over "
             "ranks\n"
             "  of each rank's median and mean time per operation.\n"
-            "  --op OP          bcast | reduce | allreduce | barrier (root 0) "
-            "|\n"
-            "                   agree (ucft_comm_agree of one flag)\n"
+            "  --op OP          bcast | reduce | allreduce | barrier | "
+            "allgather |\n"
+            "                   reduce_scatter (root 0; the last two: --size "
+            "is the\n"
+            "                   whole vector, n blocks of int64) | agree\n"
+            "                   (ucft_comm_agree of one flag)\n"
             "  --alg NAME       sets UCFT_<OP>_ALG before ucft_init "
             "(ucft-sim --list)\n"
             "  --size B         bytes per rank (int64 elements for reduce and\n"
@@ -152,8 +157,8 @@ int coll_opts_parse(int argc, char **argv, coll_opts_t *o, int quiet)
         case O_OP:
             if (parse_op(optarg, &o->op) != 0)
                 return fail(quiet,
-                            "--op '%s': expected bcast, reduce, allreduce "
-                            "or barrier",
+                            "--op '%s': expected bcast, reduce, allreduce, "
+                            "barrier, allgather or reduce_scatter",
                             optarg);
             have_op = 1;
             break;

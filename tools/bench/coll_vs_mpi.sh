@@ -7,12 +7,16 @@
 #
 #   tools/bench/coll_vs_mpi.sh [BUILD_DIR]        (default build-cbench)
 #
-# Environment: NS ("2 4 8 16"), OPS ("bcast allreduce barrier"), SIZE (8),
+# Environment: NS ("2 4 8 16"), OPS ("bcast allreduce barrier"; also
+# reduce, allgather, reduce_scatter), SIZE (8), SIZES (SIZE; several
+# sizes, e.g. "8 64k 1m 16m": one table row per size; allgather and
+# reduce_scatter: the whole vector, n blocks),
 # ROUNDS (3), ITERS (2000), WARMUP (200), WAITS ("hybrid spin"),
 # SPIN_MAX_N (number of cores),
 # ALLREDUCE_ALGS ("corrected corrected-countbit corrected-bit recdbl recexch
 # linear"),
 # BCAST_ALGS ("corrected corrected-opportunistic corrected-batched binomial"),
+# ALLGATHER_ALGS ("corrected ring"), REDUCE_SCATTER_ALGS ("corrected ring"),
 # REDUCE_ALGS ("corrected binomial"), BARRIER_ALGS ("corrected recdbl recexch
 # linear"),
 # MPI_PMLS ("ob1 ucx"), KILL_N (8), KILL_RUNS (5; 0 skips),
@@ -39,6 +43,9 @@ bin=$build/bin
 NS=${NS:-"2 4 8 16"}
 OPS=${OPS:-"bcast allreduce barrier"}
 SIZE=${SIZE:-8}
+SIZES=${SIZES:-$SIZE}
+ALLGATHER_ALGS=${ALLGATHER_ALGS:-"corrected ring"}
+REDUCE_SCATTER_ALGS=${REDUCE_SCATTER_ALGS:-"corrected ring"}
 ROUNDS=${ROUNDS:-3}
 ITERS=${ITERS:-2000}
 WARMUP=${WARMUP:-200}
@@ -84,6 +91,8 @@ algs() {
     bcast) echo "$BCAST_ALGS" ;;
     reduce) echo "$REDUCE_ALGS" ;;
     barrier) echo "$BARRIER_ALGS" ;;
+    allgather) echo "$ALLGATHER_ALGS" ;;
+    reduce_scatter) echo "$REDUCE_SCATTER_ALGS" ;;
     *) echo "corrected" ;;
     esac
 }
@@ -91,52 +100,60 @@ algs() {
 baseline() {
     case $1 in
     allreduce | barrier) echo recdbl ;;
+    allgather | reduce_scatter) echo ring ;;
     *) echo binomial ;;
     esac
 }
+# tobytes 64k -> 65536 (mpi_coll takes plain bytes).
+tobytes() { awk -v s="$1" 'BEGIN { m = 1; u = tolower(substr(s, length(s)));
+    if (u == "k") m = 1024; else if (u == "m") m = 1048576;
+    else if (u == "g") m = 1073741824;
+    if (m > 1) s = substr(s, 1, length(s) - 1); printf "%d\n", s * m }'; }
 field() { sed -n "s/.*\"$1\":\([-0-9.]*\).*/\1/p" | head -1; }
 median() { sort -g | awk '{v[NR]=$1} END {if (NR==0) print "-";
     else if (NR%2) print v[(NR+1)/2]; else printf "%.3f\n", (v[NR/2]+v[NR/2+1])/2}'; }
 
-run_ucft() { # N OP ALG WAIT -> mean_us
+run_ucft() { # N OP ALG WAIT SIZE -> mean_us
     UCFT_WAIT=$4 timeout "$TMO" "$bin/ucftrun" -n "$1" "${bind_ucft[@]}" \
         "$bin/ucft-bench" coll \
-        --op "$2" --alg "$3" --size "$SIZE" --iters "$ITERS" \
+        --op "$2" --alg "$3" --size "$5" --iters "$ITERS" \
         --warmup "$WARMUP" "${sync_ucft[@]}" --json 2>>"$tmp/err.log" |
         field mean_us
 }
-run_mpi() { # N OP PML -> mean_us
+run_mpi() { # N OP PML SIZE -> mean_us
     local extra=(--mca pml ob1)
     [ "$3" = ucx ] && extra=(--mca pml ucx --mca pml_ucx_tls any
         --mca pml_ucx_devices any)
     timeout "$TMO" mpirun --allow-run-as-root --oversubscribe \
         "${bind_mpi[@]}" --mca mpi_yield_when_idle 1 "${extra[@]}" \
         -np "$1" "$mpi" "$2" \
-        "$SIZE" "$ITERS" "$WARMUP" "${sync_mpi[@]}" 2>>"$tmp/err.log" |
+        "$(tobytes "$4")" "$ITERS" "$WARMUP" "${sync_mpi[@]}" 2>>"$tmp/err.log" |
         field mean_us
 }
 
 echo "# coll_vs_mpi.sh $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores," \
-    "load $(cut -d' ' -f1-3 /proc/loadavg); size $SIZE B, $ITERS iters" \
+    "load $(cut -d' ' -f1-3 /proc/loadavg); sizes $SIZES B, $ITERS iters" \
     "($WARMUP warm-up), $ROUNDS rounds, median of the rounds," \
     "$([ "$SYNC" = 1 ] && echo "each op timed alone (SYNC=1)" ||
         echo "back-to-back"), binding: $BIND"
 for r in $(seq "$ROUNDS"); do
+  for sz in $SIZES; do
     for n in $NS; do
         for op in $OPS; do
             for w in $WAITS; do
                 [ "$w" = spin ] && [ "$n" -gt "$SPIN_MAX_N" ] && continue
                 for a in $(algs "$op"); do
-                    v=$(run_ucft "$n" "$op" "$a" "$w")
-                    echo "${v:-}" >>"$tmp/u.$n.$op.$a.$w"
+                    v=$(run_ucft "$n" "$op" "$a" "$w" "$sz")
+                    echo "${v:-}" >>"$tmp/u.$sz.$n.$op.$a.$w"
                 done
             done
             for p in $MPI_PMLS; do
-                v=$(run_mpi "$n" "$op" "$p")
-                echo "${v:-}" >>"$tmp/m.$n.$op.$p"
+                v=$(run_mpi "$n" "$op" "$p" "$sz")
+                echo "${v:-}" >>"$tmp/m.$sz.$n.$op.$p"
             done
         done
     done
+  done
 done
 
 cell() { [ -f "$1" ] && grep -v '^$' "$1" | median || echo -; }
@@ -145,53 +162,57 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" ||
 echo
 echo "mean µs per operation (max over ranks), median of $ROUNDS rounds;" \
     "ratio = ucft / Open MPI (best of ${MPI_PMLS:-none})"
-printf "| %3s | %-9s | %-18s | %-6s | %9s | %9s | %9s | %6s | %9s |\n" \
-    N op "ucft alg" wait "ucft µs" "ob1 µs" "ucx µs" ratio "/baseline"
-echo "|---|---|---|---|---|---|---|---|---|"
+printf "| %5s | %3s | %-9s | %-18s | %-6s | %9s | %9s | %9s | %6s | %9s |\n" \
+    size N op "ucft alg" wait "ucft µs" "ob1 µs" "ucx µs" ratio "/baseline"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+for sz in $SIZES; do
 for n in $NS; do
     for op in $OPS; do
-        ob1=$(cell "$tmp/m.$n.$op.ob1")
-        ucx=$(cell "$tmp/m.$n.$op.ucx")
+        ob1=$(cell "$tmp/m.$sz.$n.$op.ob1")
+        ucx=$(cell "$tmp/m.$sz.$n.$op.ucx")
         best=$(printf '%s\n%s\n' "$ob1" "$ucx" | grep -v '^-$' | sort -g | head -1)
         for w in $WAITS; do
             [ "$w" = spin ] && [ "$n" -gt "$SPIN_MAX_N" ] && continue
             for a in $(algs "$op"); do
-                u=$(cell "$tmp/u.$n.$op.$a.$w")
+                u=$(cell "$tmp/u.$sz.$n.$op.$a.$w")
                 bin_r=-
                 bl=$(baseline "$op")
-                [ "$a" != "$bl" ] && [ -f "$tmp/u.$n.$op.$bl.$w" ] &&
-                    bin_r=$(ratio "$u" "$(cell "$tmp/u.$n.$op.$bl.$w")")
-                printf "| %3s | %-9s | %-18s | %-6s | %9s | %9s | %9s | %6s | %9s |\n" \
-                    "$n" "$op" "$a" "$w" "$u" "$ob1" "$ucx" \
+                [ "$a" != "$bl" ] && [ -f "$tmp/u.$sz.$n.$op.$bl.$w" ] &&
+                    bin_r=$(ratio "$u" "$(cell "$tmp/u.$sz.$n.$op.$bl.$w")")
+                printf "| %5s | %3s | %-9s | %-18s | %-6s | %9s | %9s | %9s | %6s | %9s |\n" \
+                    "$sz" "$n" "$op" "$a" "$w" "$u" "$ob1" "$ucx" \
                     "$(ratio "$u" "${best:--}")" "$bin_r"
             done
         done
     done
+done
 done
 
 # The target of the issue: the fastest ucft allreduce (any algorithm, any
 # wait mode) at most 1.0x the best Open MPI one, per N.
 case " $OPS " in *" allreduce "*)
     echo
-    echo "fastest ucft allreduce vs the best Open MPI, per N"
-    printf "| %3s | %-26s | %9s | %9s | %6s |\n" N "ucft alg/wait" "ucft µs" \
-        "MPI µs" ratio
-    echo "|---|---|---|---|---|"
+    echo "fastest ucft allreduce vs the best Open MPI, per size and N"
+    printf "| %5s | %3s | %-26s | %9s | %9s | %6s |\n" size N "ucft alg/wait" \
+        "ucft µs" "MPI µs" ratio
+    echo "|---|---|---|---|---|---|"
+    for sz in $SIZES; do
     for n in $NS; do
         bu=- ba=-
         for w in $WAITS; do
             for a in $(algs allreduce); do
-                u=$(cell "$tmp/u.$n.allreduce.$a.$w")
+                u=$(cell "$tmp/u.$sz.$n.allreduce.$a.$w")
                 [ "$u" = - ] && continue
                 if [ "$bu" = - ] || awk -v x="$u" -v y="$bu" 'BEGIN{exit !(x < y)}'; then
                     bu=$u ba="$a/$w"
                 fi
             done
         done
-        best=$(printf '%s\n%s\n' "$(cell "$tmp/m.$n.allreduce.ob1")" \
-            "$(cell "$tmp/m.$n.allreduce.ucx")" | grep -v '^-$' | sort -g | head -1)
-        printf "| %3s | %-26s | %9s | %9s | %6s |\n" "$n" "$ba" "$bu" \
-            "${best:--}" "$(ratio "$bu" "${best:--}")"
+        best=$(printf '%s\n%s\n' "$(cell "$tmp/m.$sz.$n.allreduce.ob1")" \
+            "$(cell "$tmp/m.$sz.$n.allreduce.ucx")" | grep -v '^-$' | sort -g | head -1)
+        printf "| %5s | %3s | %-26s | %9s | %9s | %6s |\n" "$sz" "$n" "$ba" \
+            "$bu" "${best:--}" "$(ratio "$bu" "${best:--}")"
+    done
     done
     ;;
 esac

@@ -4,12 +4,14 @@
  * with mpicc into its own temporary directory:
  *
  *   mpicc -O2 -o mpi_coll tools/bench/mpi_coll.c
- *   mpirun -np N ./mpi_coll bcast|allreduce|barrier|reduce SIZE ITERS WARMUP
- *          [sync]
+ *   mpirun -np N ./mpi_coll bcast|allreduce|barrier|reduce|allgather|
+ *          reduce_scatter SIZE ITERS WARMUP [sync]
  *
  * It measures exactly as `ucft-bench coll` does: WARMUP untimed operations,
  * one MPI_Barrier, then ITERS back-to-back blocking operations (root 0;
- * int64 sum for the reductions), each rank timing the interval between
+ * int64 sum for the reductions; allgather and reduce_scatter: SIZE is the
+ * whole vector, n blocks of SIZE / 8 / n int64, MPI_Allgather and
+ * MPI_Reduce_scatter_block), each rank timing the interval between
  * its own completions; per rank mean (total / ITERS), median and p99;
  * rank 0 prints one JSON line with the max over ranks of each. With
  * "sync", each operation is timed alone and followed by an untimed
@@ -35,9 +37,16 @@ static int cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int run(const char *op, void *a, void *b, int size)
+static int run(const char *op, void *a, void *b, int size, int nranks)
 {
     int n64 = size / 8 > 0 ? size / 8 : 1;
+    int blk = n64 / nranks > 0 ? n64 / nranks : 1;
+    if (strcmp(op, "allgather") == 0)
+        return MPI_Allgather(a, blk, MPI_INT64_T, b, blk, MPI_INT64_T,
+                             MPI_COMM_WORLD);
+    if (strcmp(op, "reduce_scatter") == 0)
+        return MPI_Reduce_scatter_block(a, b, blk, MPI_INT64_T, MPI_SUM,
+                                        MPI_COMM_WORLD);
     if (strcmp(op, "bcast") == 0)
         return MPI_Bcast(a, size, MPI_BYTE, 0, MPI_COMM_WORLD);
     if (strcmp(op, "allreduce") == 0)
@@ -67,17 +76,19 @@ int main(int argc, char **argv)
         return 2;
     }
     size_t bytes = size < 8 ? 8 : (size_t)size;
+    if (bytes < 8 * (size_t)nranks)
+        bytes = 8 * (size_t)nranks; /* one int64 per block at least */
     int64_t *a = calloc(bytes, 1), *b = calloc(bytes, 1);
     double *t = calloc((size_t)iters, sizeof(*t));
     a[0] = rank + 1;
     for (int i = 0; i < warmup; i++)
-        run(op, a, b, size);
+        run(op, a, b, size, nranks);
     MPI_Barrier(MPI_COMM_WORLD);
     double prev = now_us(), total = 0;
     for (int i = 0; i < iters; i++) {
         if (sync)
             prev = now_us();
-        run(op, a, b, size);
+        run(op, a, b, size, nranks);
         double x = now_us();
         t[i] = x - prev;
         total += x - prev;

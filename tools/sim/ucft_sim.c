@@ -57,6 +57,14 @@ static ucft_status_t run_one(const opts_t *o, const coll_op_ops_t *op, int n,
     p.sim.detect_delay_ns = o->detect_delay_ns;
     p.start_spread_ns = o->start_spread_ns;
     p.len = o->size;
+    if (strcmp(op->op, "allgather") == 0 ||
+        strcmp(op->op, "reduce_scatter") == 0) {
+        /* --size is the whole vector: n blocks of bytes (rounded down, at
+         * least one byte each); allgather adds its n presence bytes. */
+        size_t blk = o->size / (size_t)n ? o->size / (size_t)n : 1;
+        p.args.count = blk * (size_t)n;
+        p.len = p.args.count + (op->op[0] == 'a' ? (size_t)n : 0);
+    }
     p.root = o->root;
     p.fail_random = o->fail;
     p.fails = o->fails;
