@@ -27,6 +27,13 @@ extern const coll_op_ops_t coll_allreduce_recexch_ops;
 extern const coll_op_ops_t coll_barrier_recexch_ops;
 extern const coll_op_ops_t coll_allreduce_linear_ops;
 extern const coll_op_ops_t coll_barrier_linear_ops;
+extern const coll_op_ops_t coll_allreduce_approx_ps_ops;
+extern const coll_op_ops_t coll_allreduce_approx_pf_ops;
+extern const coll_op_ops_t coll_allreduce_approx_pflc_ops;
+extern const coll_op_ops_t coll_allreduce_approx_pfcc_ops;
+extern const coll_op_ops_t coll_allreduce_approx_hps_ops;
+extern const coll_op_ops_t coll_allreduce_approx_hpflc_ops;
+extern const coll_op_ops_t coll_allreduce_approx_ardb_ops;
 
 const coll_op_ops_t *const coll_op_table[] = {
     &coll_bcast_binomial_ops,
@@ -55,6 +62,15 @@ const coll_op_ops_t *const coll_op_table[] = {
     &coll_barrier_recexch_ops,
     &coll_allreduce_linear_ops,
     &coll_barrier_linear_ops,
+    /* Approximate (op "allreduce_approx", collectives/gossip.h): never
+     * found for "allreduce". */
+    &coll_allreduce_approx_ps_ops,
+    &coll_allreduce_approx_pf_ops,
+    &coll_allreduce_approx_pflc_ops,
+    &coll_allreduce_approx_pfcc_ops,
+    &coll_allreduce_approx_hps_ops,
+    &coll_allreduce_approx_hpflc_ops,
+    &coll_allreduce_approx_ardb_ops,
     NULL,
 };
 

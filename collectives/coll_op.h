@@ -58,6 +58,12 @@ enum coll_kind {
     COLL_KIND_RECDBL_ERR = 99,
     COLL_KIND_LINEAR = 100,
     COLL_KIND_LINEAR_ERR = 101,
+    /* 102..111: the gossip family (gossip.h): 102 flows and values, 103
+     * PFCC's answers; 104..111 free for it. */
+    COLL_KIND_GOSSIP_FIRST = 102,
+    COLL_KIND_GOSSIP = 102,
+    COLL_KIND_GOSSIP_REPLY = 103,
+    COLL_KIND_GOSSIP_LAST = 111,
     COLL_KIND_BASELINE_LAST = 127,
     /* 128..255: messages of communicator states (coll_comm_ops_t), which
      * outlive instances: their tag's sequence field is theirs, not an
@@ -178,6 +184,9 @@ typedef struct coll_args {
      * UCFT_MATE_SPIN_TIME per wait). */
     uint8_t *remote_wait;
     int mate; /* comm rank; read only when remote_wait is not NULL */
+    /* The approximate allreduce family only (collectives/gossip.h): eps,
+     * tau, seed, topology, rounds. NULL: the defaults. */
+    const struct coll_gossip_params *gossip;
 } coll_args_t;
 
 typedef struct coll_op_ops {
