@@ -3,9 +3,10 @@
  * simulator and in real jobs (UCFT_INJECT flip=B / flip_rate=R,
  * comm/coll_inject.h; ucft-sim --flip / --flip-rate, docs/gossip.md).
  *
- * A rank's flip state counts the collective-class messages it sends in one
- * operation (every message, empty ones too, 1-based) and corrupts the
- * payload of some of them before they leave:
+ * A rank's flip state counts the collective-class messages with a payload
+ * that it sends in one operation (1-based; empty messages, e.g. PFCC's
+ * acceptances and error notices, carry nothing to corrupt and are not
+ * counted) and corrupts the payload of some of them before they leave:
  *   bit >= 0   message number `msg`: bit `bit` of the payload is inverted
  *              (bit 0 = the least significant bit of the first byte, so
  *              bit B < 64 of a double payload is bit B of its first
