@@ -61,7 +61,8 @@ typedef struct coll_gossip_params {
     double eps;      /* target relative accuracy, (0, 1); 0: 1e-8 */
     double tau;      /* checksum threshold, relative to max(1, |c|);
                         0: the algorithm's default (PFLC/HPFLC 0.5,
-                        PFCC 1e-10) */
+                        PFCC 1e-10 for double, 1e-5 for float: below the
+                        wire's rounding every flow looks corrupted) */
     uint64_t seed;   /* schedule seed (0 is a valid seed) */
     int topo;        /* gossip_topo_t (HPS, HPFLC, ARDB: FULL only) */
     unsigned rounds; /* 0: the default for n, eps, topology */

@@ -207,8 +207,8 @@ unsigned gossip_default_rounds(int n, double eps, int topo,
 
     if (n <= 1)
         return 0;
-    if (sched == GOSSIP_SCHED_BUTTERFLY)
-        return l; /* exact after log2 n rounds (n a power of two) */
+    if (sched == GOSSIP_SCHED_BUTTERFLY && (n & (n - 1)) == 0)
+        return l; /* exact after log2 n rounds; else it cycles on */
     /* Calibrated on the simulator (docs/gossip.md): on the full topology
      * push-sum reaches eps in about 1.7 log2(1/eps) + log2 n rounds, at
      * most 2 log2(1/eps) + log2 n over 20 seeds at n = 32 and 1024 (eps
@@ -491,7 +491,7 @@ static void post_round(gossip_t *s)
 
 /* Flow rules: the message of j (decoded in tmp) arrives. Returns 1 when it
  * was corrupted (PFCC answers it with the own flow). */
-static int take_flow(gossip_t *s, int j, const double *msg)
+static int take_flow(gossip_t *s, int j, const double *msg, int mutual)
 {
     size_t m = elems(s);
     double *f = flow_of(s, j, 1);
@@ -505,8 +505,15 @@ static int take_flow(gossip_t *s, int j, const double *msg)
         }
         return 1;
     }
+    /* Both sent to each other this round: each keeps what it gave away
+     * besides what it received, f_ij = -f_ji' - e_i / 2 (e_i as sent,
+     * still in est), which both sides compute alike, so the pair stays
+     * conserved and both end with the pair's average, as push-sum would.
+     * (The paper's asynchronous runs instead lose the pair's
+     * conservation until their next one-way exchange.) */
+    double keep = mutual && !s->sent_corrupt ? -0.5 : 0.0;
     for (size_t k = 0; k < m; k++)
-        f[k] = -msg[k];
+        f[k] = -msg[k] + keep * s->est[k];
     return 0;
 }
 
@@ -524,12 +531,7 @@ static void apply_round(gossip_t *s)
                 s->est[k] += tmp[k];
             continue;
         }
-        /* Both sent to each other this round: the lower rank's flow wins
-         * (it keeps its own, the higher adopts it), so the pair stays
-         * conserved; the paper's asynchronous runs lose the pair's
-         * conservation until their next one-way exchange instead. */
-        int mutual = s->out == s->in[i] && s->v < s->in[i];
-        int bad = mutual ? 0 : take_flow(s, s->in[i], tmp);
+        int bad = take_flow(s, s->in[i], tmp, s->out == s->in[i]);
         if (s->var.rule != GOSSIP_RULE_PFCC)
             continue;
         /* The answer: empty (accepted), or the own flow (corrected). */
@@ -675,7 +677,12 @@ ucft_status_t gossip_init(void *state, tp_t *tp, const coll_args_t *args,
     s->esz = esz;
     s->nc = has_sum(s) ? 3 : 2;
     s->mlen = s->count * s->nc * esz;
-    s->tau = p->tau > 0 ? p->tau : var->rule == GOSSIP_RULE_PFCC ? 1e-10 : 0.5;
+    /* PFCC's default sits above the rounding of the wire datatype (a
+     * float flow's checksum is off by about 2^-23 |c| on arrival). */
+    s->tau = p->tau > 0                      ? p->tau
+             : var->rule != GOSSIP_RULE_PFCC ? 0.5
+             : esz == sizeof(float)          ? 1e-5
+                                             : 1e-10;
     s->R = p->rounds
                ? p->rounds
                : gossip_default_rounds(s->n, s->prm.eps, p->topo, var->sched);
