@@ -34,6 +34,7 @@ static void layer_destroy(void *state)
 {
     cm_layer_t *cl = state;
     cm_coll_free_all(cl);
+    cm_inject_cleanup(&cl->inject);      /* corrupted copies (flip=) */
     place_map_cleanup(&cl->world.place); /* the collectives used its map */
     cl->ctx->world = NULL;
     free(cl);
