@@ -9,6 +9,7 @@
 
 #include "ucft.h"
 #include "collectives/coll_op.h"
+#include "collectives/gossip.h"
 #include "runtime/request.h"
 
 #include <stddef.h>
@@ -44,6 +45,7 @@ typedef struct cm_coll {
     uint8_t kept;        /* completed, still running for the others */
     uint8_t retired;     /* kept and no longer needed: to be cleaned up */
     uint8_t remote_wait; /* args.remote_wait points here (or is NULL) */
+    coll_gossip_params_t gossip; /* args.gossip points here (APPROX) */
 } cm_coll_t;
 
 enum {
@@ -55,7 +57,11 @@ enum {
     /* Not an operation of its own: the corrected barrier whatever
      * UCFT_BARRIER_ALG says (finalize's synchronisation must tolerate the
      * dead ranks; a baseline barrier would only report them). */
-    CM_COLL_SYNC = CM_COLL_NOPS
+    CM_COLL_SYNC = CM_COLL_NOPS,
+    /* The approximate allreduce (ucft_allreduce_approx): its algorithm
+     * comes with each call, not from a variable. */
+    CM_COLL_APPROX,
+    CM_COLL_NSLOTS /* free lists: the operations, SYNC and APPROX */
 };
 
 /* Counters of collective states (for the finalize log line and tests). */
@@ -64,7 +70,7 @@ typedef struct cm_coll_stats {
     uint64_t allocs; /* states allocated (the others were reused) */
     unsigned live;   /* states allocated now (free lists included) */
     unsigned peak;   /* the most at once */
-    unsigned nfree[CM_COLL_NOPS + 1]; /* per free list */
+    unsigned nfree[CM_COLL_NSLOTS]; /* per free list */
 } cm_coll_stats_t;
 
 /* Chooses `comm`'s algorithms (UCFT_<OP>_ALG) and f (UCFT_F), and makes
@@ -75,6 +81,12 @@ ucft_status_t cm_coll_init(struct cm_layer *cl, struct ucft_comm *comm);
 ucft_status_t cm_coll_post(ucft_comm_h comm, int op, int root, const void *in,
                            void *out, size_t count, int dtype, int redop,
                            ucft_request_h *req);
+/* Posts an approximate allreduce (CM_COLL_APPROX) with algorithm `ops`
+ * and parameters `gp` (copied). */
+ucft_status_t cm_coll_post_approx(ucft_comm_h comm, const coll_op_ops_t *ops,
+                                  const coll_gossip_params_t *gp,
+                                  const void *in, void *out, size_t count,
+                                  int dtype, ucft_request_h *req);
 /* Finalize: progress until the states that run on after their request
  * completed (early completion) have finished, at most timeout_ns. */
 void cm_coll_quiesce(struct cm_layer *cl, uint64_t timeout_ns);

@@ -11,7 +11,7 @@
 
 /* Indexed by CM_COLL_*; CM_COLL_SYNC is finalize's barrier. */
 static const char *const op_names[CM_INJECT_NOPS] = {
-    "bcast", "reduce", "allreduce", "barrier", "finalize"};
+    "bcast", "reduce", "allreduce", "barrier", "finalize", "allreduce_approx"};
 
 const char *cm_inject_op_name(int op)
 {
@@ -94,7 +94,7 @@ static ucft_status_t parse_spec(const char *s, const char *e,
             if (o == CM_INJECT_NOPS)
                 return bad(err, errlen,
                            "op '%.*s': expected bcast, reduce, allreduce, "
-                           "barrier or finalize",
+                           "barrier, finalize or allreduce_approx",
                            vlen, v);
             sp->op = o;
         } else if (k == 4) {

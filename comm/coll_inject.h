@@ -7,7 +7,8 @@
  *
  * Syntax: specs separated by ';', each a comma-separated list of key=value
  *   rank=R     job rank that dies (required)
- *   op=OP      bcast | reduce | allreduce | barrier | finalize (required);
+ *   op=OP      bcast | reduce | allreduce | barrier | finalize |
+ *              allreduce_approx (required);
  *              finalize = the corrected barriers inside ucft_finalize
  *              (call 1: before the detector stops, call 2: after it, in
  *              the heartbeat-thread mode only)
@@ -48,7 +49,7 @@
 #include <stdint.h>
 
 #define CM_INJECT_MAX  16
-#define CM_INJECT_NOPS (CM_COLL_SYNC + 1) /* the operations and finalize */
+#define CM_INJECT_NOPS CM_COLL_NSLOTS /* the operations, finalize, approx */
 
 typedef struct cm_inject_spec {
     int rank;

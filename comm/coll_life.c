@@ -444,7 +444,7 @@ void cm_coll_free_all(cm_layer_t *cl)
             cm_coll_list_del(c);
             coll_free(cl, c);
         }
-    for (int i = 0; i <= CM_COLL_NOPS; i++)
+    for (int i = 0; i < CM_COLL_NSLOTS; i++)
         while (cl->coll_free[i] != NULL) {
             struct cm_coll *c = cl->coll_free[i];
             cl->coll_free[i] = c->next;

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const op_names[CM_COLL_NOPS + 1] = {
-    "bcast", "reduce", "allreduce", "barrier", "barrier"};
+static const char *const op_names[CM_COLL_NSLOTS] = {
+    "bcast", "reduce", "allreduce", "barrier", "barrier", "allreduce_approx"};
 
 ucft_status_t cm_coll_init(cm_layer_t *cl, struct ucft_comm *comm)
 {
@@ -63,7 +63,8 @@ static void coll_flow(struct ucft_comm *comm, int op);
 static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
                                int root, const void *in, void *out,
                                size_t count, int dtype, int redop,
-                               ucft_request_h *req)
+                               ucft_request_h *req, const coll_op_ops_t *aops,
+                               const coll_gossip_params_t *gp)
 {
     ucft_status_t st;
 
@@ -74,7 +75,9 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
     int reduces =
         op != CM_COLL_BCAST && op != CM_COLL_BARRIER && op != CM_COLL_SYNC;
     const coll_user_op_t *uop = reduces ? cm_user_op(cl, redop) : NULL;
-    const coll_op_ops_t *ops = op == CM_COLL_SYNC ? comm->sync : comm->alg[op];
+    const coll_op_ops_t *ops = op == CM_COLL_SYNC     ? comm->sync
+                               : op == CM_COLL_APPROX ? aops
+                                                      : comm->alg[op];
     const char *bad =
         req == NULL                      ? "NULL request pointer"
         : cl->ctx->finalizing            ? "called after ucft_finalize"
@@ -161,6 +164,10 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
         .remote_wait = mate_spin(cl, comm) ? &c->remote_wait : NULL,
         .mate = comm->place.mate};
     c->remote_wait = 0;
+    if (gp != NULL) {
+        c->gossip = *gp;
+        c->args.gossip = &c->gossip;
+    }
     r->comm = comm;
     r->owner = c;
     /* UCFT_INJECT: a call it names runs on a filter that may kill us. */
@@ -205,7 +212,17 @@ ucft_status_t cm_coll_post(ucft_comm_h comm, int op, int root, const void *in,
                            void *out, size_t count, int dtype, int redop,
                            ucft_request_h *req)
 {
-    return coll_post(comm, op, op, root, in, out, count, dtype, redop, req);
+    return coll_post(comm, op, op, root, in, out, count, dtype, redop, req,
+                     NULL, NULL);
+}
+
+ucft_status_t cm_coll_post_approx(ucft_comm_h comm, const coll_op_ops_t *ops,
+                                  const coll_gossip_params_t *gp,
+                                  const void *in, void *out, size_t count,
+                                  int dtype, ucft_request_h *req)
+{
+    return coll_post(comm, CM_COLL_APPROX, CM_COLL_APPROX, 0, in, out, count,
+                     dtype, COLL_REDOP_SUM, req, ops, gp);
 }
 
 ucft_status_t cm_coll_sync(ucft_comm_h comm)
@@ -260,7 +277,7 @@ static void coll_flow(struct ucft_comm *comm, int op)
     unsigned window = comm->layer->cfg.reduce_window;
 
     if (op == CM_COLL_ALLREDUCE || op == CM_COLL_BARRIER ||
-        op == CM_COLL_SYNC) {
+        op == CM_COLL_SYNC || op == CM_COLL_APPROX) {
         comm->flow_run = 0;
         return;
     }
@@ -270,7 +287,7 @@ static void coll_flow(struct ucft_comm *comm, int op)
     flow_wait(comm);
     /* A post that fails creates no request: flow_req stays NULL. */
     flow_log(comm, coll_post(comm, CM_COLL_SYNC, -1, 0, NULL, NULL, 0,
-                             UCFT_UINT8, 0, &comm->flow_req));
+                             UCFT_UINT8, 0, &comm->flow_req, NULL, NULL));
 }
 
 void cm_coll_flow_end(struct ucft_comm *comm)

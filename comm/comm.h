@@ -97,7 +97,7 @@ typedef struct cm_layer {
      * to complete: recycled once ops->idle says so); lingering (no idle:
      * freed after CM_COLL_LINGER_NS). */
     cm_coll_t colls, finishing, zombies;
-    cm_coll_t *coll_free[CM_COLL_NOPS + 1]; /* per operation, for reuse */
+    cm_coll_t *coll_free[CM_COLL_NSLOTS]; /* per operation, for reuse */
     cm_coll_stats_t coll_stats;
     unsigned coll_early; /* running states whose request already completed */
     int coll_retire;     /* some kept collective is retired */
