@@ -1,7 +1,7 @@
 /*
  * The oracle of the approximate allreduce (collectives/gossip.h): rank r's
  * element e is uniform in [0, 1) (the paper's initial data), drawn from
- * (r, e, seq); a rank's output is right when every element is within the
+ * (r, e, seq, the gossip seed); a rank's output is right when every element is within the
  * instance's eps (relative) of the exact sum or mean over the ranks that
  * survived (the push-flow family's limit under crashes). float outputs
  * are allowed their rounding besides (2^-22 relative).
@@ -16,7 +16,9 @@
 
 double gossip_oracle_input(const coll_args_t *args, int rank, size_t e)
 {
-    uint64_t h = gs_hash3(0x6f7261636c65ull ^ args->seq, (uint64_t)rank, e);
+    uint64_t seed = args->gossip != NULL ? args->gossip->seed : 0;
+    uint64_t h = gs_hash3(0x6f7261636c65ull ^ args->seq ^ gs_mix(seed),
+                          (uint64_t)rank, e);
     double x = (double)(h >> 11) * 0x1.0p-53;
     if (args->dtype == COLL_DTYPE_FLOAT)
         x = (float)x;
