@@ -70,7 +70,10 @@ static const ucft_config_field_t cm_fields[] = {
      "failure injection for tests: 'rank=R,op=OP[,call=C][,msg=K]' (specs "
      "separated by ';'): rank R SIGKILLs itself just before sending message "
      "K (default 1; 0 = at the start) of its C-th (default 1) call of OP "
-     "(bcast, reduce, allreduce, barrier); empty = none",
+     "(bcast, reduce, allreduce, barrier, finalize, allreduce_approx); "
+     "with flip=B (and/or flip_rate=P[,seed=S]) it corrupts that call's "
+     "messages instead (bit B of message K's payload; each message with "
+     "probability P); empty = none",
      ucft__config_parse_string, F(inject), NULL},
     {NULL, NULL, NULL, NULL, 0, NULL},
 };
