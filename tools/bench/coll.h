@@ -29,6 +29,7 @@ typedef enum coll_op {
     COLL_REDUCE,
     COLL_ALLREDUCE,
     COLL_BARRIER,
+    COLL_ALLREDUCE_APPROX, /* ucft_allreduce_approx on doubles */
 } coll_op_t;
 
 typedef struct coll_opts {
@@ -43,6 +44,7 @@ typedef struct coll_opts {
     int kill_to_result; /* --kill-to-result */
     double bound_s;     /* --bound: kill-to-result, longest run */
     int ballast_mb;     /* --ballast: kill-to-result, memory written first */
+    double eps;         /* --eps: allreduce_approx (default 1e-8) */
 } coll_opts_t;
 
 /* Returns 0 (run), 1 (help printed: exit 0) or -1 (error and usage

@@ -17,18 +17,18 @@
 #define MAX_SIZE       (64u << 20)
 
 static const char *const op_names[] = {"bcast", "reduce", "allreduce",
-                                       "barrier"};
-static const char *const op_envs[] = {"BCAST", "REDUCE", "ALLREDUCE",
-                                      "BARRIER"};
+                                       "barrier", "allreduce_approx"};
+static const char *const op_envs[] = {"BCAST", "REDUCE", "ALLREDUCE", "BARRIER",
+                                      "ALLREDUCE_APPROX"};
 
 const char *coll_op_name(coll_op_t op)
 {
-    return (unsigned)op < 4 ? op_names[op] : "?";
+    return (unsigned)op < 5 ? op_names[op] : "?";
 }
 
 const char *coll_op_env(coll_op_t op)
 {
-    return (unsigned)op < 4 ? op_envs[op] : "?";
+    return (unsigned)op < 5 ? op_envs[op] : "?";
 }
 
 void coll_usage(FILE *f)
@@ -43,6 +43,8 @@ void coll_usage(FILE *f)
             "ranks\n"
             "  of each rank's median and mean time per operation.\n"
             "  --op OP          bcast | reduce | allreduce | barrier (root 0)\n"
+            "                   | allreduce_approx (doubles; --alg ps, pf,\n"
+            "                   pflc, pfcc, hps, hpflc, ardb; --eps E)\n"
             "  --alg NAME       sets UCFT_<OP>_ALG before ucft_init "
             "(ucft-sim --list)\n"
             "  --size B         bytes per rank (int64 elements for reduce and\n"
@@ -85,7 +87,7 @@ static int fail(int quiet, const char *fmt, const char *what)
 
 static int parse_op(const char *s, coll_op_t *op)
 {
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         if (strcmp(s, op_names[i]) == 0) {
             *op = (coll_op_t)i;
             return 0;
@@ -106,7 +108,8 @@ int coll_opts_parse(int argc, char **argv, coll_opts_t *o, int quiet)
         O_SYNC,
         O_KILL,
         O_BOUND,
-        O_BALLAST
+        O_BALLAST,
+        O_EPS
     };
     static const struct option longs[] = {
         {"op", required_argument, NULL, O_OP},
@@ -120,6 +123,7 @@ int coll_opts_parse(int argc, char **argv, coll_opts_t *o, int quiet)
         {"kill-to-result", no_argument, NULL, O_KILL},
         {"bound", required_argument, NULL, O_BOUND},
         {"ballast", required_argument, NULL, O_BALLAST},
+        {"eps", required_argument, NULL, O_EPS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -132,6 +136,7 @@ int coll_opts_parse(int argc, char **argv, coll_opts_t *o, int quiet)
     o->warmup = DEFAULT_WARMUP;
     o->f = -1;
     o->bound_s = DEFAULT_BOUND;
+    o->eps = 1e-8;
 
     opterr = 0;
     optind = 1;
@@ -140,8 +145,8 @@ int coll_opts_parse(int argc, char **argv, coll_opts_t *o, int quiet)
         case O_OP:
             if (parse_op(optarg, &o->op) != 0)
                 return fail(quiet,
-                            "--op '%s': expected bcast, reduce, allreduce "
-                            "or barrier",
+                            "--op '%s': expected bcast, reduce, allreduce, "
+                            "barrier or allreduce_approx",
                             optarg);
             have_op = 1;
             break;
@@ -149,6 +154,13 @@ int coll_opts_parse(int argc, char **argv, coll_opts_t *o, int quiet)
             if (*optarg == '\0')
                 return fail(quiet, "--alg '%s': expected a name", optarg);
             o->alg = optarg;
+            break;
+        case O_EPS:
+            o->eps = strtod(optarg, &end);
+            if (*optarg == '\0' || *end != '\0' || !(o->eps > 0) ||
+                !(o->eps < 1))
+                return fail(quiet, "--eps '%s': expected a number in (0, 1)",
+                            optarg);
             break;
         case O_SIZE:
             if (bench_parse_size(optarg, &o->size) != 0 || o->size == 0 ||
