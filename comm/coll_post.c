@@ -174,6 +174,8 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
     tp_t *tp = cl->ctx->tp;
     if (cm_inject_active(&cl->inject))
         tp = cm_inject_call(&cl->inject, inject_op, comm->ctx_id, c->args.seq);
+    if (cl->cfg.checksum) /* in front of the injection: flips hit it */
+        tp = cm_csum_tp(&cl->csum, tp, op == CM_COLL_APPROX);
     st = ops->init(c->state, tp, &c->args, c->buf);
     if (st == UCFT_OK) {
         cm_coll_list_add(&cl->colls, c);

@@ -24,6 +24,7 @@
 #include "ucft.h"
 #include "collectives/coll_op.h"
 #include "comm/coll.h"
+#include "comm/coll_csum.h"
 #include "comm/coll_inject.h"
 #include "comm/variables.h"
 #include "placement/comm_map.h"
@@ -106,6 +107,7 @@ typedef struct cm_layer {
     unsigned coll_post_tick; /* posts: a progress call every 8th */
     uint64_t drained;        /* late collective messages dropped */
     cm_inject_t inject;      /* UCFT_INJECT (comm/coll_inject.h) */
+    cm_csum_t csum;          /* UCFT_CHECKSUM (comm/coll_csum.h) */
 } cm_layer_t;
 
 /* ---- the layer (comm/layer.c; ucft_init and ucft_finalize: comm/lib.c) --- */

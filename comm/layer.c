@@ -85,6 +85,7 @@ ucft_status_t cm_layer_create(struct ucft_context *ctx)
         ucft_error(&ctx->log, "bad configuration: %s", err);
         return st;
     }
+    cm_csum_init(&cl->csum, ctx->tp);
     st = cm_inject_parse(cl->cfg.inject, &cl->inject, err, sizeof(err));
     if (st == UCFT_OK)
         st = cm_inject_setup(&cl->inject, w->rank, w->size, ctx->tp, &ctx->log,

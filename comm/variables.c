@@ -75,6 +75,12 @@ static const ucft_config_field_t cm_fields[] = {
      "messages instead (bit B of message K's payload; each message with "
      "probability P); empty = none",
      ucft__config_parse_string, F(inject), NULL},
+    {"CHECKSUM", "n",
+     "y: every collective message with a payload carries a 64-bit checksum "
+     "of it; a corrupted one is logged (sender, context, sequence, kind) "
+     "and dropped as if lost (docs/gossip.md; costs a copy and a pass over "
+     "the payload on each side)",
+     ucft__config_parse_bool, F(checksum), NULL},
     {NULL, NULL, NULL, NULL, 0, NULL},
 };
 

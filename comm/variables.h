@@ -15,6 +15,7 @@ typedef struct cm_config {
     int placement;          /* placement_policy_t (UCFT_PLACEMENT) */
     const char *alg[4];     /* bcast, reduce, allreduce, barrier */
     const char *inject;     /* UCFT_INJECT specs (comm/coll_inject.h) */
+    int checksum;           /* UCFT_CHECKSUM (comm/coll_csum.h) */
 } cm_config_t;
 
 extern const ucft_config_table_t cm_config_table;
