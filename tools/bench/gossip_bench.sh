@@ -5,6 +5,7 @@
 # shared memory; one JSON line per run into docs/data/gossip_bench.jsonl
 # (docs/gossip.md shows the table). Run it niced on a quiet machine:
 #   nice -n 19 tools/bench/gossip_bench.sh [BUILD_DIR] [ITERS]
+# (GOSSIP_BENCH_N="2 4 8": other rank counts)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
@@ -13,7 +14,7 @@ out=$root/docs/data/gossip_bench.jsonl
 run="$build/bin/ucftrun --timeout 600"
 bench=$build/bin/ucft-bench
 : >"$out"
-for n in 2 4 8 16; do
+for n in ${GOSSIP_BENCH_N:-2 4 8 16}; do
   UCX_TLS=shm UCFT_ALLREDUCE_ALG=recdbl $run -n $n "$bench" coll \
     --op allreduce --iters "$iters" --warmup 20 --json | grep '^{' >>"$out"
   for a in ps pf pflc pfcc hps hpflc ardb; do
