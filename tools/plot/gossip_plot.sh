@@ -58,7 +58,7 @@ for alg in ("pflc", "pfcc"):
     for k in sorted({int(r["flips"]) for r in rows if r["alg"] == alg}):
         it = np.array([int(r["iterations"]) for r in rows
                        if r["alg"] == alg and int(r["flips"]) == k])
-        if len(it) >= 3:
+        if len(it) >= 2:
             out.append((k, np.median(it), it.min(), it.max(), len(it)))
     write("fig6_%s.dat" % alg, out)
 
