@@ -1,10 +1,10 @@
 /*
  * The oracle of the approximate allreduce (collectives/gossip.h): rank r's
  * element e is uniform in [0, 1) (the paper's initial data), drawn from
- * (r, e, seq, the gossip seed); a rank's output is right when every element is within the
- * instance's eps (relative) of the exact sum or mean over the ranks that
- * survived (the push-flow family's limit under crashes). float outputs
- * are allowed their rounding besides (2^-22 relative).
+ * (r, e, seq, the gossip seed); a rank's output is right when every element is
+ * within the instance's eps (relative) of the exact sum or mean over the ranks
+ * that survived (the push-flow family's limit under crashes). float outputs are
+ * allowed their rounding besides (2^-22 relative).
  */
 #include "simrun/oracle.h"
 

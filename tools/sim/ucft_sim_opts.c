@@ -51,8 +51,7 @@ static void usage(FILE *f)
            "  --sweep-ranks LIST   N1,N2,... or pow2:MAX or pow2:MIN:MAX;\n"
            "                       one CSV line per N (ignores --ranks)\n"
            "  --csv FILE           CSV output file for a sweep (default "
-           "stdout)\n"
-           SIM_GOSSIP_USAGE
+           "stdout)\n" SIM_GOSSIP_USAGE
            "  --list               list operations and algorithms\n"
            "  -h, --help           this help\n"
            "Exit status: 0 ran, 1 the run failed or gave wrong data, 2 bad "
@@ -289,7 +288,9 @@ static const struct option long_opts[] = {
     {"map-by", required_argument, NULL, OPT_MAP_BY},
     {"placement", required_argument, NULL, OPT_PLACEMENT},
     {"kill-node", required_argument, NULL, OPT_KILL_NODE},
+    /* clang-format off */
     SIM_GOSSIP_LONG_OPTS
+    /* clang-format on */
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
