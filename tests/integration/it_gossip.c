@@ -8,7 +8,11 @@
  *   it_gossip exact none|some                   ucft_allreduce (double sum;
  *                                               UCFT_ALLREDUCE_ALG picks)
  * "none": no rank may be wrong; "some": at least one must be (the flip
- * shows). Exit 0 when the count is as wanted at every rank. */
+ * shows). Exit 0 when the count is as wanted at every rank.
+ *   it_gossip badparams                         bad arguments of
+ *                                               ucft_allreduce_approx give
+ *                                               UCFT_ERR_INVALID_PARAM, and
+ *                                               defaults (NULL) work */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,10 +31,50 @@ static double input(int r, int e)
     return 0.25 + 0.5 * (r + 1) / (e + 2);
 }
 
+static int bad_params(ucft_comm_h w)
+{
+    double x[2] = {1, 2}, y[2];
+    int ix[2] = {1, 2}, iy[2];
+    ucft_approx_params_t p = {.field_mask = UCFT_APPROX_FIELD_ALG,
+                              .alg = "nope"};
+    CHECK_ST(ucft_allreduce_approx(w, x, y, 2, UCFT_DOUBLE, &p),
+             UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_allreduce_approx(w, ix, iy, 2, UCFT_INT32, NULL),
+             UCFT_ERR_INVALID_PARAM);
+    p = (ucft_approx_params_t){.field_mask = UCFT_APPROX_FIELD_EPS, .eps = 2};
+    CHECK_ST(ucft_allreduce_approx(w, x, y, 2, UCFT_DOUBLE, &p),
+             UCFT_ERR_INVALID_PARAM);
+    p = (ucft_approx_params_t){.field_mask = UCFT_APPROX_FIELD_TOPOLOGY,
+                               .topology = 9};
+    CHECK_ST(ucft_allreduce_approx(w, x, y, 2, UCFT_DOUBLE, &p),
+             UCFT_ERR_INVALID_PARAM);
+    p = (ucft_approx_params_t){.field_mask = UCFT_APPROX_FIELD_ALG |
+                                             UCFT_APPROX_FIELD_TOPOLOGY,
+                               .alg = "hps",
+                               .topology = UCFT_APPROX_RING};
+    CHECK_ST(ucft_allreduce_approx(w, x, y, 2, UCFT_DOUBLE, &p),
+             UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_allreduce_approx(w, x, NULL, 2, UCFT_DOUBLE, NULL),
+             UCFT_ERR_INVALID_PARAM);
+    /* Defaults: pflc, eps 1e-8, the sum. */
+    CHECK_ST(ucft_allreduce_approx(w, x, y, 2, UCFT_DOUBLE, NULL), UCFT_OK);
+    int n = ucft_comm_size(w);
+    for (int e = 0; e < 2; e++)
+        CHECK(fabs(y[e] - n * x[e]) <= 1e-8 * n * x[e], "y[%d] = %g", e, y[e]);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     ucft_context_h ctx;
     double x[COUNT], y[COUNT];
+    if (argc == 2 && strcmp(argv[1], "badparams") == 0) {
+        if (ucft_init(NULL, &ctx) != UCFT_OK)
+            return 1;
+        g_rank = ucft_comm_rank(ucft_comm_world(ctx));
+        bad_params(ucft_comm_world(ctx));
+        return ucft_finalize(ctx) == UCFT_OK ? 0 : 1;
+    }
     int approx = argc == 6 && strcmp(argv[1], "approx") == 0;
     int exact = argc == 3 && strcmp(argv[1], "exact") == 0;
     const char *want = approx ? argv[5] : exact ? argv[2] : "";
