@@ -39,6 +39,7 @@ typedef struct gossip {
     const coll_args_t *args;
     gossip_variant_t var;
     coll_gossip_params_t prm;
+    gossip_plan_t plan; /* the schedule (gossip_sched.c) */
     unsigned char *buf; /* input, then the output */
     int n, v;
     unsigned R, round, nc; /* rounds, current round, values per element */
@@ -74,155 +75,6 @@ typedef struct gossip {
 
 _Static_assert(sizeof(gossip_t) <= GOSSIP_STATE_SIZE, "GOSSIP_STATE_SIZE");
 
-/* ---- topology and schedule --------------------------------------------- */
-
-static unsigned lg_ceil(int n)
-{
-    unsigned l = 0;
-    while ((1l << l) < n)
-        l++;
-    return l;
-}
-
-static unsigned degree(const gossip_t *s, int v)
-{
-    int n = s->n;
-    if (n <= 1)
-        return 0;
-    switch (s->prm.topo) {
-    case GOSSIP_TOPO_RING:
-        return n == 2 ? 1 : 2;
-    case GOSSIP_TOPO_HYPERCUBE: {
-        unsigned d = 0;
-        for (unsigned b = 0; b < lg_ceil(n); b++)
-            d += (v ^ (1 << b)) < n;
-        return d;
-    }
-    default:
-        return (unsigned)n - 1;
-    }
-}
-
-/* Neighbour k of v (k < degree(v)). */
-static int neighbour(const gossip_t *s, int v, unsigned k)
-{
-    int n = s->n;
-    switch (s->prm.topo) {
-    case GOSSIP_TOPO_RING:
-        return k == 0 ? (v + 1) % n : (v - 1 + n) % n;
-    case GOSSIP_TOPO_HYPERCUBE:
-        for (unsigned b = 0;; b++)
-            if ((v ^ (1 << b)) < n && k-- == 0)
-                return v ^ (1 << b);
-    default:
-        return (int)k < v ? (int)k : (int)k + 1;
-    }
-}
-
-static uint64_t round_key(const gossip_t *s, unsigned r)
-{
-    return gs_hash3(s->prm.seed, 0x676f73736970ull, r);
-}
-
-/* The vrank that v sends to in round r, or -1. */
-static int out_of(const gossip_t *s, int v, unsigned r)
-{
-    uint64_t key = round_key(s, r);
-    uint32_t n = (uint32_t)s->n;
-    switch (s->var.sched) {
-    case GOSSIP_SCHED_RANDOM: {
-        unsigned d = degree(s, v);
-        if (d == 0)
-            return -1;
-        return neighbour(s, v, (unsigned)(gs_hash3(key, 1, (uint64_t)v) % d));
-    }
-    case GOSSIP_SCHED_PERM: {
-        int t = (int)gs_perm(key, n, (uint32_t)v, 0);
-        return t == v ? -1 : t;
-    }
-    case GOSSIP_SCHED_CYCLE: {
-        if (n < 2)
-            return -1;
-        uint32_t pos = gs_perm(key, n, (uint32_t)v, 1);
-        return (int)gs_perm(key, n, (pos + 1) % n, 0);
-    }
-    default: {
-        unsigned l = lg_ceil(s->n);
-        if (l == 0)
-            return -1;
-        int t = v ^ (1 << (r % l));
-        return t < s->n ? t : -1;
-    }
-    }
-}
-
-/* The in-set of v in round r into s->in; returns its size. */
-static unsigned in_set(gossip_t *s, int v, unsigned r)
-{
-    unsigned k = 0;
-    uint64_t key = round_key(s, r);
-    uint32_t n = (uint32_t)s->n;
-    switch (s->var.sched) {
-    case GOSSIP_SCHED_RANDOM: {
-        unsigned d = degree(s, v);
-        for (unsigned i = 0; i < d; i++) {
-            int j = neighbour(s, v, i);
-            if (out_of(s, j, r) == v)
-                s->in[k++] = j;
-        }
-        return k;
-    }
-    case GOSSIP_SCHED_PERM: {
-        int j = (int)gs_perm(key, n, (uint32_t)v, 1);
-        if (j != v)
-            s->in[k++] = j;
-        return k;
-    }
-    case GOSSIP_SCHED_CYCLE: {
-        if (n < 2)
-            return 0;
-        uint32_t pos = gs_perm(key, n, (uint32_t)v, 1);
-        s->in[k++] = (int)gs_perm(key, n, (pos + n - 1) % n, 0);
-        return k;
-    }
-    default: {
-        int j = out_of(s, v, r);
-        if (j >= 0)
-            s->in[k++] = j;
-        return k;
-    }
-    }
-}
-
-unsigned gossip_default_rounds(int n, double eps, int topo,
-                               gossip_sched_t sched)
-{
-    unsigned l = lg_ceil(n);
-    double x = eps > 0 && eps < 1 ? eps : 1e-8, le = 0, r;
-
-    while (x < 1) { /* le = ceil(log2(1 / eps)), without libm */
-        x *= 2;
-        le++;
-    }
-
-    if (n <= 1)
-        return 0;
-    if (sched == GOSSIP_SCHED_BUTTERFLY && (n & (n - 1)) == 0)
-        return l; /* exact after log2 n rounds; else it cycles on */
-    /* Calibrated on the simulator (docs/gossip.md): on the full topology
-     * push-sum reaches eps in about 1.7 log2(1/eps) + log2 n rounds, at
-     * most 2 log2(1/eps) + log2 n over 20 seeds at n = 32 and 1024 (eps
-     * 1e-3 .. 1e-14); 10 rounds more cover the tail. The hypercube took
-     * 1.8 times as many at n = 32 (the spectral gap shrinks as 1/log2
-     * n), the ring O(n^2). */
-    r = 2.0 * le + (double)l + 10;
-    if (topo == GOSSIP_TOPO_HYPERCUBE)
-        r *= 1.0 + (double)l / 5.0;
-    else if (topo == GOSSIP_TOPO_RING)
-        r *= (double)n * (double)n / 4.0 + 1.0;
-    return (unsigned)r + 1;
-}
-
 /* ---- flows ----------------------------------------------------------- */
 
 static int is_flow(const gossip_t *s)
@@ -247,7 +99,7 @@ static double *flow_of(gossip_t *s, int j, int make)
         if (s->prm.topo == GOSSIP_TOPO_FULL)
             return s->flow + (size_t)(j < s->v ? j : j - 1) * elems(s);
         for (unsigned k = 0; k < s->nslot; k++)
-            if (neighbour(s, s->v, k) == j)
+            if (gossip_neighbour(&s->plan, s->v, k) == j)
                 return s->flow + (size_t)k * elems(s);
         return NULL;
     }
@@ -427,7 +279,7 @@ static void post_round(gossip_t *s)
     size_t m = elems(s);
     ucft_status_t st;
 
-    s->nin = in_set(s, s->v, s->round);
+    s->nin = gossip_in(&s->plan, s->v, s->round, s->in);
     for (unsigned i = 0; i < s->nin; i++) {
         s->got[i] = 0;
         if (known_dead(s, s->in[i]))
@@ -443,7 +295,7 @@ static void post_round(gossip_t *s)
             s->got[i] = s->rreq[i].length == s->mlen;
         }
     }
-    s->out = out_of(s, s->v, s->round);
+    s->out = gossip_out(&s->plan, s->v, s->round);
     s->arrived = 0;
     s->sent_corrupt = 0;
     if (s->out < 0 || known_dead(s, s->out)) {
@@ -675,6 +527,8 @@ ucft_status_t gossip_init(void *state, tp_t *tp, const coll_args_t *args,
     s->buf = buf;
     s->n = tp->size;
     s->v = coll_vrank_of(args, tp->rank, 0, s->n);
+    s->plan = (gossip_plan_t){
+        .n = s->n, .topo = p->topo, .sched = var->sched, .seed = p->seed};
     s->count = args->count;
     s->esz = esz;
     s->nc = has_sum(s) ? 3 : 2;
@@ -691,7 +545,7 @@ ucft_status_t gossip_init(void *state, tp_t *tp, const coll_args_t *args,
     s->status = UCFT_INPROGRESS;
     s->stats.final_rel_err = NAN;
 
-    unsigned deg = degree(s, s->v);
+    unsigned deg = gossip_degree(&s->plan, s->v);
     s->max_in = var->sched == GOSSIP_SCHED_RANDOM ? (deg ? deg : 1) : 1;
     if (is_flow(s))
         s->nslot = var->sched == GOSSIP_SCHED_RANDOM ? deg : 2 * s->R + 2;
@@ -805,9 +659,9 @@ static int cut_off(const gossip_t *s)
         /* two cuts split the ring unless the dead are adjacent */
         return 1;
     }
-    unsigned d = degree(s, s->v), alive = 0;
+    unsigned d = gossip_degree(&s->plan, s->v), alive = 0;
     for (unsigned k = 0; k < d; k++)
-        alive += !known_dead(s, neighbour(s, s->v, k));
+        alive += !known_dead(s, gossip_neighbour(&s->plan, s->v, k));
     return d > 0 && alive == 0 && (int)s->ndead < s->n - 1;
 }
 

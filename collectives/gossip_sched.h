@@ -68,4 +68,24 @@ static inline uint32_t gs_perm(uint64_t key, uint32_t n, uint32_t x,
     return x;
 }
 
+/* A schedule: n ranks, a topology (gossip_topo_t), a partner schedule
+ * (gossip_sched_t) and a seed. */
+typedef struct gossip_plan {
+    int n;
+    int topo;
+    int sched;
+    uint64_t seed;
+} gossip_plan_t;
+
+/* Neighbours of v in the plan's topology, and neighbour k of v (k below
+ * the degree). */
+unsigned gossip_degree(const gossip_plan_t *p, int v);
+int gossip_neighbour(const gossip_plan_t *p, int v, unsigned k);
+/* The vrank v sends to in round r, or -1 (none: a fixed point, no
+ * neighbour, a butterfly partner beyond n). */
+int gossip_out(const gossip_plan_t *p, int v, unsigned r);
+/* v's in-set of round r (the vranks whose gossip_out is v) into `in`
+ * (room for gossip_degree(v) entries, at least 1); returns its size. */
+unsigned gossip_in(const gossip_plan_t *p, int v, unsigned r, int *in);
+
 #endif
