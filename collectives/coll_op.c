@@ -37,6 +37,13 @@ extern const coll_op_ops_t coll_reduce_scatter_corrected_ops;
 extern const coll_op_ops_t coll_reduce_scatter_corrected_ring_ops;
 extern const coll_op_ops_t coll_reduce_scatter_ring_ops;
 extern const coll_op_ops_t coll_agree_era_ops;
+extern const coll_op_ops_t coll_allreduce_approx_ps_ops;
+extern const coll_op_ops_t coll_allreduce_approx_pf_ops;
+extern const coll_op_ops_t coll_allreduce_approx_pflc_ops;
+extern const coll_op_ops_t coll_allreduce_approx_pfcc_ops;
+extern const coll_op_ops_t coll_allreduce_approx_hps_ops;
+extern const coll_op_ops_t coll_allreduce_approx_hpflc_ops;
+extern const coll_op_ops_t coll_allreduce_approx_ardb_ops;
 
 const coll_op_ops_t *const coll_op_table[] = {
     &coll_bcast_binomial_ops,
@@ -76,6 +83,15 @@ const coll_op_ops_t *const coll_op_table[] = {
     &coll_reduce_scatter_ring_ops,
     /* Agreement (fault-tolerant, any number of failures). */
     &coll_agree_era_ops,
+    /* Approximate (op "allreduce_approx", collectives/gossip.h): never
+     * found for "allreduce". */
+    &coll_allreduce_approx_ps_ops,
+    &coll_allreduce_approx_pf_ops,
+    &coll_allreduce_approx_pflc_ops,
+    &coll_allreduce_approx_pfcc_ops,
+    &coll_allreduce_approx_hps_ops,
+    &coll_allreduce_approx_hpflc_ops,
+    &coll_allreduce_approx_ardb_ops,
     NULL,
 };
 

@@ -66,6 +66,12 @@ enum coll_kind {
      * 103 + 2l. */
     COLL_KIND_RING_BW = 102,
     COLL_KIND_RING_BW_LAST = 109,
+    /* 112..119: the gossip family (gossip.h): 112 flows and values, 113
+     * PFCC's answers; 114..119 free for it. */
+    COLL_KIND_GOSSIP_FIRST = 112,
+    COLL_KIND_GOSSIP = 112,
+    COLL_KIND_GOSSIP_REPLY = 113,
+    COLL_KIND_GOSSIP_LAST = 119,
     COLL_KIND_BASELINE_LAST = 127,
     /* 128..255: messages of communicator states (coll_comm_ops_t), which
      * outlive instances: their tag's sequence field is theirs, not an
@@ -186,6 +192,9 @@ typedef struct coll_args {
      * UCFT_MATE_SPIN_TIME per wait). */
     uint8_t *remote_wait;
     int mate; /* comm rank; read only when remote_wait is not NULL */
+    /* The approximate allreduce family only (collectives/gossip.h): eps,
+     * tau, seed, topology, rounds. NULL: the defaults. */
+    const struct coll_gossip_params *gossip;
 } coll_args_t;
 
 typedef struct coll_op_ops {

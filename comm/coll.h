@@ -10,6 +10,7 @@
 #include "ucft.h"
 #include "collectives/agree.h"
 #include "collectives/coll_op.h"
+#include "collectives/gossip.h"
 #include "runtime/request.h"
 
 #include <stddef.h>
@@ -54,6 +55,7 @@ typedef struct cm_coll {
                               const coll_agree_hdr_t *, const uint8_t *,
                               void *);
     void *agree_arg;
+    coll_gossip_params_t gossip; /* args.gossip points here (APPROX) */
 } cm_coll_t;
 
 enum {
@@ -70,7 +72,10 @@ enum {
     CM_COLL_SYNC = CM_COLL_NOPS,
     /* Agreement (comm/agree_api.c): its own free list too. */
     CM_COLL_AGREE,
-    CM_COLL_NSLOTS
+    /* The approximate allreduce (ucft_allreduce_approx): its algorithm
+     * comes with each call, not from a variable. */
+    CM_COLL_APPROX,
+    CM_COLL_NSLOTS /* free lists: the operations, SYNC, AGREE, APPROX */
 };
 
 /* Counters of collective states (for the finalize log line and tests). */
@@ -98,6 +103,12 @@ ucft_status_t cm_coll_post(ucft_comm_h comm, int op, int root, const void *in,
 ucft_status_t cm_coll_post_blocks(ucft_comm_h comm, int op, const void *in,
                                   void *out, uint8_t *present, size_t count,
                                   int dtype, int redop, ucft_request_h *req);
+/* Posts an approximate allreduce (CM_COLL_APPROX) with algorithm `ops`
+ * and parameters `gp` (copied). */
+ucft_status_t cm_coll_post_approx(ucft_comm_h comm, const coll_op_ops_t *ops,
+                                  const coll_gossip_params_t *gp,
+                                  const void *in, void *out, size_t count,
+                                  int dtype, ucft_request_h *req);
 /* Finalize: progress until the states that run on after their request
  * completed (early completion) have finished, at most timeout_ns. */
 void cm_coll_quiesce(struct cm_layer *cl, uint64_t timeout_ns);

@@ -130,3 +130,60 @@ ucft_status_t ucft_barrier(ucft_comm_h comm)
     ucft_status_t st = ucft_ibarrier(comm, &r);
     return st == UCFT_OK ? ucft_wait(&r, NULL) : st;
 }
+
+/* ---- the approximate allreduce (include/ucft.h, docs/gossip.md) ---- */
+
+ucft_status_t ucft_iallreduce_approx(ucft_comm_h comm, const void *sendbuf,
+                                     void *recvbuf, size_t count,
+                                     ucft_datatype_t dtype,
+                                     const ucft_approx_params_t *params,
+                                     ucft_request_h *req)
+{
+    static const ucft_approx_params_t none = {0};
+    const ucft_approx_params_t *p = params != NULL ? params : &none;
+    uint64_t m = p->field_mask;
+    const char *alg = m & UCFT_APPROX_FIELD_ALG ? p->alg : "pflc";
+    coll_gossip_params_t gp = {
+        .eps = m & UCFT_APPROX_FIELD_EPS ? p->eps : 1e-8,
+        .tau = m & UCFT_APPROX_FIELD_TAU ? p->tau : 0,
+        .seed = m & UCFT_APPROX_FIELD_SEED ? p->seed : 0,
+        .topo = m & UCFT_APPROX_FIELD_TOPOLOGY ? p->topology : GOSSIP_TOPO_FULL,
+        .rounds = m & UCFT_APPROX_FIELD_ROUNDS ? p->rounds : 0,
+        .mean = m & UCFT_APPROX_FIELD_MEAN ? p->mean != 0 : 0};
+
+    if (comm == NULL)
+        return rt_bad_arg(NULL, "ucft_iallreduce_approx", "NULL communicator");
+    if (count > 0 && recvbuf == NULL)
+        return null_output(comm, "ucft_iallreduce_approx", "receive buffer");
+    const coll_op_ops_t *ops =
+        alg != NULL ? coll_op_find("allreduce_approx", alg) : NULL;
+    const char *bad =
+        ops == NULL ? "unknown algorithm (ps, pf, pflc, pfcc, hps, hpflc, "
+                      "ardb)"
+        : !(gp.eps > 0 && gp.eps < 1) ? "eps must be in (0, 1)"
+        : !(gp.tau >= 0)              ? "tau must be 0 (default) or more"
+        : gp.topo < GOSSIP_TOPO_FULL || gp.topo > GOSSIP_TOPO_HYPERCUBE
+            ? "unknown topology"
+        : dtype != UCFT_FLOAT && dtype != UCFT_DOUBLE
+            ? "datatype must be UCFT_FLOAT or UCFT_DOUBLE"
+        : count == 0 ? "count must be 1 or more"
+                     : NULL;
+    if (bad != NULL) {
+        ucft_error(&comm->ctx->log, "ucft_iallreduce_approx: %s (alg '%s')",
+                   bad, alg != NULL ? alg : "(null)");
+        return UCFT_ERR_INVALID_PARAM;
+    }
+    return cm_coll_post_approx(comm, ops, &gp, sendbuf, recvbuf, count,
+                               (int)dtype, req);
+}
+
+ucft_status_t ucft_allreduce_approx(ucft_comm_h comm, const void *sendbuf,
+                                    void *recvbuf, size_t count,
+                                    ucft_datatype_t dtype,
+                                    const ucft_approx_params_t *params)
+{
+    ucft_request_h r;
+    ucft_status_t st = ucft_iallreduce_approx(comm, sendbuf, recvbuf, count,
+                                              dtype, params, &r);
+    return st == UCFT_OK ? ucft_wait(&r, NULL) : st;
+}

@@ -11,8 +11,11 @@
 
 /* Indexed by CM_COLL_*; CM_COLL_SYNC is finalize's barrier. */
 static const char *const op_names[CM_INJECT_NOPS] = {
-    "bcast",    "reduce", "allreduce", "barrier", "allgather", "reduce_scatter",
-    "finalize", "agree",  "shrink",    "dup",     "split",     "create_group"};
+    "bcast",       "reduce",    "allreduce",
+    "barrier",     "allgather", "reduce_scatter",
+    "finalize",    "agree",     "allreduce_approx",
+    "shrink",      "dup",       "split",
+    "create_group"};
 
 const char *cm_inject_op_name(int op)
 {
@@ -53,11 +56,14 @@ static int parse_num(const char *s, const char *e, long min, long max,
 static ucft_status_t parse_spec(const char *s, const char *e,
                                 cm_inject_spec_t *sp, char *err, size_t errlen)
 {
-    int seen[4] = {0, 0, 0, 0}; /* rank, op, call, msg */
-    static const char *const keys[4] = {"rank", "op", "call", "msg"};
+    enum { NKEYS = 7 };
+    int seen[NKEYS] = {0}; /* rank, op, call, msg, flip, flip_rate, seed */
+    static const char *const keys[NKEYS] = {"rank", "op",        "call", "msg",
+                                            "flip", "flip_rate", "seed"};
     int spec_len = (int)(e - s);
 
-    *sp = (cm_inject_spec_t){.rank = -1, .op = -1, .call = 1, .msg = 1};
+    *sp = (cm_inject_spec_t){
+        .rank = -1, .op = -1, .call = 1, .msg = 1, .flip = -1, .seed = 1};
     if (s == e)
         return bad(err, errlen, "empty spec (two ';' in a row?)");
     while (s < e) {
@@ -66,13 +72,13 @@ static ucft_status_t parse_spec(const char *s, const char *e,
         const char *eq = memchr(s, '=', (size_t)(ie - s));
         int klen = (int)((eq ? eq : ie) - s);
         int k = 0;
-        while (k < 4 && !(strlen(keys[k]) == (size_t)klen &&
-                          strncmp(keys[k], s, (size_t)klen) == 0))
+        while (k < NKEYS && !(strlen(keys[k]) == (size_t)klen &&
+                              strncmp(keys[k], s, (size_t)klen) == 0))
             k++;
-        if (k == 4)
+        if (k == NKEYS)
             return bad(err, errlen,
                        "unknown key '%.*s' in '%.*s' (keys: rank, op, call, "
-                       "msg)",
+                       "msg, flip, flip_rate, seed)",
                        klen, s, spec_len, e - spec_len);
         if (eq == NULL || eq + 1 == ie)
             return bad(err, errlen, "'%s' needs a value in '%.*s'", keys[k],
@@ -92,9 +98,40 @@ static ucft_status_t parse_spec(const char *s, const char *e,
             if (o == CM_INJECT_NOPS)
                 return bad(err, errlen,
                            "op '%.*s': expected bcast, reduce, allreduce, "
-                           "barrier, allgather, reduce_scatter or finalize",
+                           "barrier, allgather, reduce_scatter, finalize, "
+                           "agree, allreduce_approx, shrink, dup, split or "
+                           "create_group",
                            vlen, v);
             sp->op = o;
+        } else if (k == 4) {
+            if (parse_num(v, ie, 0, (1 << 20) - 1, &num) != 0)
+                return bad(err, errlen,
+                           "flip '%.*s': expected a bit number (0 .. "
+                           "1048575)",
+                           vlen, v);
+            sp->flip = (int)num;
+        } else if (k == 5) {
+            char buf[32], *end;
+            double r = -1;
+            if (vlen > 0 && (size_t)vlen < sizeof(buf)) {
+                memcpy(buf, v, (size_t)vlen);
+                buf[vlen] = '\0';
+                errno = 0;
+                r = strtod(buf, &end);
+                if (errno != 0 || *end != '\0')
+                    r = -1;
+            }
+            if (!(r >= 0 && r <= 1))
+                return bad(err, errlen,
+                           "flip_rate '%.*s': expected a probability in "
+                           "[0, 1]",
+                           vlen, v);
+            sp->flip_rate = r;
+        } else if (k == 6) {
+            if (parse_num(v, ie, 0, 2000000000L, &num) != 0)
+                return bad(err, errlen, "seed '%.*s': expected 0 .. 2e9", vlen,
+                           v);
+            sp->seed = (uint64_t)num;
         } else if (parse_num(v, ie, k == 2 ? 1 : 0,
                              k == 0 ? UCFT_TAG_MAX_RANKS - 1 : 1000000000L,
                              &num) != 0) {
@@ -117,6 +154,12 @@ static ucft_status_t parse_spec(const char *s, const char *e,
     if (!seen[0] || !seen[1])
         return bad(err, errlen, "'%.*s' lacks %s", spec_len, e - spec_len,
                    !seen[0] ? "rank=" : "op=");
+    if (cm_inject_is_flip(sp) && sp->msg == 0)
+        return bad(err, errlen, "'%.*s': a flip needs msg=1 or more", spec_len,
+                   e - spec_len);
+    if (seen[6] && !seen[5])
+        return bad(err, errlen, "'%.*s': seed= without flip_rate=", spec_len,
+                   e - spec_len);
     return UCFT_OK;
 }
 
@@ -175,7 +218,16 @@ static ucft_status_t w_send(tp_t *tp, int dst, uint64_t tag, const void *buf,
         for (size_t i = 0; i < inj->n; i++) {
             const cm_inject_spec_t *sp = &inj->spec[i];
             if (!(inj->armed >> i & 1) || inj->ctx_id[i] != cid ||
-                inj->seq[i] != seq || ++inj->sent[i] != sp->msg)
+                inj->seq[i] != seq)
+                continue;
+            if (cm_inject_is_flip(sp)) {
+                const void *b =
+                    coll_flip_message(&inj->flipst[i], buf, len, dst);
+                if (b != NULL)
+                    buf = b;
+                continue;
+            }
+            if (++inj->sent[i] != sp->msg)
                 continue;
             ucft_warn(inj->log,
                       "UCFT_INJECT: killing myself before message %u of "
@@ -302,11 +354,31 @@ ucft_status_t cm_inject_setup(cm_inject_t *inj, int rank, int size, tp_t *real,
                             .rank = real->rank,
                             .size = real->size,
                             .log = real->log};
-    for (size_t i = 0; i < k; i++)
-        ucft_info(log, "UCFT_INJECT: will die before message %u of %s call %u",
-                  inj->spec[i].msg, cm_inject_op_name(inj->spec[i].op),
-                  inj->spec[i].call);
+    for (size_t i = 0; i < k; i++) {
+        const cm_inject_spec_t *sp = &inj->spec[i];
+        coll_flip_params_t fp = {.bit = sp->flip,
+                                 .msg = sp->msg,
+                                 .rate = sp->flip_rate,
+                                 .seed = sp->seed};
+        coll_flip_init(&inj->flipst[i], real, &fp);
+        if (cm_inject_is_flip(sp))
+            ucft_info(log,
+                      "UCFT_INJECT: will corrupt %s call %u (flip=%d of "
+                      "message %u, flip_rate=%g)",
+                      cm_inject_op_name(sp->op), sp->call, sp->flip, sp->msg,
+                      sp->flip_rate);
+        else
+            ucft_info(log,
+                      "UCFT_INJECT: will die before message %u of %s call %u",
+                      sp->msg, cm_inject_op_name(sp->op), sp->call);
+    }
     return UCFT_OK;
+}
+
+void cm_inject_cleanup(cm_inject_t *inj)
+{
+    for (size_t i = 0; i < inj->n; i++)
+        coll_flip_cleanup(&inj->flipst[i]);
 }
 
 tp_t *cm_inject_call(cm_inject_t *inj, int op, unsigned ctx_id, uint32_t seq)
@@ -318,6 +390,8 @@ tp_t *cm_inject_call(cm_inject_t *inj, int op, unsigned ctx_id, uint32_t seq)
     unsigned call = ++inj->calls[op];
     for (size_t i = 0; i < inj->n; i++) {
         const cm_inject_spec_t *sp = &inj->spec[i];
+        if (sp->op == op && sp->call != call && cm_inject_is_flip(sp))
+            inj->armed &= ~(1u << i); /* its call is over */
         if (sp->op != op || sp->call != call)
             continue;
         if (sp->msg == 0) {
@@ -331,6 +405,7 @@ tp_t *cm_inject_call(cm_inject_t *inj, int op, unsigned ctx_id, uint32_t seq)
         inj->ctx_id[i] = ctx_id;
         inj->seq[i] = seq & ((1u << UCFT_TAG_SEQ_BITS) - 1);
         inj->sent[i] = 0;
+        inj->flipst[i].sent = 0;
         tp = &inj->wrap.base;
     }
     return tp;

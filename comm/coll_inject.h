@@ -7,7 +7,8 @@
  *
  * Syntax: specs separated by ';', each a comma-separated list of key=value
  *   rank=R     job rank that dies (required)
- *   op=OP      bcast | reduce | allreduce | barrier | finalize | agree |
+ *   op=OP      bcast | reduce | allreduce | barrier | allgather |
+ *              reduce_scatter | finalize | agree | allreduce_approx |
  *              shrink | dup | split | create_group (required);
  *              finalize = the corrected barriers inside ucft_finalize
  *              (call 1: before the detector stops, call 2: after it, in
@@ -16,7 +17,19 @@
  *   call=C     the C-th call of OP on this rank, 1-based (default 1)
  *   msg=K      die just before sending message K of that call, 1-based
  *              (default 1); 0 = when the call is posted, before any message
- * e.g. UCFT_INJECT='rank=3,op=allreduce,call=5,msg=2;rank=1,op=bcast'.
+ *   flip=B     instead of dying: flip bit B (0 .. 2^20 - 1) of the payload of
+ *              message K (msg=K, default 1) of that call, counting only
+ *              messages with a payload (collectives/coll_flip.h: bit 0 is
+ *              the lowest bit of the first byte; a shorter message is
+ *              left alone)
+ *   flip_rate=R  instead of dying: corrupt each message of that call with
+ *              probability R (one random bit), drawn from seed=S (default
+ *              1), rank and message number: the same flips on every run;
+ *              may be combined with flip=B
+ *   seed=S     the seed of flip_rate
+ * e.g. UCFT_INJECT='rank=3,op=allreduce,call=5,msg=2;rank=1,op=bcast',
+ * UCFT_INJECT='rank=0,op=allreduce,flip=62' (silent data corruption: the
+ * same filter as ucft-sim --flip, for every collective).
  * Calls are counted per operation over every communicator; finalize's
  * barriers count as op=finalize only. A rank that sends fewer than K
  * messages in that call does not die.
@@ -30,6 +43,7 @@
 #define UCFT_COMM_COLL_INJECT_H
 
 #include "ucft.h"
+#include "collectives/coll_flip.h"
 #include "comm/coll.h"
 #include "transport/transport.h"
 
@@ -37,12 +51,13 @@
 #include <stdint.h>
 
 #define CM_INJECT_MAX 16
-/* The operations (CM_COLL_*), finalize (CM_COLL_SYNC), then the
- * agreements: ucft_comm_agree's own and those inside the calls that make
- * communicators. */
+/* The operations (CM_COLL_*), finalize (CM_COLL_SYNC), ucft_comm_agree
+ * (CM_COLL_AGREE), the approximate allreduce (CM_COLL_APPROX), then the
+ * agreements inside the calls that make communicators. */
 enum {
-    CM_INJECT_AGREE = CM_COLL_SYNC + 1,
-    CM_INJECT_SHRINK,
+    CM_INJECT_AGREE = CM_COLL_AGREE,
+    CM_INJECT_APPROX = CM_COLL_APPROX,
+    CM_INJECT_SHRINK = CM_COLL_NSLOTS,
     CM_INJECT_DUP,
     CM_INJECT_SPLIT,
     CM_INJECT_CREATE,
@@ -54,7 +69,16 @@ typedef struct cm_inject_spec {
     int op; /* CM_COLL_* */
     unsigned call;
     unsigned msg;
+    int flip;         /* bit to flip, -1: none */
+    double flip_rate; /* 0: none */
+    uint64_t seed;    /* of flip_rate */
 } cm_inject_spec_t;
+
+/* 1 when the spec corrupts messages instead of killing the rank. */
+static inline int cm_inject_is_flip(const cm_inject_spec_t *sp)
+{
+    return sp->flip >= 0 || sp->flip_rate > 0;
+}
 
 /* How the injection kills: the process by default, a recorder in tests. */
 typedef void (*cm_inject_die_cb)(void *arg, const cm_inject_spec_t *spec);
@@ -79,6 +103,9 @@ struct cm_inject {
     tp_t *real;
     const ucft_log_t *log;
     cm_inject_tp_t wrap;
+    /* Flip specs: their counters and the corrupted copies (freed by
+     * cm_inject_cleanup). */
+    coll_flip_t flipst[CM_INJECT_MAX];
     cm_inject_die_cb die;
     void *die_arg;
 };
@@ -106,6 +133,10 @@ static inline int cm_inject_active(const cm_inject_t *inj)
  * is being posted: counts it and returns the transport it must use (the filter
  * if a spec matches, else `real`). A spec with msg = 0 dies here. */
 tp_t *cm_inject_call(cm_inject_t *inj, int op, unsigned ctx_id, uint32_t seq);
+
+/* Frees the corrupted copies of the flip specs (finalize, once no send can
+ * be pending). */
+void cm_inject_cleanup(cm_inject_t *inj);
 
 /* The name of CM_COLL_* operation `op` as the syntax spells it. */
 const char *cm_inject_op_name(int op);

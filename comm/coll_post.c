@@ -13,8 +13,8 @@
 #include <string.h>
 
 static const char *const op_names[CM_COLL_NSLOTS] = {
-    "bcast",     "reduce",         "allreduce", "barrier",
-    "allgather", "reduce_scatter", "barrier",   "agree"};
+    "bcast",          "reduce",  "allreduce", "barrier",         "allgather",
+    "reduce_scatter", "barrier", "agree",     "allreduce_approx"};
 static const char *const var_names[CM_COLL_NOPS] = {
     "BCAST", "REDUCE", "ALLREDUCE", "BARRIER", "ALLGATHER", "REDUCE_SCATTER"};
 
@@ -68,7 +68,8 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
                                int root, const void *in, void *out,
                                uint8_t *present, size_t count, int dtype,
                                int redop, ucft_request_h *req,
-                               const cm_coll_t *hook)
+                               const cm_coll_t *hook, const coll_op_ops_t *aops,
+                               const coll_gossip_params_t *gp)
 {
     ucft_status_t st;
 
@@ -87,9 +88,10 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
     const coll_user_op_t *uop = reduces ? cm_user_op(cl, redop) : NULL;
     /* The algorithm depends on the size (comm/coll_select.h): checked
      * against the largest buffer any of the table's takes. */
-    unsigned mult = op == CM_COLL_SYNC    ? comm->sync->buf_mult
-                    : op == CM_COLL_AGREE ? comm->agree->buf_mult
-                                          : cm_sel_buf_mult(&comm->sel[op]);
+    unsigned mult = op == CM_COLL_SYNC     ? comm->sync->buf_mult
+                    : op == CM_COLL_AGREE  ? comm->agree->buf_mult
+                    : op == CM_COLL_APPROX ? aops->buf_mult
+                                           : cm_sel_buf_mult(&comm->sel[op]);
     const char *bad =
         req == NULL                      ? "NULL request pointer"
         : cl->ctx->finalizing            ? "called after ucft_finalize"
@@ -116,9 +118,10 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
     size_t blk = count * esize, len = blk * nb;
     size_t in_off = op == CM_COLL_ALLGATHER ? (size_t)comm->rank * blk : 0;
     size_t in_len = op == CM_COLL_ALLGATHER ? blk : len;
-    const coll_op_ops_t *ops = op == CM_COLL_SYNC ? comm->sync
-                               : op == CM_COLL_AGREE
-                                   ? comm->agree
+    const coll_op_ops_t *ops = op == CM_COLL_SYNC    ? comm->sync
+                               : op == CM_COLL_AGREE ? comm->agree
+                               : op == CM_COLL_APPROX
+                                   ? aops
                                    : cm_sel_pick(&comm->sel[op], len);
     if (op == CM_COLL_ALLGATHER)
         len += nb;
@@ -193,6 +196,10 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
     c->remote_wait = 0;
     c->agree_fn = hook != NULL ? hook->agree_fn : NULL;
     c->agree_arg = hook != NULL ? hook->agree_arg : NULL;
+    if (gp != NULL) {
+        c->gossip = *gp;
+        c->args.gossip = &c->gossip;
+    }
     r->comm = comm;
     r->owner = c;
     /* UCFT_INJECT: a call it names runs on a filter that may kill us. */
@@ -204,6 +211,13 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
             cm_inject_call(&cl->inject, inject_op, comm->ctx_id, c->args.seq);
         if (comm->view == NULL)
             tp = itp;
+    }
+    if (cl->cfg.checksum) {
+        /* In front of the injection (flips hit it), under the views. */
+        tp_t *ctp =
+            cm_csum_tp(&cl->csum, cm_layer_below(cl), op == CM_COLL_APPROX);
+        if (comm->view == NULL)
+            tp = ctp;
     }
     st = ops->init(c->state, tp, &c->args, c->buf);
     if (st == UCFT_OK && op == CM_COLL_AGREE)
@@ -247,7 +261,7 @@ ucft_status_t cm_coll_post(ucft_comm_h comm, int op, int root, const void *in,
                            ucft_request_h *req)
 {
     return coll_post(comm, op, op, root, in, out, NULL, count, dtype, redop,
-                     req, NULL);
+                     req, NULL, NULL, NULL);
 }
 
 ucft_status_t cm_coll_post_blocks(ucft_comm_h comm, int op, const void *in,
@@ -255,7 +269,7 @@ ucft_status_t cm_coll_post_blocks(ucft_comm_h comm, int op, const void *in,
                                   int dtype, int redop, ucft_request_h *req)
 {
     return coll_post(comm, op, op, 0, in, out, present, count, dtype, redop,
-                     req, NULL);
+                     req, NULL, NULL, NULL);
 }
 
 ucft_status_t cm_agree_post(struct ucft_comm *comm, int inject_op,
@@ -272,9 +286,18 @@ ucft_status_t cm_agree_post(struct ucft_comm *comm, int inject_op,
     memcpy(buf, in, words * sizeof(uint32_t));
     ucft_status_t st =
         coll_post(comm, CM_COLL_AGREE, inject_op, 0, buf, NULL, NULL,
-                  coll_agree_len(words), UCFT_UINT8, 0, req, &hook);
+                  coll_agree_len(words), UCFT_UINT8, 0, req, &hook, NULL, NULL);
     free(buf);
     return st;
+}
+
+ucft_status_t cm_coll_post_approx(ucft_comm_h comm, const coll_op_ops_t *ops,
+                                  const coll_gossip_params_t *gp,
+                                  const void *in, void *out, size_t count,
+                                  int dtype, ucft_request_h *req)
+{
+    return coll_post(comm, CM_COLL_APPROX, CM_COLL_APPROX, 0, in, out, NULL,
+                     count, dtype, COLL_REDOP_SUM, req, NULL, ops, gp);
 }
 
 ucft_status_t cm_coll_sync(ucft_comm_h comm)
@@ -330,7 +353,7 @@ static void coll_flow(struct ucft_comm *comm, int op)
 
     if (op == CM_COLL_ALLREDUCE || op == CM_COLL_BARRIER ||
         op == CM_COLL_ALLGATHER || op == CM_COLL_REDUCE_SCATTER ||
-        op == CM_COLL_SYNC) {
+        op == CM_COLL_SYNC || op == CM_COLL_APPROX) {
         comm->flow_run = 0;
         return;
     }
@@ -340,7 +363,7 @@ static void coll_flow(struct ucft_comm *comm, int op)
     flow_wait(comm);
     /* A post that fails creates no request: flow_req stays NULL. */
     flow_log(comm, coll_post(comm, CM_COLL_SYNC, -1, 0, NULL, NULL, NULL, 0,
-                             UCFT_UINT8, 0, &comm->flow_req, NULL));
+                             UCFT_UINT8, 0, &comm->flow_req, NULL, NULL, NULL));
 }
 
 void cm_coll_flow_end(struct ucft_comm *comm)

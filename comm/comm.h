@@ -24,6 +24,7 @@
 #include "ucft.h"
 #include "collectives/coll_op.h"
 #include "comm/coll.h"
+#include "comm/coll_csum.h"
 #include "comm/coll_inject.h"
 #include "comm/coll_select.h"
 #include "comm/variables.h"
@@ -139,6 +140,7 @@ typedef struct cm_layer {
     tp_req_t rv_rreq, rv_sreq;
     uint32_t rv_rbuf[2], rv_sbuf[2];
     uint8_t rv_rbusy, rv_sbusy, rv_stopped;
+    cm_csum_t csum; /* UCFT_CHECKSUM (comm/coll_csum.h) */
 } cm_layer_t;
 
 /* ---- the layer (comm/layer.c; ucft_init and ucft_finalize: comm/lib.c) --- */
@@ -153,6 +155,14 @@ void cm_layer_quiesce(cm_layer_t *cl);
 /* Finalize, after the last barrier: pending point-to-point receives are
  * cancelled and every pending request is waited for (bounded). */
 void cm_layer_drain_requests(cm_layer_t *cl);
+/* What the communicators' views and the checksum filter sit on: UCFT_INJECT's
+ * filter when it is active (it passes through what it does not count),
+ * else the context's transport. */
+static inline tp_t *cm_layer_below(cm_layer_t *cl)
+{
+    return cm_inject_active(&cl->inject) ? &cl->inject.wrap.base : cl->ctx->tp;
+}
+
 /* The layer of `ctx` (its world communicator's). */
 static inline cm_layer_t *cm_layer_of(struct ucft_context *ctx)
 {

@@ -35,6 +35,7 @@ static void layer_destroy(void *state)
 {
     cm_layer_t *cl = state;
     cm_coll_free_all(cl);
+    cm_inject_cleanup(&cl->inject); /* corrupted copies (flip=) */
     for (struct ucft_comm *c = cl->comms, *n; c != NULL; c = n) {
         n = c->next;
         place_map_cleanup(&c->place); /* the collectives used its map */
@@ -93,6 +94,7 @@ ucft_status_t cm_layer_create(struct ucft_context *ctx)
         ucft_error(&ctx->log, "bad configuration: %s", err);
         return st;
     }
+    cm_csum_init(&cl->csum, ctx->tp);
     st = cm_inject_parse(cl->cfg.inject, &cl->inject, err, sizeof(err));
     if (st == UCFT_OK)
         st = cm_inject_setup(&cl->inject, w->rank, w->size, ctx->tp, &ctx->log,
@@ -101,6 +103,7 @@ ucft_status_t cm_layer_create(struct ucft_context *ctx)
         ucft_error(&ctx->log, "UCFT_INJECT='%s': %s", cl->cfg.inject, err);
         return st;
     }
+    cm_csum_tp(&cl->csum, cm_layer_below(cl), 0); /* the views sit on it */
     st = cm_comm_ack_init(w);
     if (st == UCFT_OK)
         st = place_map_init(&w->place, &ctx->boot, &ctx->log, cl->cfg.placement,

@@ -91,8 +91,17 @@ static const ucft_config_field_t cm_fields[] = {
      "separated by ';'): rank R SIGKILLs itself just before sending message "
      "K (default 1; 0 = at the start) of its C-th (default 1) call of OP "
      "(bcast, reduce, allreduce, barrier, allgather, reduce_scatter, "
-     "finalize); empty = none",
+     "finalize, agree, allreduce_approx, shrink, dup, split, create_group); "
+     "with flip=B (and/or flip_rate=P[,seed=S]) it corrupts that call's "
+     "messages instead (bit B of message K's payload; each message with "
+     "probability P); empty = none",
      ucft__config_parse_string, F(inject), NULL},
+    {"CHECKSUM", "n",
+     "y: every collective message with a payload carries a 64-bit checksum "
+     "of it; a corrupted one is logged (sender, context, sequence, kind) "
+     "and dropped as if lost (docs/gossip.md; costs a copy and a pass over "
+     "the payload on each side)",
+     ucft__config_parse_bool, F(checksum), NULL},
     {NULL, NULL, NULL, NULL, 0, NULL},
 };
 

@@ -16,6 +16,7 @@ typedef struct cm_config {
     /* bcast, reduce, allreduce, barrier, allgather, reduce_scatter */
     const char *alg[6];
     const char *inject; /* UCFT_INJECT specs (comm/coll_inject.h) */
+    int checksum;       /* UCFT_CHECKSUM (comm/coll_csum.h) */
 } cm_config_t;
 
 extern const ucft_config_table_t cm_config_table;

@@ -762,6 +762,73 @@ UCFT_API ucft_status_t ucft_reduce_scatter(ucft_comm_h comm,
                                            size_t count, ucft_datatype_t dtype,
                                            ucft_op_t op);
 
+/* ---- Approximate allreduce ------------------------------------------------
+ * The gossip family of Casas, Gansterer and Wimmer (docs/gossip.md): every
+ * rank gets an estimate of the sum (or the mean) of every rank's float or
+ * double vector, each element within a relative error eps of the exact
+ * value with high probability (the default number of rounds was
+ * calibrated on the simulator: docs/gossip.md), not the exact, bit-equal
+ * result of ucft_allreduce. They are a separate entry point on purpose:
+ * an exact request (ucft_allreduce, any UCFT_ALLREDUCE_ALG) is never
+ * served by one of them, and these calls never return an exact-looking
+ * value that is not within eps. What they offer over ucft_allreduce:
+ * accuracy traded for rounds, and (pflc, pfcc, hpflc) results within eps
+ * despite silent data corruption of messages, which no exact algorithm
+ * survives. Crash faults: the push-flow algorithms (pf, pflc, pfcc,
+ * hpflc) converge to the sum or mean over the survivors (a dead rank's
+ * input is dropped entirely); push-sum ones (ps, hps, ardb) lose the mass
+ * a dead rank held and may deliver a value outside eps; when the
+ * survivors cannot converge together (a ring cut in two places) the call
+ * ends with UCFT_ERR_PROC_FAILED, never hangs. Every rank must pass the
+ * same parameters (alg, eps, tau, seed, topology, rounds, mean): they fix
+ * the message schedule. */
+typedef enum ucft_approx_topology {
+    UCFT_APPROX_FULL = 0,  /* any rank may talk to any rank */
+    UCFT_APPROX_RING,      /* rank +- 1 */
+    UCFT_APPROX_HYPERCUBE, /* rank ^ 2^b */
+} ucft_approx_topology_t;
+
+/* Which fields of ucft_approx_params_t are set; the others take their
+ * defaults (a zeroed struct with field_mask 0 = every default). */
+enum {
+    UCFT_APPROX_FIELD_ALG = 1u << 0,
+    UCFT_APPROX_FIELD_EPS = 1u << 1,
+    UCFT_APPROX_FIELD_TAU = 1u << 2,
+    UCFT_APPROX_FIELD_SEED = 1u << 3,
+    UCFT_APPROX_FIELD_TOPOLOGY = 1u << 4,
+    UCFT_APPROX_FIELD_ROUNDS = 1u << 5,
+    UCFT_APPROX_FIELD_MEAN = 1u << 6,
+};
+
+typedef struct ucft_approx_params {
+    uint64_t field_mask;
+    /* ps, pf, pflc, pfcc, hps, hpflc, ardb (`ucft-sim --list`, op
+     * allreduce_approx); default "pflc". */
+    const char *alg;
+    double eps;      /* target relative accuracy in (0, 1); default 1e-8 */
+    double tau;      /* checksum threshold (pflc, pfcc, hpflc) */
+    uint64_t seed;   /* of the message schedule; default 0 */
+    int topology;    /* ucft_approx_topology_t; default FULL (hps, hpflc,
+                        ardb: FULL only) */
+    unsigned rounds; /* default: from the size, eps and topology */
+    int mean;        /* 1: the mean; default 0: the sum */
+} ucft_approx_params_t;
+
+/* recvbuf at every rank ~ the sum (mean) of every rank's sendbuf, `count`
+ * elements of UCFT_FLOAT or UCFT_DOUBLE, as described above. params may be
+ * NULL (every default). UCFT_ERR_INVALID_PARAM (and a log line naming
+ * what) for another datatype, an unknown algorithm, eps outside (0, 1),
+ * a negative tau, an unknown topology or one the algorithm does not run
+ * on. Rules: R1, R4, R5, R6, R7, R8, R10, R12. */
+UCFT_API ucft_status_t
+ucft_iallreduce_approx(ucft_comm_h comm, const void *sendbuf, void *recvbuf,
+                       size_t count, ucft_datatype_t dtype,
+                       const ucft_approx_params_t *params, ucft_request_h *req);
+/* The blocking form. */
+UCFT_API ucft_status_t ucft_allreduce_approx(
+    ucft_comm_h comm, const void *sendbuf, void *recvbuf, size_t count,
+    ucft_datatype_t dtype, const ucft_approx_params_t *params);
+
 /* ---- Failure knowledge (R10) --------------------------------------------- */
 
 /* Copies up to `max` job ranks known to have failed, in the order they

@@ -60,5 +60,12 @@ int rs_check(const void *buf, const coll_args_t *args, int rank, int size,
 void agree_fill(void *buf, const coll_args_t *args, int rank, int size);
 int agree_check(const void *buf, const coll_args_t *args, int rank, int size,
                 const uint8_t *dead);
+/* The approximate allreduce (oracle_gossip.c): rank's input element e,
+ * and the exact sum (mean if args->gossip->mean) over the ranks not
+ * marked in dead (NULL: all). */
+double gossip_oracle_input(const coll_args_t *args, int rank, size_t e);
+double gossip_oracle_exact(const coll_args_t *args, int size,
+                           const uint8_t *dead, size_t e);
+extern const coll_oracle_t coll_oracle_gossip;
 
 #endif

@@ -312,6 +312,7 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
     ctx.optag = optag;
     ctx.opmask = opmask;
     unsigned char *states = NULL, *bufs = NULL;
+    coll_flip_t *flips = NULL;
     ucft_status_t st;
 
     memset(res, 0, sizeof(*res));
@@ -379,14 +380,34 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
     st = inject(p, ctx.world, optag, opmask);
     if (st != UCFT_OK)
         goto out;
+    if (p->flip != NULL) {
+        st = coll_flip_check(p->flip, NULL, 0);
+        if (st == UCFT_OK && p->flip_rank >= n)
+            st = UCFT_ERR_INVALID_PARAM;
+        if (st != UCFT_OK)
+            goto out;
+        flips = calloc(p->flip_rank < 0 ? (size_t)n : 1, sizeof(*flips));
+        if (flips == NULL) {
+            st = UCFT_ERR_NO_MEMORY;
+            goto out;
+        }
+        for (int r = 0; r < n; r++)
+            if (p->flip_rank < 0 || r == p->flip_rank)
+                coll_flip_init(&flips[p->flip_rank < 0 ? r : 0],
+                               sim_world_tp(ctx.world, r), p->flip);
+    }
 
     ctx.start = ctx.last = ctx.last_ready = sim_world_now(ctx.world);
     for (int r = 0; r < n; r++) {
         void *buf = bufs ? bufs + (size_t)r * bsize : NULL;
         if (orc->fill != NULL && buf != NULL)
             orc->fill(buf, &args, r, n);
-        st = op->init(states + (size_t)r * ssize, sim_world_tp(ctx.world, r),
-                      &args, buf);
+        tp_t *tp = sim_world_tp(ctx.world, r);
+        if (flips != NULL && p->flip_rank < 0)
+            tp = coll_flip_tp(&flips[r]);
+        else if (flips != NULL && r == p->flip_rank)
+            tp = coll_flip_tp(&flips[0]);
+        st = op->init(states + (size_t)r * ssize, tp, &args, buf);
         if (st != UCFT_OK)
             goto out;
         if (p->prepare != NULL)
@@ -450,6 +471,10 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
     sim_world_stats(ctx.world, &res->stats);
     res->trace_hash = sim_world_trace_hash(ctx.world);
 
+    for (int r = 0; p->observe != NULL && r < n; r++)
+        p->observe(p->observe_arg, states + (size_t)r * ssize,
+                   bufs ? bufs + (size_t)r * bsize : NULL, r, dead[r]);
+
     /* Cancel what is left (receives of ranks that were cut off) and let
      * the cancellations complete before the states go away. After a bounded
      * run the world is destroyed with work pending: no callback runs after
@@ -471,6 +496,11 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
 
 out:
     sim_world_destroy(ctx.world);
+    for (int r = 0; flips != NULL && r < (p->flip_rank < 0 ? n : 1); r++) {
+        res->flips += flips[r].flipped;
+        coll_flip_cleanup(&flips[r]);
+    }
+    free(flips);
     for (int r = 0; op->destroy != NULL && states != NULL && r < n; r++)
         op->destroy(states + (size_t)r * ssize);
     for (int r = 0; ctx.cstates != NULL && r < n; r++)

@@ -7,6 +7,7 @@
 #ifndef UCFT_SIMRUN_SIMRUN_H
 #define UCFT_SIMRUN_SIMRUN_H
 
+#include "collectives/coll_flip.h"
 #include "collectives/coll_op.h"
 #include "transport/sim/sim.h"
 
@@ -63,8 +64,12 @@ typedef struct simrun_params {
      * state the runtime recycles holds its last run (coll_op.h: init
      * must set up everything it reads). 0: zeroed. */
     int dirty_states;
-    coll_args_t args; /* f, count, dtype, redop, map (the rest is set
-                         from the fields above) */
+    coll_args_t args; /* f, count, dtype, redop, map, gossip (the rest is
+                         set from the fields above) */
+    /* Silent data corruption (collectives/coll_flip.h), NULL: none. Applied
+     * at rank flip_rank, or at every rank when flip_rank < 0. */
+    const coll_flip_params_t *flip;
+    int flip_rank;
     /* Optional hooks for operations whose inputs or outputs do not all
      * live in the op buffer (agreement: acknowledged failures in, the
      * failed set out). prepare: every rank, after op->init and before
@@ -74,6 +79,13 @@ typedef struct simrun_params {
     int (*inspect)(void *arg, int rank, const void *state, const void *buf,
                    const uint8_t *dead);
     void *hook_arg;
+    /* Optional: called for every rank once the run is over, before its
+     * state is cleaned up, with its buffer (output first; NULL without
+     * data) and whether it died, e.g. to read the gossip algorithms'
+     * statistics. */
+    void (*observe)(void *arg, const void *state, const void *buf, int rank,
+                    int dead);
+    void *observe_arg;
 } simrun_params_t;
 
 typedef struct simrun_result {
@@ -101,6 +113,7 @@ typedef struct simrun_result {
                             pending after cleanup and a quiescent run (ops->idle;
                             0 when the op has no idle, or the run was bounded) */
     double wall_s;
+    unsigned flips; /* messages corrupted (simrun_params_t.flip) */
 } simrun_result_t;
 
 void simrun_params_default(simrun_params_t *p, const coll_op_ops_t *op,

@@ -310,7 +310,9 @@ static void test_sim_coll_idle_after_cleanup(void **state)
                 p.args.count = 2;
                 p.sim.seed = (uint64_t)(7 + scen);
                 block_shape(&p, o, n);
-                if (scen == 1 && n > 1) { /* the root is dead */
+                if (strcmp(o->op, "allreduce_approx") == 0)
+                    p.args.dtype = COLL_DTYPE_DOUBLE; /* floating only */
+                if (scen == 1 && n > 1) {             /* the root is dead */
                     f.rank = p.root;
                     p.fails = &f;
                     p.nfails = 1;
@@ -372,6 +374,10 @@ static void test_sim_coll_rndv(void **state)
     const int sizes[] = {2, 3, 5, 8, 13};
     for (size_t i = 0; coll_op_table[i] != NULL; i++) {
         const coll_op_ops_t *o = coll_op_table[i];
+        /* Approximate, and push-sum loses mass to a crash by design:
+         * tests/sim/test_gossip.c runs them with rendezvous sends. */
+        if (strcmp(o->op, "allreduce_approx") == 0)
+            continue;
         for (size_t si = 0; si < 5; si++) {
             int n = sizes[si];
             for (int scen = 0; scen < 4; scen++) {

@@ -79,6 +79,12 @@ static void test_inject_parse_invalid(void **state)
         {";", "empty spec"},
         {"rank=1,op=bcast,", "trailing ','"},
         {"rank=1,op=bcast;rank=2", "'rank=2' lacks op="},
+        {"rank=1,op=bcast,flip=x", "flip 'x'"},
+        {"rank=1,op=bcast,flip=1048576", "flip '1048576'"},
+        {"rank=1,op=bcast,flip_rate=2", "flip_rate '2'"},
+        {"rank=1,op=bcast,flip_rate=0.1x", "flip_rate '0.1x'"},
+        {"rank=1,op=bcast,flip=3,msg=0", "a flip needs msg=1"},
+        {"rank=1,op=bcast,seed=4", "seed= without flip_rate="},
     };
     cm_inject_t inj;
     char err[256];
@@ -214,6 +220,51 @@ static void test_inject_filter_counts(void **state)
     sim_world_destroy(w);
 }
 
+/* flip=B: the chosen message of the chosen call arrives with bit B
+ * inverted; the rank lives on; other calls and messages are intact. */
+static void test_inject_flip(void **state)
+{
+    sim_params_t sp;
+    sim_world_t *w;
+    cm_inject_t inj;
+    char err[256];
+    uint64_t out[3] = {0x1111, 0x2222, 0x3333}, in[3] = {0};
+    tp_req_t sreq[3], rreq[3];
+    (void)state;
+
+    sim_params_default(&sp, 2);
+    assert_int_equal(sim_world_create(&sp, &w), UCFT_OK);
+    tp_t *real = sim_world_tp(w, 0);
+    assert_int_equal(cm_inject_parse("rank=0,op=allreduce,call=2,msg=2,"
+                                     "flip=62",
+                                     &inj, err, sizeof(err)),
+                     UCFT_OK);
+    assert_int_equal(inj.spec[0].flip, 62);
+    assert_int_equal(
+        cm_inject_setup(&inj, 0, 2, real, NULL, NULL, NULL, err, sizeof(err)),
+        UCFT_OK);
+    assert_ptr_equal(cm_inject_call(&inj, CM_COLL_ALLREDUCE, 0, 1), real);
+    tp_t *f = cm_inject_call(&inj, CM_COLL_ALLREDUCE, 0, 2);
+    assert_ptr_not_equal(f, real);
+    for (int i = 0; i < 3; i++) {
+        rreq[i] = (tp_req_t){.cb = send_cb};
+        sreq[i] = (tp_req_t){.cb = send_cb, .buffered = 1};
+        uint64_t tag = ucft_tag_make(UCFT_TAG_CLASS_COLL, 0, 0,
+                                     ucft_tag_coll_payload(2, 102));
+        (void)tp_recv(sim_world_tp(w, 1), tag, UCFT_TAG_FULL_MASK, &in[i],
+                      sizeof(in[i]), &rreq[i]);
+        (void)tp_send(f, 1, tag, &out[i], sizeof(out[i]), &sreq[i]);
+    }
+    sim_world_run(w, UINT64_MAX, UINT64_MAX);
+    assert_true(in[0] == 0x1111);
+    assert_true(in[1] == (0x2222 ^ (1ull << 62)));
+    assert_true(in[2] == 0x3333);
+    assert_true(out[1] == 0x2222); /* the caller's buffer is untouched */
+    assert_int_equal(inj.flipst[0].flipped, 1);
+    sim_world_destroy(w);
+    cm_inject_cleanup(&inj);
+}
+
 /* op=finalize counts finalize's barriers only, and barrier calls do not
  * count as finalize calls. */
 static void test_inject_finalize_calls(void **state)
@@ -252,6 +303,7 @@ int main(void)
         cmocka_unit_test(test_inject_parse_valid),
         cmocka_unit_test(test_inject_parse_invalid),
         cmocka_unit_test(test_inject_filter_counts),
+        cmocka_unit_test(test_inject_flip),
         cmocka_unit_test(test_inject_finalize_calls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -67,6 +67,13 @@ static ucft_status_t run_one(ucft_comm_h w, const coll_opts_t *o, void *a,
         ucft_status_t st = ucft_comm_agree(w, &flag);
         return st == UCFT_OK && flag != 1 ? UCFT_ERR_INTERNAL : st;
     }
+    case COLL_ALLREDUCE_APPROX: {
+        ucft_approx_params_t p = {.field_mask = UCFT_APPROX_FIELD_ALG |
+                                                UCFT_APPROX_FIELD_EPS,
+                                  .alg = o->alg != NULL ? o->alg : "pflc",
+                                  .eps = o->eps};
+        return ucft_allreduce_approx(w, a, b, n64, UCFT_DOUBLE, &p);
+    }
     }
     return UCFT_ERR_INVALID_PARAM;
 }
@@ -89,8 +96,13 @@ static int measure(ucft_comm_h w, const coll_opts_t *o, double *t_us,
         free(b);
         return -1;
     }
-    for (size_t i = 0; i < n64 && i * 8 < o->size; i++)
+    for (size_t i = 0; i < n64 && i * 8 < o->size; i++) {
         a[i] = ucft_comm_rank(w) + 1;
+        if (o->op == COLL_ALLREDUCE_APPROX) { /* doubles */
+            double d = (double)a[i];
+            memcpy(&a[i], &d, sizeof(d));
+        }
+    }
     for (int i = 0; i < o->warmup; i++)
         errors += run_one(w, o, a, b, n64, blk) != UCFT_OK;
     errors += ucft_barrier(w) != UCFT_OK;
@@ -148,10 +160,12 @@ static void report(const coll_opts_t *o, const coll_rank_result_t *all,
                "\"ranks\":%d,\"size\":%zu,\"iters\":%d,\"warmup\":%d,"
                "\"f\":%d,\"wait\":\"%s\",\"sync\":%d,\"median_us\":%.3f,"
                "\"mean_us\":%.3f,\"p99_us\":%.3f,\"min_median_us\":%.3f,"
-               "\"slowest_rank\":%d,\"errors\":%d,\"failed_ranks\":[%s]}\n",
+               "\"slowest_rank\":%d,\"errors\":%d,\"failed_ranks\":[%s],"
+               "\"eps\":%g}\n",
                coll_op_name(o->op), alg, size, o->size, o->iters, o->warmup, f,
                wait, o->sync, med, mean, p99, min_med, worst, errors,
-               failed ? failed : "");
+               failed ? failed : "",
+               o->op == COLL_ALLREDUCE_APPROX ? o->eps : 0);
         free(failed);
         return;
     }
@@ -182,7 +196,7 @@ int bench_coll_main(int argc, char **argv)
     int rc = coll_opts_parse(argc, argv, &o, rank_from_env() != 0);
     if (rc != 0)
         return rc > 0 ? BENCH_EXIT_OK : BENCH_EXIT_USAGE;
-    if (o.alg != NULL) {
+    if (o.alg != NULL && o.op != COLL_ALLREDUCE_APPROX) {
         snprintf(var, sizeof(var), "UCFT_%s_ALG", coll_op_env(o.op));
         setenv(var, o.alg, 1);
     }
@@ -225,6 +239,8 @@ int bench_coll_main(int argc, char **argv)
         const char *alg = o.alg;
         if (alg == NULL && o.op == COLL_AGREE)
             alg = "era";
+        if (alg == NULL && o.op == COLL_ALLREDUCE_APPROX)
+            alg = "pflc";
         if (alg == NULL) {
             snprintf(var, sizeof(var), "UCFT_%s_ALG", coll_op_env(o.op));
             alg = getenv(var) ? getenv(var) : "corrected";

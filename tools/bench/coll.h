@@ -31,7 +31,8 @@ typedef enum coll_op {
     COLL_BARRIER,
     COLL_ALLGATHER,
     COLL_REDUCE_SCATTER,
-    COLL_AGREE, /* ucft_comm_agree of one flag */
+    COLL_AGREE,            /* ucft_comm_agree of one flag */
+    COLL_ALLREDUCE_APPROX, /* ucft_allreduce_approx on doubles */
 } coll_op_t;
 
 typedef struct coll_opts {
@@ -47,6 +48,7 @@ typedef struct coll_opts {
     int kill_to_shrink; /* --kill-to-shrink */
     double bound_s;     /* --bound: kill-to-result, longest run */
     int ballast_mb;     /* --ballast: kill-to-result, memory written first */
+    double eps;         /* --eps: allreduce_approx (default 1e-8) */
 } coll_opts_t;
 
 /* Returns 0 (run), 1 (help printed: exit 0) or -1 (error and usage

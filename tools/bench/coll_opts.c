@@ -16,12 +16,12 @@
 #define DEFAULT_BOUND  30.0
 #define MAX_SIZE       (64u << 20)
 
-static const char *const op_names[] = {"bcast",   "reduce",    "allreduce",
-                                       "barrier", "allgather", "reduce_scatter",
-                                       "agree"};
-static const char *const op_envs[] = {"BCAST",   "REDUCE",    "ALLREDUCE",
-                                      "BARRIER", "ALLGATHER", "REDUCE_SCATTER",
-                                      "AGREE"};
+static const char *const op_names[] = {
+    "bcast",     "reduce",         "allreduce", "barrier",
+    "allgather", "reduce_scatter", "agree",     "allreduce_approx"};
+static const char *const op_envs[] = {
+    "BCAST",     "REDUCE",         "ALLREDUCE", "BARRIER",
+    "ALLGATHER", "REDUCE_SCATTER", "AGREE",     "ALLREDUCE_APPROX"};
 #define NOPS (sizeof(op_names) / sizeof(op_names[0]))
 
 const char *coll_op_name(coll_op_t op)
@@ -50,7 +50,11 @@ void coll_usage(FILE *f)
             "                   reduce_scatter (root 0; the last two: --size "
             "is the\n"
             "                   whole vector, n blocks of int64) | agree\n"
-            "                   (ucft_comm_agree of one flag)\n"
+            "                   (ucft_comm_agree of one flag) | "
+            "allreduce_approx\n"
+            "                   (doubles; --alg ps, pf, pflc, pfcc, hps, "
+            "hpflc, ardb;\n"
+            "                   --eps E)\n"
             "  --alg NAME       sets UCFT_<OP>_ALG before ucft_init "
             "(ucft-sim --list)\n"
             "  --size B         bytes per rank (int64 elements for reduce and\n"
@@ -122,7 +126,8 @@ int coll_opts_parse(int argc, char **argv, coll_opts_t *o, int quiet)
         O_KILL,
         O_SHRINK,
         O_BOUND,
-        O_BALLAST
+        O_BALLAST,
+        O_EPS
     };
     static const struct option longs[] = {
         {"op", required_argument, NULL, O_OP},
@@ -137,6 +142,7 @@ int coll_opts_parse(int argc, char **argv, coll_opts_t *o, int quiet)
         {"kill-to-shrink", no_argument, NULL, O_SHRINK},
         {"bound", required_argument, NULL, O_BOUND},
         {"ballast", required_argument, NULL, O_BALLAST},
+        {"eps", required_argument, NULL, O_EPS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -149,6 +155,7 @@ int coll_opts_parse(int argc, char **argv, coll_opts_t *o, int quiet)
     o->warmup = DEFAULT_WARMUP;
     o->f = -1;
     o->bound_s = DEFAULT_BOUND;
+    o->eps = 1e-8;
 
     opterr = 0;
     optind = 1;
@@ -158,7 +165,8 @@ int coll_opts_parse(int argc, char **argv, coll_opts_t *o, int quiet)
             if (parse_op(optarg, &o->op) != 0)
                 return fail(quiet,
                             "--op '%s': expected bcast, reduce, allreduce, "
-                            "barrier, allgather or reduce_scatter",
+                            "barrier, allgather, reduce_scatter, agree or "
+                            "allreduce_approx",
                             optarg);
             have_op = 1;
             break;
@@ -166,6 +174,13 @@ int coll_opts_parse(int argc, char **argv, coll_opts_t *o, int quiet)
             if (*optarg == '\0')
                 return fail(quiet, "--alg '%s': expected a name", optarg);
             o->alg = optarg;
+            break;
+        case O_EPS:
+            o->eps = strtod(optarg, &end);
+            if (*optarg == '\0' || *end != '\0' || !(o->eps > 0) ||
+                !(o->eps < 1))
+                return fail(quiet, "--eps '%s': expected a number in (0, 1)",
+                            optarg);
             break;
         case O_SIZE:
             if (bench_parse_size(optarg, &o->size) != 0 || o->size == 0 ||

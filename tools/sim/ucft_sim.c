@@ -71,6 +71,17 @@ static ucft_status_t run_one(const opts_t *o, const coll_op_ops_t *op, int n,
     p.nfails = o->nfails;
     p.max_events = o->max_events;
     p.args.f = o->f;
+    if (sim_gossip_active(&o->gossip, op)) {
+        /* The per-run statistics live in the options (one run at a time). */
+        sim_gossip_t *sg = (sim_gossip_t *)&o->gossip;
+        st = sim_gossip_prepare(sg, &p, op, n, o->size, o->seed);
+        if (st != UCFT_OK)
+            goto out;
+    } else if (o->gossip.flip_set) {
+        /* Flips on any collective: its own oracle judges the output. */
+        p.flip = &o->gossip.flip;
+        p.flip_rank = o->gossip.flip_rank;
+    }
     if (o->nodes > 0) {
         st = simnodes_init(&nodes, n, o->nodes, o->map_by);
         if (st == UCFT_OK && o->placement_set)
@@ -156,6 +167,10 @@ static void print_text(const opts_t *o, const coll_op_ops_t *op,
                (double)o->start_spread_ns / 1e3, r->started_knowing);
     if (r->data_errors)
         printf("  DATA ERRORS   %d ranks\n", r->data_errors);
+    if (sim_gossip_active(&o->gossip, op))
+        sim_gossip_print_text(&o->gossip, r);
+    else if (o->gossip.flip_set)
+        printf("  bit flips     %u messages corrupted\n", r->flips);
     printf("  wall          %.3f s\n", r->wall_s);
     printf("  peak RSS      %.1f MB\n", simrun_peak_rss_mb());
     printf("  trace hash    0x%016" PRIx64 "\n", r->trace_hash);
@@ -174,7 +189,7 @@ static void print_json(const opts_t *o, const coll_op_ops_t *op,
            "\"trace_hash\":\"0x%016" PRIx64 "\",\"f\":%d,\"nodes\":%d,"
            "\"placement\":\"%s\",\"cross_node\":%" PRIu64
            ",\"cross_node_frac\":%.6f,\"sim_ready_us\":%.3f,"
-           "\"start_spread_us\":%.3f,\"started_knowing\":%d}\n",
+           "\"start_spread_us\":%.3f,\"started_knowing\":%d",
            op->op, op->alg, r->ranks, o->size, o->seed, r->ranks - r->live,
            (double)r->sim_latency_ns / 1e3, r->stats.messages, r->stats.bytes,
            r->stats.dropped, r->stats.events, r->completed, r->live,
@@ -184,6 +199,9 @@ static void print_json(const opts_t *o, const coll_op_ops_t *op,
            o->placement_set ? placement_policy_name(o->placement) : "none",
            r->stats.cross_domain, cross_frac(r), (double)r->ready_ns / 1e3,
            (double)o->start_spread_ns / 1e3, r->started_knowing);
+    if (sim_gossip_active(&o->gossip, op))
+        sim_gossip_print_json_fields(&o->gossip, r);
+    printf("}\n");
 }
 
 static int sweep(const opts_t *o, const coll_op_ops_t *op)
@@ -230,6 +248,30 @@ static int sweep(const opts_t *o, const coll_op_ops_t *op)
     return rc;
 }
 
+/* --runs K: K runs from seeds seed .. seed + K - 1, one CSV line each. */
+static int runs(const opts_t *o0, const coll_op_ops_t *op)
+{
+    opts_t o = *o0;
+    int rc = 0;
+
+    sim_gossip_csv_header(stdout);
+    for (unsigned i = 0; i < o0->gossip.runs; i++) {
+        simrun_result_t r;
+        o.seed = o0->seed + i;
+        ucft_status_t st = run_one(&o, op, o.ranks, &r);
+        if (st != UCFT_OK) {
+            fprintf(stderr, "ucft-sim: %s\n", ucft_status_string(st));
+            rc = run_error(st);
+            break;
+        }
+        if (sim_gossip_active(&o.gossip, op))
+            sim_gossip_csv_line(stdout, &o.gossip, o.seed, &r);
+        fflush(stdout);
+    }
+    sim_gossip_done(&o.gossip);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     opts_t o = {.seed = 1,
@@ -238,7 +280,9 @@ int main(int argc, char **argv)
                 .detect_delay_ns = SIM_DEFAULT_DETECT_DELAY_NS,
                 .loggp = {SIM_LOGGP_DEFAULT_L_NS, SIM_LOGGP_DEFAULT_O_NS,
                           SIM_LOGGP_DEFAULT_G_NS, SIM_LOGGP_DEFAULT_GB_PS}};
-    int rc = ucft_sim_parse(&o, argc, argv);
+    int rc;
+    sim_gossip_default(&o.gossip);
+    rc = ucft_sim_parse(&o, argc, argv);
     const coll_op_ops_t *op;
     simrun_result_t r;
 
@@ -251,6 +295,10 @@ int main(int argc, char **argv)
     }
     if ((rc = check_n(&o, op, o.ranks)) != 0)
         goto out;
+    if (o.gossip.runs > 0) {
+        rc = runs(&o, op);
+        goto out;
+    }
     ucft_status_t st = run_one(&o, op, o.ranks, &r);
     if (st != UCFT_OK) {
         fprintf(stderr, "ucft-sim: %s\n", ucft_status_string(st));
@@ -263,6 +311,7 @@ int main(int argc, char **argv)
         print_text(&o, op, &r);
     rc = r.data_errors ? 1 : 0;
 out:
+    sim_gossip_done(&o.gossip);
     free(o.fails);
     free(o.sweep);
     free(o.kill_nodes);

@@ -6,6 +6,7 @@
 
 #include "simrun/simnodes.h"
 #include "simrun/simrun.h"
+#include "ucft_sim_gossip.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -44,6 +45,7 @@ typedef struct opts {
     int placement_set;
     ucft_sim_kill_node_t *kill_nodes;
     size_t nkill_nodes;
+    sim_gossip_t gossip; /* --eps, --flip, ... (ucft_sim_gossip.h) */
 } opts_t;
 
 /* Parses argv into o (defaults already set). Returns -1 to go on, else an

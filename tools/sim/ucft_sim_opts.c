@@ -51,7 +51,7 @@ static void usage(FILE *f)
            "  --sweep-ranks LIST   N1,N2,... or pow2:MAX or pow2:MIN:MAX;\n"
            "                       one CSV line per N (ignores --ranks)\n"
            "  --csv FILE           CSV output file for a sweep (default "
-           "stdout)\n"
+           "stdout)\n" SIM_GOSSIP_USAGE
            "  --list               list operations and algorithms\n"
            "  -h, --help           this help\n"
            "Exit status: 0 ran, 1 the run failed or gave wrong data, 2 bad "
@@ -288,6 +288,9 @@ static const struct option long_opts[] = {
     {"map-by", required_argument, NULL, OPT_MAP_BY},
     {"placement", required_argument, NULL, OPT_PLACEMENT},
     {"kill-node", required_argument, NULL, OPT_KILL_NODE},
+    /* clang-format off */
+    SIM_GOSSIP_LONG_OPTS
+    /* clang-format on */
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -295,7 +298,7 @@ static const struct option long_opts[] = {
 static void list_ops(void)
 {
     for (size_t i = 0; coll_op_table[i] != NULL; i++)
-        printf("%-8s %-10s %s\n", coll_op_table[i]->op, coll_op_table[i]->alg,
+        printf("%-16s %-10s %s\n", coll_op_table[i]->op, coll_op_table[i]->alg,
                coll_op_table[i]->doc);
 }
 
@@ -418,6 +421,11 @@ int ucft_sim_parse(opts_t *o, int argc, char **argv)
             usage(stdout);
             return 0;
         default:
+            if (c >= SIM_GOSSIP_OPT_FIRST && c <= SIM_GOSSIP_OPT_LAST) {
+                if (sim_gossip_opt(&o->gossip, c, optarg) != 0)
+                    return 2;
+                break;
+            }
             fprintf(stderr, "Try 'ucft-sim --help'.\n");
             return 2;
         }

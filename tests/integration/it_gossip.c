@@ -1,0 +1,139 @@
+/* Real jobs for the approximate allreduce and silent data corruption
+ * (docs/gossip.md). Every rank contributes COUNT doubles, x[e] = 0.25 +
+ * 0.5 (r + 1) / (e + 2); call 1 is the operation under test (UCFT_INJECT
+ * may flip a bit of it or kill a rank in it), then a corrected allreduce
+ * (exact) counts the ranks whose result is outside eps of the exact sum
+ * over the survivors, and every rank checks that count:
+ *   it_gossip approx ALG EPS ROUNDS none|some   ucft_allreduce_approx
+ *   it_gossip exact none|some                   ucft_allreduce (double sum;
+ *                                               UCFT_ALLREDUCE_ALG picks)
+ * "none": no rank may be wrong; "some": at least one must be (the flip
+ * shows). Exit 0 when the count is as wanted at every rank.
+ *   it_gossip badparams                         bad arguments of
+ *                                               ucft_allreduce_approx give
+ *                                               UCFT_ERR_INVALID_PARAM, and
+ *                                               defaults (NULL) work */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ucft.h>
+
+#include "it_check.h"
+
+#define COUNT 4
+
+int g_rank;
+
+static double input(int r, int e)
+{
+    return 0.25 + 0.5 * (r + 1) / (e + 2);
+}
+
+static int bad_params(ucft_comm_h w)
+{
+    double x[2] = {1, 2}, y[2];
+    int ix[2] = {1, 2}, iy[2];
+    ucft_approx_params_t p = {.field_mask = UCFT_APPROX_FIELD_ALG,
+                              .alg = "nope"};
+    CHECK_ST(ucft_allreduce_approx(w, x, y, 2, UCFT_DOUBLE, &p),
+             UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_allreduce_approx(w, ix, iy, 2, UCFT_INT32, NULL),
+             UCFT_ERR_INVALID_PARAM);
+    p = (ucft_approx_params_t){.field_mask = UCFT_APPROX_FIELD_EPS, .eps = 2};
+    CHECK_ST(ucft_allreduce_approx(w, x, y, 2, UCFT_DOUBLE, &p),
+             UCFT_ERR_INVALID_PARAM);
+    p = (ucft_approx_params_t){.field_mask = UCFT_APPROX_FIELD_TOPOLOGY,
+                               .topology = 9};
+    CHECK_ST(ucft_allreduce_approx(w, x, y, 2, UCFT_DOUBLE, &p),
+             UCFT_ERR_INVALID_PARAM);
+    p = (ucft_approx_params_t){.field_mask = UCFT_APPROX_FIELD_ALG |
+                                             UCFT_APPROX_FIELD_TOPOLOGY,
+                               .alg = "hps",
+                               .topology = UCFT_APPROX_RING};
+    CHECK_ST(ucft_allreduce_approx(w, x, y, 2, UCFT_DOUBLE, &p),
+             UCFT_ERR_INVALID_PARAM);
+    CHECK_ST(ucft_allreduce_approx(w, x, NULL, 2, UCFT_DOUBLE, NULL),
+             UCFT_ERR_INVALID_PARAM);
+    /* Defaults: pflc, eps 1e-8, the sum. */
+    CHECK_ST(ucft_allreduce_approx(w, x, y, 2, UCFT_DOUBLE, NULL), UCFT_OK);
+    int n = ucft_comm_size(w);
+    for (int e = 0; e < 2; e++)
+        CHECK(fabs(y[e] - n * x[e]) <= 1e-8 * n * x[e], "y[%d] = %g", e, y[e]);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    ucft_context_h ctx;
+    double x[COUNT], y[COUNT];
+    if (argc == 2 && strcmp(argv[1], "badparams") == 0) {
+        if (ucft_init(NULL, &ctx) != UCFT_OK)
+            return 1;
+        g_rank = ucft_comm_rank(ucft_comm_world(ctx));
+        bad_params(ucft_comm_world(ctx));
+        return ucft_finalize(ctx) == UCFT_OK ? 0 : 1;
+    }
+    int approx = argc == 6 && strcmp(argv[1], "approx") == 0;
+    int exact = argc == 3 && strcmp(argv[1], "exact") == 0;
+    const char *want = approx ? argv[5] : exact ? argv[2] : "";
+    double eps = approx ? atof(argv[3]) : 1e-12;
+
+    if ((!approx && !exact) ||
+        (strcmp(want, "none") != 0 && strcmp(want, "some") != 0)) {
+        fprintf(stderr, "usage: it_gossip approx ALG EPS ROUNDS none|some | "
+                        "exact none|some\n");
+        return 2;
+    }
+    if (ucft_init(NULL, &ctx) != UCFT_OK)
+        return 1;
+    ucft_comm_h w = ucft_comm_world(ctx);
+    int n = ucft_comm_size(w);
+    g_rank = ucft_comm_rank(w);
+    for (int e = 0; e < COUNT; e++)
+        x[e] = input(g_rank, e);
+
+    ucft_status_t st;
+    if (approx) {
+        ucft_approx_params_t p = {
+            .field_mask = UCFT_APPROX_FIELD_ALG | UCFT_APPROX_FIELD_EPS |
+                          UCFT_APPROX_FIELD_ROUNDS | UCFT_APPROX_FIELD_SEED,
+            .alg = argv[2],
+            .eps = eps,
+            .rounds = (unsigned)atoi(argv[4]),
+            .seed = 7};
+        st = ucft_allreduce_approx(w, x, y, COUNT, UCFT_DOUBLE, &p);
+    } else {
+        st = ucft_allreduce(w, x, y, COUNT, UCFT_DOUBLE, UCFT_SUM);
+    }
+    CHECK_ST(st, UCFT_OK);
+
+    /* The exact sum over the survivors known now. */
+    int failed[64];
+    size_t nf = 0;
+    CHECK_ST(ucft_context_get_failed_ranks(ctx, failed, 64, &nf), UCFT_OK);
+    int wrong = 0;
+    for (int e = 0; e < COUNT; e++) {
+        double sum = 0;
+        for (int r = 0; r < n; r++) {
+            int dead = 0;
+            for (size_t i = 0; i < nf && i < 64; i++)
+                dead |= failed[i] == r;
+            if (!dead)
+                sum += input(r, e);
+        }
+        if (!(fabs(y[e] - sum) <= eps * fabs(sum)))
+            wrong = 1;
+    }
+    printf("rank %d: %s, %zu dead, y[0] = %.17g (%s)\n", g_rank,
+           approx ? argv[2] : "exact", nf, y[0], wrong ? "WRONG" : "ok");
+    int nwrong = 0;
+    CHECK_ST(ucft_allreduce(w, &wrong, &nwrong, 1, UCFT_INT32, UCFT_SUM),
+             UCFT_OK);
+    if (strcmp(want, "none") == 0)
+        CHECK(nwrong == 0, "%d ranks outside eps %g", nwrong, eps);
+    else
+        CHECK(nwrong > 0, "no rank outside eps %g: the flip did not show", eps);
+    return ucft_finalize(ctx) == UCFT_OK ? 0 : 1;
+}
