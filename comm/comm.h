@@ -30,6 +30,7 @@
 #include "comm/variables.h"
 #include "comm/view.h"
 #include "collectives/agree.h"
+#include "collectives/rbcast.h"
 #include "placement/comm_map.h"
 #include "runtime/context.h"
 
@@ -58,7 +59,6 @@ struct ucft_comm {
     uint32_t ncreated; /* communicators made from this one so far */
     uint8_t revoked;   /* ucft_comm_revoke here or at another member */
     uint8_t freed;     /* ucft_comm_free: kept until finalize, unused */
-    int revoke_next;   /* revoke: next member to tell (size: none) */
     /* The algorithm of each operation on this communicator, chosen when it
      * is made (world: UCFT_<OP>_ALG), and its corrected barrier. */
     const coll_op_ops_t *alg[CM_COLL_NOPS];
@@ -136,11 +136,8 @@ typedef struct cm_layer {
     uint64_t drained;                /* late collective messages dropped */
     cm_inject_t inject;              /* UCFT_INJECT (comm/coll_inject.h) */
     uint32_t ctx_used[CM_CTX_WORDS]; /* context ids in use here */
-    /* Revoke messages (comm/revoke.c): the receive, one send at a time. */
-    tp_req_t rv_rreq, rv_sreq;
-    uint32_t rv_rbuf[2], rv_sbuf[2];
-    uint8_t rv_rbusy, rv_sbusy, rv_stopped;
-    cm_csum_t csum; /* UCFT_CHECKSUM (comm/coll_csum.h) */
+    rbcast_t revokes;                /* revoke messages (comm/revoke.c) */
+    cm_csum_t csum;                  /* UCFT_CHECKSUM (comm/coll_csum.h) */
 } cm_layer_t;
 
 /* ---- the layer (comm/layer.c; ucft_init and ucft_finalize: comm/lib.c) --- */
@@ -212,6 +209,8 @@ ucft_status_t cm_agree_post(struct ucft_comm *comm, int inject_op,
 ucft_status_t cm_revoke_start(cm_layer_t *cl);
 /* Finalize: cancels it. */
 void cm_revoke_stop(cm_layer_t *cl);
+/* After the transport: frees what is still queued. */
+void cm_revoke_destroy(cm_layer_t *cl);
 
 /* ---- point-to-point (comm/p2p.c) ----------------------------------------- */
 

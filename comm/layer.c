@@ -35,6 +35,7 @@ static void layer_destroy(void *state)
 {
     cm_layer_t *cl = state;
     cm_coll_free_all(cl);
+    cm_revoke_destroy(cl);
     cm_inject_cleanup(&cl->inject); /* corrupted copies (flip=) */
     for (struct ucft_comm *c = cl->comms, *n; c != NULL; c = n) {
         n = c->next;
