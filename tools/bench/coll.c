@@ -67,6 +67,11 @@ static ucft_status_t run_one(ucft_comm_h w, const coll_opts_t *o, void *a,
         ucft_status_t st = ucft_comm_agree(w, &flag);
         return st == UCFT_OK && flag != 1 ? UCFT_ERR_INTERNAL : st;
     }
+    case COLL_SHRINK: {
+        ucft_comm_h nc;
+        ucft_status_t st = ucft_comm_shrink(w, &nc);
+        return st == UCFT_OK ? ucft_comm_free(&nc) : st;
+    }
     case COLL_ALLREDUCE_APPROX: {
         ucft_approx_params_t p = {.field_mask = UCFT_APPROX_FIELD_ALG |
                                                 UCFT_APPROX_FIELD_EPS,
@@ -237,7 +242,7 @@ int bench_coll_main(int argc, char **argv)
         ret = BENCH_EXIT_FAIL;
     if (reporter) {
         const char *alg = o.alg;
-        if (alg == NULL && o.op == COLL_AGREE)
+        if (alg == NULL && (o.op == COLL_AGREE || o.op == COLL_SHRINK))
             alg = "era";
         if (alg == NULL && o.op == COLL_ALLREDUCE_APPROX)
             alg = "pflc";

@@ -32,6 +32,7 @@ typedef enum coll_op {
     COLL_ALLGATHER,
     COLL_REDUCE_SCATTER,
     COLL_AGREE,            /* ucft_comm_agree of one flag */
+    COLL_SHRINK,           /* ucft_comm_shrink, then ucft_comm_free */
     COLL_ALLREDUCE_APPROX, /* ucft_allreduce_approx on doubles */
 } coll_op_t;
 

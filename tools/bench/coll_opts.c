@@ -17,11 +17,11 @@
 #define MAX_SIZE       (64u << 20)
 
 static const char *const op_names[] = {
-    "bcast",     "reduce",         "allreduce", "barrier",
-    "allgather", "reduce_scatter", "agree",     "allreduce_approx"};
+    "bcast",          "reduce", "allreduce", "barrier",         "allgather",
+    "reduce_scatter", "agree",  "shrink",    "allreduce_approx"};
 static const char *const op_envs[] = {
-    "BCAST",     "REDUCE",         "ALLREDUCE", "BARRIER",
-    "ALLGATHER", "REDUCE_SCATTER", "AGREE",     "ALLREDUCE_APPROX"};
+    "BCAST",          "REDUCE", "ALLREDUCE", "BARRIER",         "ALLGATHER",
+    "REDUCE_SCATTER", "AGREE",  "SHRINK",    "ALLREDUCE_APPROX"};
 #define NOPS (sizeof(op_names) / sizeof(op_names[0]))
 
 const char *coll_op_name(coll_op_t op)
@@ -50,7 +50,7 @@ void coll_usage(FILE *f)
             "                   reduce_scatter (root 0; the last two: --size "
             "is the\n"
             "                   whole vector, n blocks of int64) | agree\n"
-            "                   (ucft_comm_agree of one flag) | "
+            "                   (ucft_comm_agree of one flag) | shrink | "
             "allreduce_approx\n"
             "                   (doubles; --alg ps, pf, pflc, pfcc, hps, "
             "hpflc, ardb;\n"
@@ -251,7 +251,7 @@ int coll_opts_parse(int argc, char **argv, coll_opts_t *o, int quiet)
     }
     if (!have_op)
         return fail(quiet, "%s", "--op is required");
-    if (o->alg != NULL && o->op == COLL_AGREE)
+    if (o->alg != NULL && (o->op == COLL_AGREE || o->op == COLL_SHRINK))
         return fail(quiet, "--alg '%s': agree has one algorithm (era)", o->alg);
     if (o->alg != NULL && coll_op_find(coll_op_name(o->op), o->alg) == NULL)
         return fail(quiet,
