@@ -79,7 +79,7 @@ static int take(csum_req_t *sr)
             return 1;
         }
         sr->c->dropped++;
-        ucft_warn(sr->c->base.log,
+        ucft_warn(sr->c->f.tp.log,
                   "UCFT_CHECKSUM: corrupted message from rank %u dropped "
                   "(collective context %u, sequence %u, kind %u, %zu "
                   "bytes): counted as lost%s",
@@ -124,7 +124,7 @@ static ucft_status_t c_send(tp_t *tp, int dst, uint64_t tag, const void *buf,
     cm_csum_t *c = csum_of(tp);
     if (ucft_tag_class(tag) != UCFT_TAG_CLASS_COLL || len == 0) {
         req->priv_owner = NULL; /* not ours (c_cancel) */
-        return tp_send(c->real, dst, tag, buf, len, req);
+        return tp_send(c->f.below, dst, tag, buf, len, req);
     }
     csum_req_t *sr = malloc(sizeof(*sr) + len + CSUM_LEN);
     if (sr == NULL)
@@ -135,13 +135,13 @@ static ucft_status_t c_send(tp_t *tp, int dst, uint64_t tag, const void *buf,
     sr->inner =
         (tp_req_t){.cb = inner_cb, .arg = sr, .buffered = req->buffered};
     sr->outer = req;
-    sr->real = c->real;
+    sr->real = c->f.below;
     sr->c = c;
     sr->is_send = 1;
     req->priv = sr;
     req->priv_owner = c;
     ucft_status_t st =
-        tp_send(c->real, dst, tag, sr->data, len + CSUM_LEN, &sr->inner);
+        tp_send(c->f.below, dst, tag, sr->data, len + CSUM_LEN, &sr->inner);
     if (st != UCFT_INPROGRESS)
         free(sr);
     return st;
@@ -154,14 +154,14 @@ static ucft_status_t c_recv(tp_t *tp, uint64_t tag, uint64_t mask, void *buf,
     if (ucft_tag_class(tag) != UCFT_TAG_CLASS_COLL ||
         (mask & CLASS_MASK) != CLASS_MASK) {
         req->priv_owner = NULL;
-        return tp_recv(c->real, tag, mask, buf, len, req);
+        return tp_recv(c->f.below, tag, mask, buf, len, req);
     }
     csum_req_t *sr = malloc(sizeof(*sr) + len + CSUM_LEN);
     if (sr == NULL)
         return UCFT_ERR_NO_MEMORY;
     sr->inner = (tp_req_t){.cb = inner_cb, .arg = sr};
     sr->outer = req;
-    sr->real = c->real;
+    sr->real = c->f.below;
     sr->c = c;
     sr->ubuf = buf;
     sr->ulen = len;
@@ -172,7 +172,7 @@ static ucft_status_t c_recv(tp_t *tp, uint64_t tag, uint64_t mask, void *buf,
     req->priv = sr;
     req->priv_owner = c;
     ucft_status_t st =
-        tp_recv(c->real, tag, mask, sr->data, len + CSUM_LEN, &sr->inner);
+        tp_recv(c->f.below, tag, mask, sr->data, len + CSUM_LEN, &sr->inner);
     if (st == UCFT_INPROGRESS)
         return st;
     if (st == UCFT_OK && !take(sr))
@@ -190,90 +190,25 @@ static void c_cancel(tp_t *tp, tp_req_t *req)
         csum_req_t *sr = req->priv;
         tp_cancel(sr->real, &sr->inner);
     } else
-        tp_cancel(c->real, req);
-}
-
-static ucft_status_t c_probe(tp_t *tp, uint64_t tag, uint64_t mask,
-                             tp_probe_info_t *info)
-{
-    return tp_probe(csum_of(tp)->real, tag, mask, info);
-}
-
-static void c_peer_failed(tp_t *tp, int rank)
-{
-    tp_peer_failed(csum_of(tp)->real, rank);
-}
-
-static void c_watch(tp_t *tp, int rank)
-{
-    tp_watch(csum_of(tp)->real, rank);
-}
-
-static unsigned c_progress(tp_t *tp)
-{
-    return tp_progress(csum_of(tp)->real);
-}
-
-static int c_fd(tp_t *tp)
-{
-    tp_t *r = csum_of(tp)->real;
-    return r->ops->fd(r);
-}
-
-static ucft_status_t c_arm(tp_t *tp)
-{
-    tp_t *r = csum_of(tp)->real;
-    return r->ops->arm(r);
-}
-
-static uint64_t c_now(tp_t *tp)
-{
-    return tp_now(csum_of(tp)->real);
-}
-
-static ucft_status_t c_timer_start(tp_t *tp, ucft_timer_t *t, uint64_t dl)
-{
-    return tp_timer_start(csum_of(tp)->real, t, dl);
-}
-
-static void c_timer_stop(tp_t *tp, ucft_timer_t *t)
-{
-    tp_timer_stop(csum_of(tp)->real, t);
-}
-
-static uint64_t c_timer_next(tp_t *tp)
-{
-    return tp_timer_next(csum_of(tp)->real);
-}
-
-static void c_destroy(tp_t *tp)
-{
-    (void)tp; /* part of the layer */
+        tp_cancel(c->f.below, req);
 }
 
 static const tp_ops_t csum_tp_ops = {
     .name = "checksum",
     .send = c_send,
     .recv = c_recv,
-    .probe = c_probe,
+    .probe = tp_filter_probe,
     .cancel = c_cancel,
-    .peer_failed = c_peer_failed,
-    .watch = c_watch,
-    .progress = c_progress,
-    .fd = c_fd,
-    .arm = c_arm,
-    .now = c_now,
-    .timer_start = c_timer_start,
-    .timer_stop = c_timer_stop,
-    .timer_next = c_timer_next,
-    .destroy = c_destroy,
+    .peer_failed = tp_filter_peer_failed,
+    .watch = tp_filter_watch,
+    TP_FILTER_PASS_OPS,
 };
 
 void cm_csum_init(cm_csum_t *c, tp_t *real)
 {
     memset(c, 0, sizeof(*c));
-    c->real = real;
-    c->base = (tp_t){.ops = &csum_tp_ops,
+    c->f.below = real;
+    c->f.tp = (tp_t){.ops = &csum_tp_ops,
                      .rank = real->rank,
                      .size = real->size,
                      .log = real->log};
@@ -281,7 +216,7 @@ void cm_csum_init(cm_csum_t *c, tp_t *real)
 
 tp_t *cm_csum_tp(cm_csum_t *c, tp_t *real, int lost_empty)
 {
-    c->real = real;
+    c->f.below = real;
     c->lost_empty = lost_empty;
-    return &c->base;
+    return &c->f.tp;
 }

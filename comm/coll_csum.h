@@ -26,14 +26,13 @@
 #ifndef UCFT_COMM_COLL_CSUM_H
 #define UCFT_COMM_COLL_CSUM_H
 
-#include "transport/transport.h"
+#include "transport/filter.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
 typedef struct cm_csum {
-    tp_t base; /* first: the filter is a tp_t */
-    tp_t *real;
+    tp_filter_t f;    /* first: the filter is a tp_t; below: the real one */
     uint64_t dropped; /* corrupted messages dropped so far */
     int lost_empty;   /* receives posted now: see cm_csum_tp */
 } cm_csum_t;

@@ -240,91 +240,15 @@ static ucft_status_t w_send(tp_t *tp, int dst, uint64_t tag, const void *buf,
     return tp_send(inj->real, dst, tag, buf, len, req);
 }
 
-static ucft_status_t w_recv(tp_t *tp, uint64_t tag, uint64_t mask, void *buf,
-                            size_t len, tp_req_t *req)
-{
-    return tp_recv(inj_of(tp)->real, tag, mask, buf, len, req);
-}
-
-static ucft_status_t w_probe(tp_t *tp, uint64_t tag, uint64_t mask,
-                             tp_probe_info_t *info)
-{
-    return tp_probe(inj_of(tp)->real, tag, mask, info);
-}
-
-static void w_cancel(tp_t *tp, tp_req_t *req)
-{
-    tp_cancel(inj_of(tp)->real, req);
-}
-
-static void w_peer_failed(tp_t *tp, int rank)
-{
-    tp_peer_failed(inj_of(tp)->real, rank);
-}
-
-static void w_watch(tp_t *tp, int rank)
-{
-    tp_watch(inj_of(tp)->real, rank);
-}
-
-static unsigned w_progress(tp_t *tp)
-{
-    return tp_progress(inj_of(tp)->real);
-}
-
-static int w_fd(tp_t *tp)
-{
-    tp_t *r = inj_of(tp)->real;
-    return r->ops->fd(r);
-}
-
-static ucft_status_t w_arm(tp_t *tp)
-{
-    tp_t *r = inj_of(tp)->real;
-    return r->ops->arm(r);
-}
-
-static uint64_t w_now(tp_t *tp)
-{
-    return tp_now(inj_of(tp)->real);
-}
-
-static ucft_status_t w_timer_start(tp_t *tp, ucft_timer_t *t, uint64_t dl)
-{
-    return tp_timer_start(inj_of(tp)->real, t, dl);
-}
-
-static void w_timer_stop(tp_t *tp, ucft_timer_t *t)
-{
-    tp_timer_stop(inj_of(tp)->real, t);
-}
-
-static uint64_t w_timer_next(tp_t *tp)
-{
-    return tp_timer_next(inj_of(tp)->real);
-}
-
-static void w_destroy(tp_t *tp)
-{
-    (void)tp; /* the filter is part of the context; the real one is not ours */
-}
-
 static const tp_ops_t inject_tp_ops = {
     .name = "inject",
     .send = w_send,
-    .recv = w_recv,
-    .probe = w_probe,
-    .cancel = w_cancel,
-    .peer_failed = w_peer_failed,
-    .watch = w_watch,
-    .progress = w_progress,
-    .fd = w_fd,
-    .arm = w_arm,
-    .now = w_now,
-    .timer_start = w_timer_start,
-    .timer_stop = w_timer_stop,
-    .timer_next = w_timer_next,
-    .destroy = w_destroy,
+    .recv = tp_filter_recv,
+    .probe = tp_filter_probe,
+    .cancel = tp_filter_cancel,
+    .peer_failed = tp_filter_peer_failed,
+    .watch = tp_filter_watch,
+    TP_FILTER_PASS_OPS,
 };
 
 ucft_status_t cm_inject_setup(cm_inject_t *inj, int rank, int size, tp_t *real,
@@ -350,7 +274,8 @@ ucft_status_t cm_inject_setup(cm_inject_t *inj, int rank, int size, tp_t *real,
     inj->die = die != NULL ? die : die_default;
     inj->die_arg = die_arg;
     inj->wrap.inj = inj;
-    inj->wrap.base = (tp_t){.ops = &inject_tp_ops,
+    inj->wrap.f.below = real;
+    inj->wrap.f.tp = (tp_t){.ops = &inject_tp_ops,
                             .rank = real->rank,
                             .size = real->size,
                             .log = real->log};
@@ -406,7 +331,7 @@ tp_t *cm_inject_call(cm_inject_t *inj, int op, unsigned ctx_id, uint32_t seq)
         inj->seq[i] = seq & ((1u << UCFT_TAG_SEQ_BITS) - 1);
         inj->sent[i] = 0;
         inj->flipst[i].sent = 0;
-        tp = &inj->wrap.base;
+        tp = &inj->wrap.f.tp;
     }
     return tp;
 }

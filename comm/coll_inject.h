@@ -45,6 +45,7 @@
 #include "ucft.h"
 #include "collectives/coll_flip.h"
 #include "comm/coll.h"
+#include "transport/filter.h"
 #include "transport/transport.h"
 
 #include <stddef.h>
@@ -87,7 +88,7 @@ typedef struct cm_inject cm_inject_t;
 
 /* The filter transport handed to one matching call. */
 typedef struct cm_inject_tp {
-    tp_t base; /* first: the collective sees a tp_t */
+    tp_filter_t f; /* first: the collective sees a tp_t; below: real */
     cm_inject_t *inj;
 } cm_inject_tp_t;
 

@@ -157,7 +157,7 @@ void cm_layer_drain_requests(cm_layer_t *cl);
  * else the context's transport. */
 static inline tp_t *cm_layer_below(cm_layer_t *cl)
 {
-    return cm_inject_active(&cl->inject) ? &cl->inject.wrap.base : cl->ctx->tp;
+    return cm_inject_active(&cl->inject) ? &cl->inject.wrap.f.tp : cl->ctx->tp;
 }
 
 /* The layer of `ctx` (its world communicator's). */

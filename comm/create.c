@@ -132,7 +132,7 @@ static ucft_status_t make(struct ucft_comm *parent, int *members, int n,
         for (int r = 0; r < n; r++)
             c->job_to_rank[members[r]] = r;
         c->rank = c->job_to_rank[ctx->boot.rank];
-        tp_t *base = cl->cfg.checksum ? &cl->csum.base : cm_layer_below(cl);
+        tp_t *base = cl->cfg.checksum ? &cl->csum.f.tp : cm_layer_below(cl);
         cm_view_init(c->view, base, c->rank, n, members, c->job_to_rank);
         c->tp = &c->view->f.tp;
         st = cm_comm_ack_init(c);

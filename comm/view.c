@@ -103,6 +103,7 @@ static const tp_ops_t view_ops = {.name = "comm-view",
                                   .peer_failed = v_peer_failed,
                                   .watch = v_watch,
                                   .disconnect = v_disconnect,
+                                  .cancel = tp_filter_cancel,
                                   TP_FILTER_PASS_OPS};
 
 void cm_view_init(cm_view_t *v, tp_t *base, int rank, int size,

@@ -3,7 +3,8 @@
  * few operations and passes the rest through. Its struct starts with a
  * tp_filter_t; the pass-through operations below fill the rest of its
  * ops table (TP_FILTER_PASS_OPS). Users: a communicator's view
- * (comm/view.c), UCFT_INJECT's filter (comm/coll_inject.c).
+ * (comm/view.c), UCFT_INJECT's filter (comm/coll_inject.c), the payload
+ * checksums (comm/coll_csum.c).
  */
 #ifndef UCFT_TRANSPORT_FILTER_H
 #define UCFT_TRANSPORT_FILTER_H
@@ -18,6 +19,29 @@ typedef struct tp_filter {
 static inline tp_t *tp_filter_below(tp_t *tp)
 {
     return ((tp_filter_t *)tp)->below;
+}
+
+static inline ucft_status_t tp_filter_recv(tp_t *tp, uint64_t tag,
+                                           uint64_t mask, void *buf, size_t len,
+                                           tp_req_t *req)
+{
+    return tp_recv(tp_filter_below(tp), tag, mask, buf, len, req);
+}
+
+static inline ucft_status_t
+tp_filter_probe(tp_t *tp, uint64_t tag, uint64_t mask, tp_probe_info_t *info)
+{
+    return tp_probe(tp_filter_below(tp), tag, mask, info);
+}
+
+static inline void tp_filter_peer_failed(tp_t *tp, int rank)
+{
+    tp_peer_failed(tp_filter_below(tp), rank);
+}
+
+static inline void tp_filter_watch(tp_t *tp, int rank)
+{
+    tp_watch(tp_filter_below(tp), rank);
 }
 
 static inline void tp_filter_cancel(tp_t *tp, tp_req_t *req)
@@ -79,12 +103,14 @@ static inline void tp_filter_destroy(tp_t *tp)
     (void)tp;
 }
 
-/* The pass-through part of an ops table. */
+/* The pass-through part of an ops table (every filter picks its own send,
+ * recv, probe, cancel, peer_failed, watch, disconnect: its own or the
+ * tp_filter_* ones above). */
 #define TP_FILTER_PASS_OPS                                                     \
-    .cancel = tp_filter_cancel, .address = tp_filter_address,                  \
-    .flush = tp_filter_flush, .progress = tp_filter_progress,                  \
-    .fd = tp_filter_fd, .arm = tp_filter_arm, .now = tp_filter_now,            \
-    .timer_start = tp_filter_timer_start, .timer_stop = tp_filter_timer_stop,  \
-    .timer_next = tp_filter_timer_next, .destroy = tp_filter_destroy
+    .address = tp_filter_address, .flush = tp_filter_flush,                    \
+    .progress = tp_filter_progress, .fd = tp_filter_fd, .arm = tp_filter_arm,  \
+    .now = tp_filter_now, .timer_start = tp_filter_timer_start,                \
+    .timer_stop = tp_filter_timer_stop, .timer_next = tp_filter_timer_next,    \
+    .destroy = tp_filter_destroy
 
 #endif

@@ -53,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t i = 0; i < nops; i++) {
         tp_t *tp =
             cm_inject_call(inj, ops[i] % (CM_INJECT_NOPS + 1), 7, (uint32_t)i);
-        FUZZ_ASSERT(tp == &real || tp == &inj->wrap.base);
+        FUZZ_ASSERT(tp == &real || tp == &inj->wrap.f.tp);
     }
 out:
     free(inj);
