@@ -36,8 +36,11 @@
 
 #include <stdint.h>
 
-/* Context ids: a bitmap of the ones this rank uses (comm/create.c). */
-#define CM_CTX_WORDS 8 /* 256 context ids */
+/* Context ids: a bitmap of the ones this rank uses (comm/create.c). A
+ * communicator's tag context (ucft_comm.ctx_id) is its id in the low 8
+ * bits and 6 bits of its uid above them; the world's is 0. */
+#define CM_CTX_WORDS   8 /* 256 context ids */
+#define CM_CTX_ID_MASK 0xffu
 
 struct ucft_comm {
     struct ucft_context *ctx;

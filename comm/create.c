@@ -120,10 +120,13 @@ static ucft_status_t make(struct ucft_comm *parent, int *members, int n,
     }
     c->ctx = ctx;
     c->layer = cl;
-    c->ctx_id = ctx_id;
+    c->uid = parent->uid * 2654435761u + parent->ncreated;
+    /* The tag's context field: the id (the low 8 bits) and 6 bits of the
+     * uid, so that a communicator that takes a freed one's id still has
+     * tags of its own (a late message of the old one matches nothing). */
+    c->ctx_id = ctx_id | (((c->uid * 2654435761u) >> 26) << 8);
     c->size = n;
     c->members = members;
-    c->uid = parent->uid * 2654435761u + ++parent->ncreated;
     c->job_to_rank = malloc((size_t)ctx->boot.size * sizeof(int));
     c->view = calloc(1, sizeof(*c->view));
     if (c->job_to_rank != NULL && c->view != NULL) {
@@ -143,7 +146,7 @@ static ucft_status_t make(struct ucft_comm *parent, int *members, int n,
         st = cm_coll_init(cl, c);
     /* On the list from here: finalize frees it whatever happens. */
     cm_comm_attach(cl, c);
-    cl->ctx_used[ctx_id / 32] |= 1u << (ctx_id % 32);
+    cl->ctx_used[ctx_id / 32] |= 1u << (ctx_id % 32); /* the id's bit */
     if (st != UCFT_OK) {
         c->freed = 1;
         return st;
@@ -159,12 +162,20 @@ static ucft_status_t make(struct ucft_comm *parent, int *members, int n,
     return UCFT_OK;
 }
 
-/* The lowest context id free at every contributor, or 0 (none). */
-static unsigned lowest_free(const uint32_t *free_ids)
+/* The context id of the gen-th communicator made from a parent: the first
+ * one free at every contributor from 1 + (gen - 1) mod 255 on, cyclically,
+ * or 0 (none). Every member computes the same (same map, same gen). The
+ * ids go round instead of the lowest being taken again at once: a freed
+ * communicator's late messages (a kept instance's corrections) could
+ * otherwise match the next one's first instances, which reuse its tags. */
+static unsigned next_free(const uint32_t *free_ids, uint32_t gen)
 {
-    for (unsigned i = 1; i < CM_CTX_WORDS * 32; i++)
+    const unsigned nid = CM_CTX_WORDS * 32 - 1; /* ids 1..255 */
+    for (unsigned k = 0; k < nid; k++) {
+        unsigned i = 1 + (unsigned)((gen - 1 + k) % nid);
         if ((free_ids[i / 32] >> (i % 32)) & 1)
             return i;
+    }
     return 0;
 }
 
@@ -177,7 +188,8 @@ static ucft_status_t made(struct ucft_comm *parent, const uint32_t *val,
     int n = parent->size;
     (void)hdr;
     *m->out = NULL;
-    unsigned id = lowest_free(val);
+    /* Every member counts every maker, also where it makes nothing. */
+    unsigned id = next_free(val, ++parent->ncreated);
     if (id == 0) {
         ucft_error(&parent->ctx->log,
                    "no context id is free at every rank (%d communicators "
@@ -295,11 +307,10 @@ ucft_status_t ucft_comm_dup(ucft_comm_h comm, ucft_comm_h *newcomm)
     return wait_made(ucft_comm_idup(comm, newcomm, &r), &r);
 }
 
-ucft_status_t ucft_comm_split(ucft_comm_h comm, int color, int key,
-                              ucft_comm_h *newcomm)
+ucft_status_t ucft_comm_isplit(ucft_comm_h comm, int color, int key,
+                               ucft_comm_h *newcomm, ucft_request_h *req)
 {
-    ucft_request_h r;
-    ucft_status_t st = check(comm, newcomm, "ucft_comm_split");
+    ucft_status_t st = check(comm, newcomm, "ucft_comm_isplit");
     if (st == UCFT_OK && color < 0 && color != UCFT_UNDEFINED) {
         ucft_error(&comm->ctx->log,
                    "ucft_comm_split: color %d (must be >= 0 or "
@@ -311,8 +322,14 @@ ucft_status_t ucft_comm_split(ucft_comm_h comm, int color, int key,
         return UCFT_ERR_REVOKED;
     if (st != UCFT_OK)
         return st;
-    return wait_made(post_make(comm, CM_INJECT_SPLIT, color, key, newcomm, &r),
-                     &r);
+    return post_make(comm, CM_INJECT_SPLIT, color, key, newcomm, req);
+}
+
+ucft_status_t ucft_comm_split(ucft_comm_h comm, int color, int key,
+                              ucft_comm_h *newcomm)
+{
+    ucft_request_h r;
+    return wait_made(ucft_comm_isplit(comm, color, key, newcomm, &r), &r);
 }
 
 ucft_status_t ucft_comm_create_group(ucft_comm_h comm, int n, const int *ranks,
@@ -384,7 +401,8 @@ ucft_status_t ucft_comm_free(ucft_comm_h *comm)
      * it; its context id is free again once nothing of it runs. */
     cm_coll_retire_comm(c->layer, c);
     c->freed = 1;
-    c->layer->ctx_used[c->ctx_id / 32] &= ~(1u << (c->ctx_id % 32));
+    unsigned id = c->ctx_id & CM_CTX_ID_MASK;
+    c->layer->ctx_used[id / 32] &= ~(1u << (id % 32));
     *comm = NULL;
     return UCFT_OK;
 }

@@ -53,7 +53,7 @@ static int is_late(cm_layer_t *cl, uint64_t tag)
     struct ucft_comm *comm = cm_comm_find(cl, cid);
     uint32_t s = ucft_tag_coll_seq(tag);
 
-    if (comm == NULL && cid < CM_CTX_WORDS * 32)
+    if (comm == NULL && (cid & CM_CTX_ID_MASK) != 0)
         return 0; /* a communicator this rank is still making */
     if (comm == NULL) {
         ucft_warn(&cl->ctx->log,

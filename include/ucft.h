@@ -911,6 +911,9 @@ UCFT_API ucft_status_t ucft_comm_idup(ucft_comm_h comm, ucft_comm_h *newcomm,
                                       ucft_request_h *req);
 UCFT_API ucft_status_t ucft_comm_split(ucft_comm_h comm, int color, int key,
                                        ucft_comm_h *newcomm);
+UCFT_API ucft_status_t ucft_comm_isplit(ucft_comm_h comm, int color, int key,
+                                        ucft_comm_h *newcomm,
+                                        ucft_request_h *req);
 /* The ranks[0..n) of `comm` (distinct), numbered in that order, minus
  * those that failed before contributing. Collective over all of `comm`
  * (as MPI_Comm_create, not MPI_Comm_create_group: every rank calls with

@@ -21,8 +21,8 @@ for tls in "${@:-shm}"; do
     fail "$tls: the message of sender 999 was not refused"
   grep -q "names sender 999, which is no rank" "$out" ||
     fail "$tls: no warning names sender 999"
-  grep -q "names communicator 9999, which does not exist: dropped" "$out" ||
-    fail "$tls: the message of communicator 9999 was not dropped with a warning"
+  grep -q "names communicator 4096, which does not exist: dropped" "$out" ||
+    fail "$tls: the message of communicator 4096 was not dropped with a warning"
   [ "$(grep -c '20 allreduces ok' "$out")" = 3 ] ||
     fail "$tls: not every rank checked its allreduces"
 done

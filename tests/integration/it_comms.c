@@ -256,10 +256,12 @@ static void uniform(ucft_context_h ctx, int rounds)
         same_everywhere(w, d, 1, "dup");
         CHECK_ST(ucft_comm_shrink(w, &k), UCFT_OK);
         same_everywhere(w, k, 1, "shrink");
-        CHECK_ST(ucft_comm_split(w,
-                                 g_rank % 3 == 2 ? UCFT_UNDEFINED : g_rank % 3,
-                                 g_rank, &s),
+        ucft_request_h sr; /* the non-blocking form */
+        CHECK_ST(ucft_comm_isplit(w,
+                                  g_rank % 3 == 2 ? UCFT_UNDEFINED : g_rank % 3,
+                                  g_rank, &s, &sr),
                  UCFT_OK);
+        CHECK_ST(ucft_wait(&sr, NULL), UCFT_OK);
         same_everywhere(w, s, g_rank % 3 == 0, "split (color 0)");
         same_everywhere(w, s, g_rank % 3 == 1, "split (color 1)");
         CHECK((s == NULL) == (g_rank % 3 == 2), "split: UNDEFINED");

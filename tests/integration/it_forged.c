@@ -2,7 +2,9 @@
  * Three ranks run ucft; the last one also opens a worker of its own (raw
  * UCP, outside the library), connects it to rank 0 with the address rank 0
  * published in PMIx, and sends in order:
- *   1. a collective message naming communicator 9999, which does not exist and no communicator can become (context ids of communicators are 0..255);
+ *   1. a collective message naming communicator 4096, which does not
+ *      exist and none can become (a context whose low 8 bits are 0 is
+ *      the world's alone);
  *   2. a point-to-point message whose source field names rank 999;
  *   3. a point-to-point message from rank 1's name, tag 6 (a forgery the
  *      library cannot tell from the real thing: tag.h, "Trust").
@@ -23,7 +25,7 @@
 #include <string.h>
 #include <time.h>
 
-#define FORGED_CTX  9999
+#define FORGED_CTX  4096
 #define FORGED_SRC  999
 #define FORGED_TAG  5
 #define SPOOFED_TAG 6
