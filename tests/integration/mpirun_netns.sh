@@ -58,7 +58,10 @@ cat >"$work/agent" <<AGENT
 while [ \$# -gt 0 ]; do case \$1 in -*) shift ;; *) break ;; esac; done
 host=\$1; shift
 k=\$((\${host##*.} - 1))
-exec ip netns exec ${prefix}h\$k sh -c "\$*"
+# Each host its own session directory: the hosts share /tmp and a
+# hostname, and two daemons creating the same one at once fail (EEXIST).
+mkdir -p "$work/tmp\$k"
+exec ip netns exec ${prefix}h\$k env OMPI_MCA_orte_tmpdir_base="$work/tmp\$k" sh -c "\$*"
 AGENT
 chmod +x "$work/agent"
 run() {
