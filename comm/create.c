@@ -184,7 +184,6 @@ static ucft_status_t made(struct ucft_comm *parent, const uint32_t *val,
                           void *arg)
 {
     mk_req_t *m = arg;
-    cm_layer_t *cl = parent->layer;
     int n = parent->size;
     (void)hdr;
     *m->out = NULL;
@@ -229,7 +228,6 @@ static ucft_status_t made(struct ucft_comm *parent, const uint32_t *val,
     if (st != UCFT_OK)
         ucft_error(&parent->ctx->log, "making a communicator of %d ranks: %s",
                    k, ucft_status_string(st));
-    (void)cl;
     free(m);
     return st;
 }

@@ -70,8 +70,7 @@ static void report(const coll_opts_t *o, const shrink_rank_result_t *r, int n,
 
 /* Loops until the recovery is done (or the bound); fills res. */
 static void run(ucft_context_h ctx, const coll_opts_t *o,
-                const det_victim_t *v0, shrink_rank_result_t *res,
-                const char *log)
+                shrink_rank_result_t *res, const char *log)
 {
     ucft_comm_h w;
     if (ucft_comm_dup(ucft_comm_world(ctx), &w) != UCFT_OK) {
@@ -81,7 +80,6 @@ static void run(ucft_context_h ctx, const coll_opts_t *o,
     uint64_t end = bench_now_ns() + (uint64_t)(o->bound_s * 1e9);
     uint64_t t_err = 0, t_done = 0;
     int64_t one = 1, sum;
-    (void)v0;
     res->first_ms = res->err_ms = -1;
     for (;;) {
         ucft_status_t st =
@@ -155,7 +153,7 @@ int coll_shrink_main(const coll_opts_t *o)
         ucft_finalize(ctx);
         return BENCH_EXIT_USAGE;
     }
-    run(ctx, o, NULL, &mine, log);
+    run(ctx, o, &mine, log);
     det_victim_t v = {.rank = -1};
     (void)det_inject_log_read(log, &v, 1);
     unsigned char *gone = NULL;
