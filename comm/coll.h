@@ -143,6 +143,11 @@ void cm_coll_revoke(struct cm_layer *cl, struct ucft_comm *comm);
 /* ucft_comm_free: its kept instances are retired. */
 void cm_coll_retire_comm(struct cm_layer *cl, struct ucft_comm *comm);
 void cm_coll_cs_cleanup(struct cm_layer *cl);
+/* The same for one communicator (a freed one, comm/create.c): close its
+ * states (cancel their receives); whether they are idle; free them. */
+void cm_coll_cs_close(struct ucft_comm *comm);
+int cm_coll_cs_comm_idle(const struct ucft_comm *comm);
+void cm_coll_cs_destroy(struct ucft_comm *comm);
 int cm_coll_cs_idle(const struct cm_layer *cl);
 void cm_coll_cs_free(struct cm_layer *cl);
 /* Recycles finished states whose requests have completed, frees lingering

@@ -75,41 +75,56 @@ int cm_coll_cs_kind(const struct ucft_comm *comm, unsigned kind)
     return 0;
 }
 
+void cm_coll_cs_close(struct ucft_comm *comm)
+{
+    if (comm->coll_cs_closed)
+        return;
+    for (int op = 0; op < CM_COLL_NOPS; op++)
+        if (comm->coll_cs[op] != NULL)
+            cs_ops(comm, op)->cleanup(comm->coll_cs[op]);
+    comm->coll_cs_closed = 1;
+}
+
+int cm_coll_cs_comm_idle(const struct ucft_comm *comm)
+{
+    for (int op = 0; op < CM_COLL_NOPS; op++)
+        if (comm->coll_cs[op] != NULL &&
+            !cs_ops(comm, op)->idle(comm->coll_cs[op]))
+            return 0;
+    return 1;
+}
+
+void cm_coll_cs_destroy(struct ucft_comm *comm)
+{
+    for (int op = 0; op < CM_COLL_NOPS; op++) {
+        if (comm->coll_cs[op] == NULL)
+            continue;
+        cs_ops(comm, op)->destroy(comm->coll_cs[op]);
+        free(comm->coll_cs[op]);
+        comm->coll_cs[op] = NULL;
+    }
+    comm->coll_cs_closed = 1;
+}
+
 void cm_coll_cs_cleanup(cm_layer_t *cl)
 {
-    for (struct ucft_comm *comm = cl->comms; comm != NULL; comm = comm->next) {
-        if (comm->coll_cs_closed)
-            continue;
-        for (int op = 0; op < CM_COLL_NOPS; op++)
-            if (comm->coll_cs[op] != NULL)
-                cs_ops(comm, op)->cleanup(comm->coll_cs[op]);
-        comm->coll_cs_closed = 1;
-    }
+    for (struct ucft_comm *comm = cl->comms; comm != NULL; comm = comm->next)
+        cm_coll_cs_close(comm);
 }
 
 int cm_coll_cs_idle(const cm_layer_t *cl)
 {
     for (const struct ucft_comm *comm = cl->comms; comm != NULL;
          comm = comm->next)
-        for (int op = 0; op < CM_COLL_NOPS; op++)
-            if (comm->coll_cs[op] != NULL &&
-                !cs_ops(comm, op)->idle(comm->coll_cs[op]))
-                return 0;
+        if (!cm_coll_cs_comm_idle(comm))
+            return 0;
     return 1;
 }
 
 void cm_coll_cs_free(cm_layer_t *cl)
 {
-    for (struct ucft_comm *comm = cl->comms; comm != NULL; comm = comm->next) {
-        for (int op = 0; op < CM_COLL_NOPS; op++) {
-            if (comm->coll_cs[op] == NULL)
-                continue;
-            cs_ops(comm, op)->destroy(comm->coll_cs[op]);
-            free(comm->coll_cs[op]);
-            comm->coll_cs[op] = NULL;
-        }
-        comm->coll_cs_closed = 1;
-    }
+    for (struct ucft_comm *comm = cl->comms; comm != NULL; comm = comm->next)
+        cm_coll_cs_destroy(comm);
 }
 
 void cm_coll_cs_failure_one(struct ucft_comm *comm, int rank)

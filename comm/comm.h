@@ -37,10 +37,14 @@
 #include <stdint.h>
 
 /* Context ids: a bitmap of the ones this rank uses (comm/create.c). A
- * communicator's tag context (ucft_comm.ctx_id) is its id in the low 8
- * bits and 6 bits of its uid above them; the world's is 0. */
-#define CM_CTX_WORDS   8 /* 256 context ids */
-#define CM_CTX_ID_MASK 0xffu
+ * communicator's tag context (ucft_comm.ctx_id) is its id in the low 10
+ * bits and 4 bits of its uid above them; the world's is 0. A freed
+ * communicator's id stays out of use here until CM_CTX_TOMBS later frees
+ * (a tombstone), and the sweeper drops its late messages meanwhile. */
+#define CM_CTX_WORDS   32 /* 1024 context ids (0: the world) */
+#define CM_CTX_ID_BITS 10
+#define CM_CTX_ID_MASK ((1u << CM_CTX_ID_BITS) - 1)
+#define CM_CTX_TOMBS   256
 
 struct ucft_comm {
     struct ucft_context *ctx;
@@ -61,7 +65,7 @@ struct ucft_comm {
     uint32_t uid;      /* the same at every member (revoke messages) */
     uint32_t ncreated; /* communicators made from this one so far */
     uint8_t revoked;   /* ucft_comm_revoke here or at another member */
-    uint8_t freed;     /* ucft_comm_free: kept until finalize, unused */
+    uint8_t freed;     /* ucft_comm_free: kept until nothing names it */
     /* The algorithm of each operation on this communicator, chosen when it
      * is made (world: UCFT_<OP>_ALG), and its corrected barrier. */
     const coll_op_ops_t *alg[CM_COLL_NOPS];
@@ -139,8 +143,13 @@ typedef struct cm_layer {
     uint64_t drained;                /* late collective messages dropped */
     cm_inject_t inject;              /* UCFT_INJECT (comm/coll_inject.h) */
     uint32_t ctx_used[CM_CTX_WORDS]; /* context ids in use here */
-    rbcast_t revokes;                /* revoke messages (comm/revoke.c) */
-    cm_csum_t csum;                  /* UCFT_CHECKSUM (comm/coll_csum.h) */
+    /* Tombstones: the tag contexts of the last CM_CTX_TOMBS freed
+     * communicators (a ring, oldest at tomb_head) and their ids' bits. */
+    uint32_t tomb_ids[CM_CTX_WORDS];
+    uint16_t tomb[CM_CTX_TOMBS];
+    unsigned ntomb, tomb_head, tomb_sweep;
+    rbcast_t revokes; /* revoke messages (comm/revoke.c) */
+    cm_csum_t csum;   /* UCFT_CHECKSUM (comm/coll_csum.h) */
 } cm_layer_t;
 
 /* ---- the layer (comm/layer.c; ucft_init and ucft_finalize: comm/lib.c) --- */
@@ -190,6 +199,10 @@ void cm_comm_ack(struct ucft_comm *comm, int r);
 int cm_comm_unacked(const struct ucft_comm *comm);
 /* Frees what a communicator owns (not the world's struct). */
 void cm_comm_destroy(struct ucft_comm *comm);
+/* Frees the freed communicators that nothing names any more (comm_in_use in
+ * comm/comm.c); the others stay listed (closed) for a later call. Called
+ * by ucft_comm_free and by every maker. */
+void cm_comm_reap(cm_layer_t *cl);
 
 /* ---- agreement and communicator creation (comm/agree_api.c, create.c) --- */
 

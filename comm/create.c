@@ -14,7 +14,7 @@
  *   split   the contributors of each color, ordered by (key, parent rank);
  *   shrink  the parent's group without F.
  *
- * A new communicator gets the lowest context id free at every
+ * A new communicator gets a context id free at every
  * contributor; the communicators of one split share it (their groups are
  * disjoint). Its f, algorithms and placement are chosen as the world's
  * are (UCFT_F, UCFT_<OP>_ALG, UCFT_PLACEMENT over the members' loci).
@@ -121,10 +121,13 @@ static ucft_status_t make(struct ucft_comm *parent, int *members, int n,
     c->ctx = ctx;
     c->layer = cl;
     c->uid = parent->uid * 2654435761u + parent->ncreated;
-    /* The tag's context field: the id (the low 8 bits) and 6 bits of the
-     * uid, so that a communicator that takes a freed one's id still has
-     * tags of its own (a late message of the old one matches nothing). */
-    c->ctx_id = ctx_id | (((c->uid * 2654435761u) >> 26) << 8);
+    /* The tag's context field: the id (the low 10 bits) and 4 bits of the
+     * uid, so that a communicator that takes a freed one's id (once its
+     * tombstone is gone) most likely has tags of its own. */
+    c->ctx_id =
+        ctx_id |
+        (((c->uid * 2654435761u) >> (32 - (UCFT_TAG_CTX_BITS - CM_CTX_ID_BITS)))
+         << CM_CTX_ID_BITS);
     c->size = n;
     c->members = members;
     c->job_to_rank = malloc((size_t)ctx->boot.size * sizeof(int));
@@ -163,14 +166,16 @@ static ucft_status_t make(struct ucft_comm *parent, int *members, int n,
 }
 
 /* The context id of the gen-th communicator made from a parent: the first
- * one free at every contributor from 1 + (gen - 1) mod 255 on, cyclically,
- * or 0 (none). Every member computes the same (same map, same gen). The
- * ids go round instead of the lowest being taken again at once: a freed
- * communicator's late messages (a kept instance's corrections) could
- * otherwise match the next one's first instances, which reuse its tags. */
+ * one free at every contributor from 1 + (gen - 1) mod 1023 on,
+ * cyclically, or 0 (none). Every member computes the same (same map, same
+ * gen). The ids go round instead of the lowest being taken again at once,
+ * and an id counts as free at a rank only once its tombstone is gone
+ * there (ucft_comm_free): a freed communicator's late messages (a kept
+ * instance's corrections) would otherwise match the next one's first
+ * instances, which reuse its tags. */
 static unsigned next_free(const uint32_t *free_ids, uint32_t gen)
 {
-    const unsigned nid = CM_CTX_WORDS * 32 - 1; /* ids 1..255 */
+    const unsigned nid = CM_CTX_WORDS * 32 - 1; /* ids 1..1023 */
     for (unsigned k = 0; k < nid; k++) {
         unsigned i = 1 + (unsigned)((gen - 1 + k) % nid);
         if ((free_ids[i / 32] >> (i % 32)) & 1)
@@ -187,6 +192,7 @@ static ucft_status_t made(struct ucft_comm *parent, const uint32_t *val,
     int n = parent->size;
     (void)hdr;
     *m->out = NULL;
+    cm_comm_reap(parent->layer);
     /* Every member counts every maker, also where it makes nothing. */
     unsigned id = next_free(val, ++parent->ncreated);
     if (id == 0) {
@@ -248,7 +254,7 @@ static ucft_status_t post_make(struct ucft_comm *parent, int inject, int color,
         return UCFT_ERR_NO_MEMORY;
     }
     for (int i = 0; i < CM_CTX_WORDS; i++)
-        v[i] = ~cl->ctx_used[i];
+        v[i] = ~(cl->ctx_used[i] | cl->tomb_ids[i]);
     for (size_t i = CM_CTX_WORDS; i < words; i++)
         v[i] = UINT32_MAX;
     if (inject == CM_INJECT_CREATE) {
@@ -384,6 +390,27 @@ ucft_status_t ucft_comm_shrink(ucft_comm_h comm, ucft_comm_h *newcomm)
     return wait_made(ucft_comm_ishrink(comm, newcomm, &r), &r);
 }
 
+/* A freed communicator's tombstone: its id stays out of this rank's
+ * contributions to makers for the next CM_CTX_TOMBS frees here (the oldest
+ * tombstone goes first), and the sweeper drops messages of its tag
+ * context meanwhile (comm/drain.c). Any member of a new communicator is a
+ * member of its parent and contributed to its id, so no communicator
+ * takes this id while the tombstone stands here. */
+static void tomb_push(cm_layer_t *cl, unsigned ctx_id)
+{
+    if (cl->ntomb == CM_CTX_TOMBS) {
+        unsigned old = cl->tomb[cl->tomb_head] & CM_CTX_ID_MASK;
+        cl->tomb_ids[old / 32] &= ~(1u << (old % 32));
+        cl->tomb_head = (cl->tomb_head + 1) % CM_CTX_TOMBS;
+        cl->ntomb--;
+    }
+    unsigned id = ctx_id & CM_CTX_ID_MASK;
+    cl->tomb[(cl->tomb_head + cl->ntomb) % CM_CTX_TOMBS] = (uint16_t)ctx_id;
+    cl->ntomb++;
+    cl->tomb_ids[id / 32] |= 1u << (id % 32);
+    cm_drain_finished(cl); /* its messages may be queued already */
+}
+
 ucft_status_t ucft_comm_free(ucft_comm_h *comm)
 {
     if (comm == NULL || *comm == NULL)
@@ -395,12 +422,14 @@ ucft_status_t ucft_comm_free(ucft_comm_h *comm)
         return UCFT_ERR_INVALID_PARAM;
     }
     /* Its kept collectives are no longer needed by this rank's calls; the
-     * struct stays (freed) until finalize, as late callbacks may name
-     * it; its context id is free again once nothing of it runs. */
+     * struct stays (freed) until nothing names it (cm_comm_reap: late
+     * callbacks may); its context id gets a tombstone. */
     cm_coll_retire_comm(c->layer, c);
     c->freed = 1;
     unsigned id = c->ctx_id & CM_CTX_ID_MASK;
     c->layer->ctx_used[id / 32] &= ~(1u << (id % 32));
+    tomb_push(c->layer, c->ctx_id);
     *comm = NULL;
+    cm_comm_reap(c->layer);
     return UCFT_OK;
 }

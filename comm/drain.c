@@ -40,9 +40,10 @@
  */
 #include "comm/comm.h"
 
-#define SEQ_MASK  ((1u << UCFT_TAG_SEQ_BITS) - 1)
-#define SWEEP_MAX 1024 /* messages dropped per sweep (then: next progress) */
-#define STALE_MAX 64   /* stale kinds asked of one instance per sweep */
+#define SEQ_MASK    ((1u << UCFT_TAG_SEQ_BITS) - 1)
+#define SWEEP_MAX   1024 /* messages dropped per sweep (then: next progress) */
+#define STALE_MAX   64   /* stale kinds asked of one instance per sweep */
+#define TOMB_PROBES 4    /* freed communicators looked up per sweep */
 
 /* 1 when a message with this tag can only be late: its instance has
  * started here and is not running any more; or when it names no
@@ -53,8 +54,12 @@ static int is_late(cm_layer_t *cl, uint64_t tag)
     struct ucft_comm *comm = cm_comm_find(cl, cid);
     uint32_t s = ucft_tag_coll_seq(tag);
 
-    if (comm == NULL && (cid & CM_CTX_ID_MASK) != 0)
-        return 0; /* a communicator this rank is still making */
+    unsigned id = cid & CM_CTX_ID_MASK;
+    if ((comm == NULL || comm->freed) && id != 0)
+        /* A freed communicator's while its tombstone stands (no other
+         * takes its id meanwhile, comm/create.c); else one that this
+         * rank is still making (the others made it first). */
+        return (cl->tomb_ids[id / 32] >> (id % 32)) & 1;
     if (comm == NULL) {
         ucft_warn(&cl->ctx->log,
                   "collective message from rank %u names communicator %u, "
@@ -140,6 +145,28 @@ static int sweep_stale(cm_layer_t *cl, cm_drain_t *d, int *budget)
     return 0;
 }
 
+/* Messages of freed communicators, wherever they sit in the queue (behind
+ * a message still wanted, the head-of-queue sweep stops): a few tombstones
+ * (comm/create.c) are looked up per sweep, in turn. Nothing live has a
+ * tombstone's tag context here, so all its messages are late. */
+static int sweep_tombs(cm_layer_t *cl, cm_drain_t *d, int *budget)
+{
+    const uint64_t mask = ((uint64_t)3 << UCFT_TAG_CLASS_SHIFT) |
+                          ((uint64_t)UCFT_TAG_MAX_CTX << UCFT_TAG_CTX_SHIFT);
+    unsigned n = cl->ntomb < TOMB_PROBES ? cl->ntomb : TOMB_PROBES;
+    for (unsigned k = 0; k < n; k++) {
+        unsigned i =
+            (cl->tomb_head + cl->tomb_sweep++ % cl->ntomb) % CM_CTX_TOMBS;
+        uint64_t tag = ucft_tag_make(UCFT_TAG_CLASS_COLL, cl->tomb[i], 0, 0);
+        tp_probe_info_t info;
+        while (tp_probe(cl->ctx->tp, tag, mask, &info) == UCFT_OK) {
+            if (drop_one(cl, d, info.tag) || --*budget <= 0)
+                return 1;
+        }
+    }
+    return 0;
+}
+
 void cm_drain_sweep(cm_layer_t *cl)
 {
     cm_drain_t *d = &cl->drain;
@@ -151,7 +178,7 @@ void cm_drain_sweep(cm_layer_t *cl)
         return;
     d->pending = 0;
     d->layer = cl;
-    if (sweep_stale(cl, d, &budget)) {
+    if (sweep_stale(cl, d, &budget) || sweep_tombs(cl, d, &budget)) {
         d->pending = !d->posted;
         return;
     }

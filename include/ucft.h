@@ -904,7 +904,8 @@ UCFT_API int ucft_comm_is_revoked(ucft_comm_h comm);
  * UCFT_ERR_INVALID_PARAM: NULL comm or newcomm, a freed comm, a color
  * below 0 other than UCFT_UNDEFINED; UCFT_ERR_REVOKED (dup, split) on a
  * revoked comm; UCFT_ERR_NO_RESOURCE when no context id is free at every
- * rank (255 communicators at once). The non-blocking forms write *newcomm
+ * rank (1,023 communicators at once, fewer by the ids of recently
+ * freed ones, docs/comms.md). The non-blocking forms write *newcomm
  * at completion. Rules: R1, R2, R8, R12. */
 UCFT_API ucft_status_t ucft_comm_dup(ucft_comm_h comm, ucft_comm_h *newcomm);
 UCFT_API ucft_status_t ucft_comm_idup(ucft_comm_h comm, ucft_comm_h *newcomm,

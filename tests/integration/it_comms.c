@@ -9,7 +9,10 @@
  *                         REVOKED.
  *   it_comms uniform R    R rounds of agree, dup, shrink, split while
  *                         UCFT_INJECT kills ranks in them: the same outcome
- *                         at every survivor.
+ *                         at every survivor. Freed communicators are given
+ *                         back: the memory of the rank (VmRSS) grows by
+ *                         less than 256 KiB over the last three quarters of
+ *                         the rounds (R >= 400).
  *   it_comms shrink I L   I iterations of a recursive-doubling allreduce
  *                         (UCFT_ALLREDUCE_ALG=recdbl) on the current
  *                         communicator; on PROC_FAILED or REVOKED: revoke,
@@ -26,6 +29,20 @@
 #include <unistd.h>
 
 int g_rank;
+
+/* This process's resident memory in KiB (/proc/self/status), or -1. */
+static long rss_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kib = -1;
+    while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+        if (sscanf(line, "VmRSS: %ld", &kib) == 1)
+            break;
+    if (f != NULL)
+        fclose(f);
+    return kib;
+}
 
 static void basic(ucft_context_h ctx)
 {
@@ -240,7 +257,10 @@ static void same_everywhere(ucft_comm_h w, ucft_comm_h c, int takes_part,
 static void uniform(ucft_context_h ctx, int rounds)
 {
     ucft_comm_h w = ucft_comm_world(ctx);
+    long rss0 = -1;
     for (int i = 0; i < rounds; i++) {
+        if (i == rounds / 4)
+            rss0 = rss_kib();
         int flag = 1;
         ucft_status_t st = ucft_comm_agree(w, &flag);
         CHECK(st == UCFT_OK || st == UCFT_ERR_PROC_FAILED, "agree: %s",
@@ -270,8 +290,14 @@ static void uniform(ucft_context_h ctx, int rounds)
         if (s != NULL)
             CHECK_ST(ucft_comm_free(&s), UCFT_OK);
     }
-    printf("rank %d: %d rounds of agree, dup, shrink, split: uniform\n", g_rank,
-           rounds);
+    long grown = rss_kib() - rss0;
+    CHECK(rounds < 400 || grown < 256,
+          "%d rounds: memory grew by %ld KiB over the last three quarters "
+          "(freed communicators not given back?)",
+          rounds, grown);
+    printf("rank %d: %d rounds of agree, dup, shrink, split: uniform "
+           "(memory %+ld KiB over the last three quarters)\n",
+           g_rank, rounds, grown);
 }
 
 int main(int argc, char **argv)
