@@ -30,9 +30,15 @@
  *  answers a later HELP with the decision directly.
  *
  * The state keeps running after it decided (keep_after_done): a later
- * coordinator may query it. Slow-path storage is allocated only when a
- * rank goes slow, so a failure-free run needs nothing beyond the state and
- * three copies of the value (the value, a receive slot, the contribution).
+ * coordinator may query it. Its receive for HELP and QUERY is posted only
+ * once it knows of a failure (or goes slow): no round runs without one,
+ * every live rank learns of every failure, and a kept instance is retired
+ * only after every live rank finished it, so a query waits in the queue
+ * at most until the news arrives; a failure-free agreement then costs the
+ * recursive-doubling exchange alone (no receive posted and cancelled).
+ * Slow-path storage is allocated only when a rank goes slow, so a failure-free
+ * run needs nothing beyond the state and three copies of the value (the value,
+ * a receive slot, the contribution).
  */
 #include "agree.h"
 
@@ -146,6 +152,7 @@ static void finish(agree_t *s, ucft_status_t st)
 
 static void pump(agree_t *s);
 static void post_big(agree_t *s);
+static void post_ctrl(agree_t *s);
 
 /* Slow-path storage; 0 when there is no memory (the rank then ends with
  * UCFT_ERR_NO_MEMORY). */
@@ -351,6 +358,7 @@ static void go_slow(agree_t *s, const char *why, int peer)
     s->slow = 1;
     if (s->fr_busy)
         tp_cancel(s->tp, &s->fr);
+    post_ctrl(s);
     post_big(s);
     if (s->coord != s->me)
         s->help_to = s->coord;
@@ -679,7 +687,6 @@ static ucft_status_t ag_start(void *state)
     agree_t *s = state;
     memcpy(s->orig, s->val, s->words * sizeof(uint32_t));
     s->in_start = 1;
-    post_ctrl(s);
     fast_step(s);
     s->in_start = 0;
     return s->status;
@@ -705,6 +712,7 @@ static void ag_on_failure(void *state, int rank)
     if (bm_get(s->lfail, rank))
         return;
     bm_set(s->lfail, rank);
+    post_ctrl(s);
     /* Any failure known before this rank decides sends it to the slow
      * path: a fast decision would put F = {} although this rank knew of a
      * failure before it contributed, and shrink must leave such ranks

@@ -3,6 +3,7 @@
 #include "transport/ctrl_kinds.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static void rbc_pump(rbcast_t *rb);
 static void rbc_post(rbcast_t *rb);
@@ -10,12 +11,18 @@ static void rbc_post(rbcast_t *rb);
 static ucft_status_t enqueue(rbcast_t *rb, const uint32_t fact[2],
                              const int *to, int n)
 {
-    rbc_item_t *it = calloc(1, sizeof(*it));
+    /* The group is copied: its owner (a communicator) may be freed while
+     * the fact is still on its way. */
+    size_t extra = to != NULL ? (size_t)n * sizeof(int) : 0;
+    rbc_item_t *it = calloc(1, sizeof(*it) + extra);
     if (it == NULL)
         return UCFT_ERR_NO_MEMORY;
     it->fact[0] = fact[0];
     it->fact[1] = fact[1];
-    it->to = to;
+    if (to != NULL) {
+        memcpy(it->group, to, extra);
+        it->to = it->group;
+    }
     it->n = n;
     if (rb->tail != NULL)
         rb->tail->next = it;

@@ -28,8 +28,9 @@ typedef int (*rbc_deliver_fn)(void *arg, const uint32_t fact[2], const int **to,
 typedef struct rbc_item {
     struct rbc_item *next;
     uint32_t fact[2];
-    const int *to; /* NULL: identity */
+    const int *to; /* NULL: identity; else group */
     int n, next_i;
+    int group[]; /* a copy of the n ranks passed */
 } rbc_item_t;
 
 typedef struct rbcast {
@@ -48,7 +49,7 @@ void rbc_init(rbcast_t *rb, tp_t *tp, unsigned kind, rbc_deliver_fn deliver,
 /* Posts the receive. */
 void rbc_start(rbcast_t *rb);
 /* This rank knows `fact` now; it goes to the n ranks of `to` (NULL:
- * 0 .. n - 1), this rank aside. UCFT_ERR_NO_MEMORY or UCFT_OK. */
+ * 0 .. n - 1; copied), this rank aside. UCFT_ERR_NO_MEMORY or UCFT_OK. */
 ucft_status_t rbc_publish(rbcast_t *rb, const uint32_t fact[2], const int *to,
                           int n);
 /* 1 when every fact has been handed to the transport. */
