@@ -1,5 +1,6 @@
 /* Payload checksums for the collectives (coll_csum.h). */
 #include "comm/coll_csum.h"
+#include "collectives/coll_op.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,19 @@ static cm_csum_t *csum_of(tp_t *tp)
 
 static void inner_cb(tp_req_t *req);
 
+/* The fault-aware baselines (collectives/baseline.h: binomial reduce,
+ * recursive doubling, linear) cannot do without a message, and would wait
+ * for a dropped one for ever: their receive fails instead, so the rank
+ * ends with an error and sends its peers the error messages that end
+ * theirs. The corrected algorithms take a dropped message as lost and
+ * correct it; the rings (whose kinds the corrected ring shares) and the
+ * binomial broadcast keep waiting. */
+static int fatal_if_lost(uint64_t tag)
+{
+    unsigned kind = ucft_tag_coll_kind(tag);
+    return kind >= COLL_KIND_BASELINE_FIRST && kind <= COLL_KIND_LINEAR_ERR;
+}
+
 /* A receive's message is in sr->inner: 1 when the caller's request is now
  * complete (fields filled), 0 when the message was dropped and the
  * receive posted again (pending). */
@@ -86,9 +100,18 @@ static int take(csum_req_t *sr)
                   ucft_tag_src(sr->inner.tag), ucft_tag_ctx(sr->inner.tag),
                   ucft_tag_coll_seq(sr->inner.tag),
                   (unsigned)(sr->inner.tag & ((1u << UCFT_TAG_KIND_BITS) - 1)),
-                  l, sr->lost_empty ? " (delivered empty)" : "");
+                  l,
+                  sr->lost_empty ? " (delivered empty)"
+                  : fatal_if_lost(sr->inner.tag)
+                      ? " (the operation ends with an error)"
+                      : "");
         if (sr->lost_empty) {
             o->status = UCFT_OK;
+            o->length = 0;
+            return 1;
+        }
+        if (fatal_if_lost(sr->inner.tag)) {
+            o->status = UCFT_ERR_TRANSPORT;
             o->length = 0;
             return 1;
         }

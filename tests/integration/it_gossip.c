@@ -8,7 +8,11 @@
  *   it_gossip exact none|some                   ucft_allreduce (double sum;
  *                                               UCFT_ALLREDUCE_ALG picks)
  * "none": no rank may be wrong; "some": at least one must be (the flip
- * shows). Exit 0 when the count is as wanted at every rank.
+ * shows); "error" (exact only): the allreduce must end at every rank, with
+ * an error at one rank at least and the exact sum at every other (a
+ * fault-aware baseline under UCFT_CHECKSUM=y whose message was
+ * corrupted). Exit 0 when the count is as wanted at
+ * every rank.
  *   it_gossip badparams                         bad arguments of
  *                                               ucft_allreduce_approx give
  *                                               UCFT_ERR_INVALID_PARAM, and
@@ -81,9 +85,10 @@ int main(int argc, char **argv)
     double eps = approx ? atof(argv[3]) : 1e-12;
 
     if ((!approx && !exact) ||
-        (strcmp(want, "none") != 0 && strcmp(want, "some") != 0)) {
+        (strcmp(want, "none") != 0 && strcmp(want, "some") != 0 &&
+         (!exact || strcmp(want, "error") != 0))) {
         fprintf(stderr, "usage: it_gossip approx ALG EPS ROUNDS none|some | "
-                        "exact none|some\n");
+                        "exact none|some|error\n");
         return 2;
     }
     if (ucft_init(NULL, &ctx) != UCFT_OK)
@@ -106,6 +111,25 @@ int main(int argc, char **argv)
         st = ucft_allreduce_approx(w, x, y, COUNT, UCFT_DOUBLE, &p);
     } else {
         st = ucft_allreduce(w, x, y, COUNT, UCFT_DOUBLE, UCFT_SUM);
+    }
+    if (strcmp(want, "error") == 0) {
+        /* The ranks that did get a result hold the exact sum (nobody
+         * failed); the others ended with an error; nobody hangs. */
+        int bad = 0;
+        for (int e = 0; st == UCFT_OK && e < COUNT; e++) {
+            double sum = 0;
+            for (int r = 0; r < n; r++)
+                sum += input(r, e);
+            bad |= y[e] != sum;
+        }
+        int v[2] = {st != UCFT_OK, bad}, t[2];
+        printf("rank %d: exact allreduce ended with %s%s\n", g_rank,
+               ucft_status_name(st), bad ? " and a WRONG sum" : "");
+        CHECK_ST(ucft_allreduce(w, v, t, 2, UCFT_INT32, UCFT_SUM), UCFT_OK);
+        CHECK(t[0] >= 1 && t[1] == 0,
+              "%d of %d ranks ended with an error, %d with a wrong sum", t[0],
+              n, t[1]);
+        return ucft_finalize(ctx) == UCFT_OK ? 0 : 1;
     }
     CHECK_ST(st, UCFT_OK);
 
