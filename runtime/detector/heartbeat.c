@@ -69,13 +69,50 @@ void hb_init(hb_t *hb, tp_t *tp, const mb_t *mb, const hb_params_t *params,
                       sizeof(hb->rbufs[i]), 1, hb_take, hb);
 }
 
+/* Our own run-queue wait so far (0 without run_delay_cb). */
+static uint64_t hb_run_delay(hb_t *hb)
+{
+    return hb->ops.run_delay_cb != NULL ? hb->ops.run_delay_cb(hb->ops.arg) : 0;
+}
+
+/* The observed rank was heard (or is new): a full delta from now. The
+ * run-queue baseline is read at most twice per delta (a read per
+ * heartbeat would cost more than the heartbeat): a baseline up to delta/2
+ * older than the last heartbeat only adds the wait before it, which
+ * delays a detection, never hastens one. */
+static void hb_heard(hb_t *hb, uint64_t now)
+{
+    hb->last_heard = now;
+    hb->hold_until = 0;
+    hb->credit = 0;
+    hb->wait_credit = 0;
+    if (hb->ops.run_delay_cb != NULL &&
+        (hb->rd_at == 0 || now - hb->rd_at >= hb->params.delta_ns / 2)) {
+        hb->rd_base = hb_run_delay(hb);
+        hb->rd_at = now;
+    }
+}
+
+/* When the observed rank may be suspected: delta after it was last heard,
+ * plus our own run-queue wait meanwhile, not before the start-up grace
+ * ends nor while the owner vouched for it. */
+static uint64_t hb_limit(const hb_t *hb)
+{
+    uint64_t limit = hb->last_heard + hb->params.delta_ns + hb->wait_credit;
+    if (limit < hb->grace_until)
+        limit = hb->grace_until;
+    if (limit < hb->hold_until)
+        limit = hb->hold_until;
+    return limit;
+}
+
 /* The observed rank failed (or we start): watch the next live predecessor
  * and ask it for heartbeats. It gets delta from now to answer. */
 static void hb_retarget(hb_t *hb, uint64_t now)
 {
     int target = mb_live_pred(hb->mb, hb->me);
     hb->observed = target;
-    hb->last_heard = now;
+    hb_heard(hb, now);
     if (target < 0)
         return;
     if (hb_post(hb, target, UCFT_CTRL_HB_REQUEST, mb_epoch(hb->mb)))
@@ -133,21 +170,50 @@ void hb_tick_at(hb_t *hb, uint64_t now, uint64_t deadline)
      * not the observed rank's: give it the time back. A dead rank is still
      * declared, one stall later. */
     if (late > eta) {
+        uint64_t before = hb->last_heard;
         hb->last_heard += late;
         if (hb->last_heard > now)
             hb->last_heard = now;
+        hb->credit += hb->last_heard - before;
         hb->stats.credited++;
     }
-    uint64_t limit = hb->last_heard + hb->params.delta_ns;
-    if (limit < hb->grace_until)
-        limit = hb->grace_until;
+    uint64_t limit = hb_limit(hb);
     if (now <= limit)
         return;
+    /* Starvation: our own thread waited on a run queue since the observed
+     * rank was last heard (more than the stall credit gave back). The
+     * heartbeats may have come and waited for us: that wait is added to
+     * the deadline. */
+    if (hb->ops.run_delay_cb != NULL) {
+        uint64_t rd = hb_run_delay(hb);
+        uint64_t waited = rd > hb->rd_base ? rd - hb->rd_base : 0;
+        uint64_t extra = waited > hb->credit ? waited - hb->credit : 0;
+        if (extra > hb->wait_credit) {
+            hb->wait_credit = extra;
+            hb->stats.own_wait++;
+            limit = hb_limit(hb);
+            if (now <= limit)
+                return;
+        }
+    }
     /* Jitter guard: we fired more than eta late and were still within the
      * deadline at the previous tick, so the silence may be ours. */
     if (late > eta && prev_tick <= limit) {
         hb->stats.guarded++;
         return;
+    }
+    /* Kernel truth: for a rank on this node the owner can see whether its
+     * process is stopped, dead, or alive but starved. */
+    if (hb->ops.vouch_cb != NULL) {
+        hb_vouch_t v =
+            hb->ops.vouch_cb(hb->ops.arg, hb->observed, now - hb->last_heard);
+        if (v == HB_VOUCH_ALIVE) {
+            hb->hold_until = now + eta;
+            hb->stats.vouched++;
+            return;
+        }
+        if (v == HB_VOUCH_DEAD)
+            hb->stats.kernel++;
     }
     hb->suspected = hb->observed;
     hb->stats.suspicions++;
@@ -167,10 +233,7 @@ uint64_t hb_next_tick(const hb_t *hb, uint64_t now)
         next = send < next ? send : next;
     }
     if (hb->observed >= 0 && hb->observed != hb->suspected) {
-        uint64_t limit = hb->last_heard + hb->params.delta_ns;
-        if (limit < hb->grace_until)
-            limit = hb->grace_until;
-        limit++; /* suspicion needs now > limit */
+        uint64_t limit = hb_limit(hb) + 1; /* suspicion needs now > limit */
         next = limit < next ? limit : next;
     }
     return next < now + eta / 10 ? now + eta / 10 : next;
@@ -251,7 +314,7 @@ static void hb_on_msg(hb_t *hb, unsigned kind, int src, uint64_t body)
     case UCFT_CTRL_HB:
         hb_compare(hb, src, body);
         if (src == hb->observed) {
-            hb->last_heard = now;
+            hb_heard(hb, now);
             hb->stats.received++;
             hb_follow(hb, now);
         }
@@ -299,7 +362,7 @@ ucft_status_t hb_start(hb_t *hb)
         if (st != UCFT_OK)
             goto err_recv;
     }
-    hb->last_heard = now;
+    hb_heard(hb, now);
     hb->prev_tick = now;
     hb->grace_until = now + hb->params.start_grace_ns;
     if (hb->observer >= 0)

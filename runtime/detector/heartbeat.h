@@ -78,6 +78,14 @@ typedef struct hb_params {
     uint64_t start_grace_ns;
 } hb_params_t;
 
+/* What the owner knows about an overdue rank beyond its silence
+ * (vouch_cb). */
+typedef enum hb_vouch {
+    HB_VOUCH_NONE = 0, /* nothing (another node): the timeout decides */
+    HB_VOUCH_ALIVE,    /* the kernel shows it alive: ask again in eta */
+    HB_VOUCH_DEAD,     /* the kernel shows it stopped, dead or stuck */
+} hb_vouch_t;
+
 typedef struct hb_ops {
     /* The observed rank was silent for more than delta. Required. */
     void (*suspect_cb)(void *arg, int rank);
@@ -89,6 +97,16 @@ typedef struct hb_ops {
     /* Two heartbeats in a row from `rank` carried a failed set other than
      * ours (mb_summary): one of us missed a fact. Optional. */
     void (*diverged_cb)(void *arg, int rank);
+    /* The observed rank has been silent for silent_ns, past its deadline:
+     * what does the owner know (the kernel's view of a rank on this
+     * node)? ALIVE holds the suspicion for eta, then asks again. Optional
+     * (NULL: the timeout alone decides). */
+    hb_vouch_t (*vouch_cb)(void *arg, int rank, uint64_t silent_ns);
+    /* This thread's total wait on run queues so far (ns): the time it was
+     * runnable but not running. The wait since the observed rank was last
+     * heard (beyond what the stall credit already gave back) is added to
+     * its deadline: silence our own scheduling made. Optional. */
+    uint64_t (*run_delay_cb)(void *arg);
     void *arg;
 } hb_ops_t;
 
@@ -105,6 +123,9 @@ typedef struct hb_stats {
     uint64_t credited;   /* late ticks whose lateness was credited back */
     uint64_t followed;   /* heartbeats sent on receiving one (no tick) */
     uint64_t diverged;   /* diverged_cb calls */
+    uint64_t vouched;    /* overdue checks the owner answered ALIVE */
+    uint64_t kernel;     /* suspicions on the owner's DEAD */
+    uint64_t own_wait;   /* deadlines moved by our own run-queue wait */
     uint64_t ticks;
 } hb_stats_t;
 
@@ -134,6 +155,11 @@ struct hb {
     uint64_t last_send;   /* our last heartbeat */
     uint64_t prev_tick;
     uint64_t grace_until; /* no suspicion before this (start-up grace) */
+    uint64_t hold_until;  /* vouched alive: no suspicion before this */
+    uint64_t credit;      /* stall credit given since last_heard */
+    uint64_t wait_credit; /* own run-queue wait added to the deadline */
+    uint64_t rd_base;     /* run_delay_cb at (about) last_heard */
+    uint64_t rd_at;       /* when rd_base was read */
     uint64_t tick_deadline;
     int div_src; /* the last heartbeat's sender if its set differed */
     ucft_timer_t tick;
