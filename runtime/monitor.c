@@ -307,7 +307,14 @@ static void *hb_thread_main(void *arg)
         rt_procwatch_beat(&d->pw); /* this thread turns (kview.h) */
         int stop = take_queue(d, ranks, 64, &n);
         for (size_t i = 0; i < n; i++)
-            det_declare(d->det, ranks[i], DET_WHY_EXTERNAL);
+            /* A launcher event or endpoint error about a local rank whose
+             * process the kernel shows gone: the kernel's word, which
+             * sends the dead process no notice (a notice would open a
+             * connection to it: UCX errors attaching its removed
+             * shared-memory segments, work for nothing). */
+            det_declare(d->det, ranks[i],
+                        rt_procwatch_gone(&d->pw, ranks[i]) ? DET_WHY_EXITED
+                                                            : DET_WHY_EXTERNAL);
         if (stop)
             break;
         unsigned work = tp_progress(tp);

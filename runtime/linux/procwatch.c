@@ -294,6 +294,21 @@ int rt_procwatch_learns_alone(const rt_procwatch_t *w, int rank, int dead)
     return 0;
 }
 
+int rt_procwatch_gone(const rt_procwatch_t *w, int rank)
+{
+    for (size_t j = 0; j < w->n; j++) {
+        const rt_pw_peer_t *pp = &w->peer[j];
+        if (pp->rank != rank)
+            continue;
+        if (pp->pidfd < 0) /* reported (or ended cleanly: not asked) */
+            return 1;
+        return pidfd_ended(pp->pidfd) ||
+               (pp->slot.word != NULL &&
+                rt_alive_state(&pp->slot, pp->seen_held) == RT_ALIVE_DYING);
+    }
+    return 0;
+}
+
 void rt_procwatch_beat(rt_procwatch_t *w)
 {
     rt_alive_beat(&w->own);

@@ -97,6 +97,11 @@ rt_kview_verdict_t rt_procwatch_judge(rt_procwatch_t *w, int rank,
                                       uint64_t silent_ns,
                                       const rt_kview_limits_t *lim,
                                       const char **why, char *state);
+/* 1 when the kernel shows local rank `rank`'s process ended or its
+ * heartbeat thread dead (or the watch reported it already): evidence from
+ * elsewhere about it needs no fencing notice, which would only open a
+ * connection to a dead process. The heartbeat thread only. */
+int rt_procwatch_gone(const rt_procwatch_t *w, int rank);
 /* One turn of the holding thread's loop (rt_alive_beat). */
 void rt_procwatch_beat(rt_procwatch_t *w);
 /* The ranks found dying or ended since the last call (each reported
