@@ -116,7 +116,8 @@ static hb_vouch_t vouch(void *arg, int rank, uint64_t silent_ns)
 {
     rt_monitor_t *d = arg;
     const rt_config_t *cfg = &d->ctx->cfg;
-    rt_kview_limits_t lim = {.limit_ns = cfg->hb_local_limit_ns};
+    rt_kview_limits_t lim = {.limit_ns = cfg->hb_local_limit_ns,
+                             .start_limit_ns = cfg->init_timeout_ns};
     const char *why;
     char state;
     rt_kview_verdict_t v =
@@ -167,6 +168,7 @@ static ucft_status_t make_det(rt_monitor_t *d, tp_t *tp)
     p.hb.eta_ns = cfg->hb_period_ns;
     p.hb.delta_ns = cfg->hb_timeout_ns;
     p.hb.start_grace_ns = cfg->hb_grace_ns;
+    p.hb.adapt = 1; /* starvation-aware where the kernel cannot see */
     ucft_status_t st = det_create(tp, &p, &ops, &d->det);
     if (st == UCFT_OK)
         st = det_start(d->det);
@@ -261,12 +263,13 @@ static void log_hb_stats(const rt_monitor_t *d)
                "heartbeats: %llu sent (%llu on receiving one), %llu received, "
                "%llu ticks; overdue: %llu held (kernel: alive), %llu "
                "declared on the kernel's word, %llu deadlines moved by our "
-               "own run-queue wait, %llu by a late tick",
+               "own run-queue wait, %llu by a late tick, %llu by the "
+               "rank's recent gaps",
                (unsigned long long)s->sent, (unsigned long long)s->followed,
                (unsigned long long)s->received, (unsigned long long)s->ticks,
                (unsigned long long)s->vouched, (unsigned long long)s->kernel,
-               (unsigned long long)s->own_wait,
-               (unsigned long long)s->credited);
+               (unsigned long long)s->own_wait, (unsigned long long)s->credited,
+               (unsigned long long)s->adapted);
     const rec_stats_t *r = &d->det->rec.stats;
     if (r->offers + r->received > 0)
         ucft_debug(

@@ -84,6 +84,7 @@ static void hb_heard(hb_t *hb, uint64_t now)
 {
     hb->last_heard = now;
     hb->hold_until = 0;
+    hb->adapt_until = 0;
     hb->credit = 0;
     hb->wait_credit = 0;
     if (hb->ops.run_delay_cb != NULL &&
@@ -103,7 +104,38 @@ static uint64_t hb_limit(const hb_t *hb)
         limit = hb->grace_until;
     if (limit < hb->hold_until)
         limit = hb->hold_until;
+    if (limit < hb->adapt_until)
+        limit = hb->adapt_until;
     return limit;
+}
+
+/* The observed rank's heartbeat came `gap` after the one before: kept as
+ * the longest of the current window (two windows of 1 s: the estimate
+ * forgets a starvation 1-2 s after it ends). */
+static void hb_note_gap(hb_t *hb, uint64_t now, uint64_t gap)
+{
+    if (now - hb->gap_win >= HB_ADAPT_WINDOW_NS) {
+        hb->gap_prev =
+            now - hb->gap_win >= 2 * HB_ADAPT_WINDOW_NS ? 0 : hb->gap_cur;
+        hb->gap_cur = 0;
+        hb->gap_win = now;
+    }
+    if (gap > hb->gap_cur)
+        hb->gap_cur = gap;
+}
+
+/* The starvation-aware deadline (hb_params_t.adapt): a rank whose
+ * heartbeats came up to g apart lately may be silent 3 g before anything
+ * is wrong with it; never less than delta, never more than 20 delta. */
+static uint64_t hb_adapt_limit(const hb_t *hb)
+{
+    uint64_t g = hb->gap_cur > hb->gap_prev ? hb->gap_cur : hb->gap_prev;
+    uint64_t t = HB_ADAPT_FACTOR * g, cap = HB_ADAPT_CAP * hb->params.delta_ns;
+    if (t < hb->params.delta_ns)
+        t = hb->params.delta_ns;
+    if (t > cap)
+        t = cap;
+    return hb->last_heard + t + hb->wait_credit;
 }
 
 /* The observed rank failed (or we start): watch the next live predecessor
@@ -214,7 +246,20 @@ void hb_tick_at(hb_t *hb, uint64_t now, uint64_t deadline)
         }
         if (v == HB_VOUCH_DEAD)
             hb->stats.kernel++;
+        if (v != HB_VOUCH_NONE)
+            goto suspect;
     }
+    /* No kernel view: the rank's own recent heartbeat gaps. */
+    if (hb->params.adapt) {
+        uint64_t a = hb_adapt_limit(hb);
+        if (now <= a) {
+            if (hb->adapt_until == 0)
+                hb->stats.adapted++;
+            hb->adapt_until = a;
+            return;
+        }
+    }
+suspect:
     hb->suspected = hb->observed;
     hb->stats.suspicions++;
     hb->ops.suspect_cb(hb->ops.arg, hb->observed); /* may re-target */
@@ -314,6 +359,7 @@ static void hb_on_msg(hb_t *hb, unsigned kind, int src, uint64_t body)
     case UCFT_CTRL_HB:
         hb_compare(hb, src, body);
         if (src == hb->observed) {
+            hb_note_gap(hb, now, now - hb->last_heard);
             hb_heard(hb, now);
             hb->stats.received++;
             hb_follow(hb, now);

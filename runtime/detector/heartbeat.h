@@ -76,7 +76,17 @@ typedef struct hb_params {
     /* No suspicion before start + start_grace_ns: ranks do not start their
      * detectors at the same instant on a loaded node (0: delta only). */
     uint64_t start_grace_ns;
+    /* Starvation-aware timeout for ranks the owner has no kernel view of
+     * (vouch_cb answers NONE): the deadline becomes last_heard +
+     * max(delta, HB_ADAPT_FACTOR x the longest gap between that rank's
+     * heartbeats in the last 1-2 s), at most HB_ADAPT_CAP x delta. 0: off
+     * (delta alone, as the sim tests expect). */
+    int adapt;
 } hb_params_t;
+
+#define HB_ADAPT_FACTOR    3
+#define HB_ADAPT_CAP       20            /* x delta */
+#define HB_ADAPT_WINDOW_NS 1000000000ull /* one of the two gap windows */
 
 /* What the owner knows about an overdue rank beyond its silence
  * (vouch_cb). */
@@ -126,6 +136,7 @@ typedef struct hb_stats {
     uint64_t vouched;    /* overdue checks the owner answered ALIVE */
     uint64_t kernel;     /* suspicions on the owner's DEAD */
     uint64_t own_wait;   /* deadlines moved by our own run-queue wait */
+    uint64_t adapted;    /* deadlines moved by the rank's recent gaps */
     uint64_t ticks;
 } hb_stats_t;
 
@@ -154,12 +165,15 @@ struct hb {
     uint64_t last_heard;  /* last heartbeat from observed (or retarget) */
     uint64_t last_send;   /* our last heartbeat */
     uint64_t prev_tick;
-    uint64_t grace_until; /* no suspicion before this (start-up grace) */
-    uint64_t hold_until;  /* vouched alive: no suspicion before this */
-    uint64_t credit;      /* stall credit given since last_heard */
-    uint64_t wait_credit; /* own run-queue wait added to the deadline */
-    uint64_t rd_base;     /* run_delay_cb at (about) last_heard */
-    uint64_t rd_at;       /* when rd_base was read */
+    uint64_t grace_until;       /* no suspicion before this (start-up grace) */
+    uint64_t hold_until;        /* vouched alive: no suspicion before this */
+    uint64_t credit;            /* stall credit given since last_heard */
+    uint64_t wait_credit;       /* own run-queue wait added to the deadline */
+    uint64_t rd_base;           /* run_delay_cb at (about) last_heard */
+    uint64_t rd_at;             /* when rd_base was read */
+    uint64_t adapt_until;       /* no suspicion before this (recent gaps) */
+    uint64_t gap_cur, gap_prev; /* longest heartbeat gaps, two windows */
+    uint64_t gap_win;           /* start of the current window */
     uint64_t tick_deadline;
     int div_src; /* the last heartbeat's sender if its set differed */
     ucft_timer_t tick;

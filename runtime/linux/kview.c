@@ -32,7 +32,10 @@ rt_kview_verdict_t rt_kview_judge(const rt_kview_obs_t *o,
     default:
         break;
     }
-    if (lim->limit_ns > 0 && o->silent_ns > lim->limit_ns) {
+    uint64_t limit = lim->limit_ns;
+    if (!o->started && lim->start_limit_ns > limit)
+        limit = lim->start_limit_ns;
+    if (limit > 0 && o->silent_ns > limit) {
         *why = "alive for the kernel but silent beyond UCFT_HB_LOCAL_LIMIT";
         return RT_KVIEW_DEAD;
     }

@@ -26,7 +26,10 @@
  *   - silent for longer than limit_ns whatever the state: dead (nothing a
  *     live rank on this node does explains that much silence; the bound
  *     keeps a rank that spins without ever reaching its heartbeats from
- *     being held for ever).
+ *     being held for ever); start_limit_ns instead while its heartbeat
+ *     thread has not begun its loop (it is still connecting to the ranks
+ *     it will talk to, one address lookup from the launcher each: over
+ *     5 s at 256 ranks on 2 cores).
  *
  * rt_kview_judge is the rule alone, pure, so that it is tested on its own.
  */
@@ -44,12 +47,16 @@ typedef enum rt_kview_verdict {
 
 typedef struct rt_kview_limits {
     uint64_t limit_ns; /* silent this long: declared whatever the state */
+    /* The same while its heartbeat thread has not turned its loop once
+     * (it is still connecting to its peers: seconds at 256 ranks). */
+    uint64_t start_limit_ns;
 } rt_kview_limits_t;
 
 /* What the kernel says, for the rule below. */
 typedef struct rt_kview_obs {
     char state;         /* the heartbeat thread's /proc state, 0: gone */
     int progressed;     /* its beat counter moved since the last look */
+    int started;        /* its heartbeat thread turned its loop (beats) */
     uint64_t silent_ns; /* no heartbeat for this long */
 } rt_kview_obs_t;
 

@@ -346,6 +346,8 @@ rt_kview_verdict_t rt_procwatch_judge(rt_procwatch_t *w, int rank,
         rt_alive_holder_tid(&pp->slot) != tid)
         o.state = rt_kview_state(pp->pid, 0); /* released meanwhile */
     uint64_t beats = rt_alive_beats(&pp->slot);
+    /* No slot (no counter): taken as started, the plain limit applies. */
+    o.started = pp->slot.word == NULL || beats > 0;
     if (beats != pp->beats) {
         o.progressed = 1;
         pp->beats = beats;

@@ -378,6 +378,84 @@ static void test_detector_unit_own_wait(void **state)
     mb_cleanup(&mb);
 }
 
+/* Starvation-aware timeout where the owner has no kernel view: heartbeats
+ * that lately came 100 ms apart (delta 40 ms) give the rank 3 x 100 ms;
+ * 500 ms apart, the cap of 20 x delta = 800 ms. Once the gaps are back to
+ * normal for two windows (2 s), delta alone again. */
+static void test_detector_unit_adapt(void **state)
+{
+    fake_t f;
+    mb_t mb;
+    hb_t hb;
+    hb_rec_t rec;
+
+    fake_init(&f, 5, 10);
+    mb_init(&mb, 10);
+    memset(&rec, 0, sizeof(rec));
+    rec.vouch = HB_VOUCH_NONE;
+    hb_init(&hb, &f.tp, &mb,
+            &(hb_params_t){.eta_ns = 10 * MS, .delta_ns = 40 * MS, .adapt = 1},
+            &(hb_ops_t){
+                .suspect_cb = rec_suspect, .vouch_cb = rec_vouch, .arg = &rec});
+    assert_int_equal(hb_start(&hb), UCFT_OK);
+    uint64_t t;
+    /* The gaps grow (a node getting crowded): 30, 70, then 100 ms. */
+    f.now = 30 * MS;
+    fake_deliver(&f, UCFT_CTRL_HB, 4);
+    for (t = 100 * MS; t <= 1000 * MS; t += 100 * MS) {
+        hb_tick_at(&hb, t - 1, t - 1); /* would be overdue at delta */
+        f.now = t;
+        fake_deliver(&f, UCFT_CTRL_HB, 4);
+    }
+    assert_int_equal(rec.nsuspect, 0);
+    assert_true(hb.stats.adapted > 0);
+    /* Silent from 1000 ms: asked at 1041 (no view), suspected after 1300. */
+    hb_tick_at(&hb, 1041 * MS, 1041 * MS);
+    assert_int_equal(rec.nvouch > 0, 1);
+    assert_int_equal(rec.nsuspect, 0);
+    hb_tick_at(&hb, 1300 * MS, 1300 * MS);
+    assert_int_equal(rec.nsuspect, 0);
+    hb_tick_at(&hb, 1301 * MS, 1301 * MS);
+    assert_int_equal(rec.nsuspect, 1);
+    hb_stop(&hb, 0);
+    mb_cleanup(&mb);
+
+    /* 500 ms gaps: capped at 800 ms; then normal gaps for 2 s: delta. */
+    fake_init(&f, 5, 10);
+    mb_init(&mb, 10);
+    memset(&rec, 0, sizeof(rec));
+    hb_init(&hb, &f.tp, &mb,
+            &(hb_params_t){.eta_ns = 10 * MS, .delta_ns = 40 * MS, .adapt = 1},
+            &(hb_ops_t){.suspect_cb = rec_suspect, .arg = &rec});
+    assert_int_equal(hb_start(&hb), UCFT_OK);
+    f.now = 500 * MS;
+    fake_deliver(&f, UCFT_CTRL_HB, 4);
+    hb_tick_at(&hb, 1300 * MS, 1300 * MS);
+    assert_int_equal(rec.nsuspect, 0);
+    hb_tick_at(&hb, 1301 * MS, 1301 * MS);
+    assert_int_equal(rec.nsuspect, 1);
+    hb_stop(&hb, 0);
+    mb_cleanup(&mb);
+
+    fake_init(&f, 5, 10);
+    mb_init(&mb, 10);
+    memset(&rec, 0, sizeof(rec));
+    hb_init(&hb, &f.tp, &mb,
+            &(hb_params_t){.eta_ns = 10 * MS, .delta_ns = 40 * MS, .adapt = 1},
+            &(hb_ops_t){.suspect_cb = rec_suspect, .arg = &rec});
+    assert_int_equal(hb_start(&hb), UCFT_OK);
+    f.now = 500 * MS;
+    fake_deliver(&f, UCFT_CTRL_HB, 4);
+    for (t = 510 * MS; t <= 3000 * MS; t += 10 * MS) {
+        f.now = t;
+        fake_deliver(&f, UCFT_CTRL_HB, 4);
+    }
+    hb_tick_at(&hb, 3041 * MS, 3041 * MS);
+    assert_int_equal(rec.nsuspect, 1); /* delta alone again */
+    hb_stop(&hb, 0);
+    mb_cleanup(&mb);
+}
+
 /* Following: a heartbeat from the observed rank makes us send ours with
  * it when ours is at least eta/2 old, and wait for the next one when it is
  * younger; the tick only backs up, 1.1 eta later. The first live rank of
@@ -557,6 +635,7 @@ int main(void)
         cmocka_unit_test(test_detector_unit_jitter_guard),
         cmocka_unit_test(test_detector_unit_kernel_view),
         cmocka_unit_test(test_detector_unit_own_wait),
+        cmocka_unit_test(test_detector_unit_adapt),
         cmocka_unit_test(test_detector_unit_stale_request),
         cmocka_unit_test(test_detector_unit_stop),
     };

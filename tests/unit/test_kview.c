@@ -17,15 +17,24 @@
 
 #define MS 1000000ull
 
-static rt_kview_verdict_t judge(char state, int progressed, uint64_t silent)
+static rt_kview_verdict_t judge_s(char state, int progressed, int started,
+                                  uint64_t silent)
 {
-    rt_kview_limits_t lim = {.limit_ns = 5000 * MS};
-    rt_kview_obs_t o = {
-        .state = state, .progressed = progressed, .silent_ns = silent};
+    rt_kview_limits_t lim = {.limit_ns = 5000 * MS,
+                             .start_limit_ns = 60000 * MS};
+    rt_kview_obs_t o = {.state = state,
+                        .progressed = progressed,
+                        .started = started,
+                        .silent_ns = silent};
     const char *why = NULL;
     rt_kview_verdict_t v = rt_kview_judge(&o, &lim, &why);
     assert_non_null(why);
     return v;
+}
+
+static rt_kview_verdict_t judge(char state, int progressed, uint64_t silent)
+{
+    return judge_s(state, progressed, 1, silent);
 }
 
 static void test_kview_rule(void **state)
@@ -46,6 +55,10 @@ static void test_kview_rule(void **state)
     assert_int_equal(judge('R', 1, 5001 * MS), RT_KVIEW_DEAD);
     assert_int_equal(judge('S', 0, 5001 * MS), RT_KVIEW_DEAD);
     assert_int_equal(judge('R', 0, 5000 * MS), RT_KVIEW_ALIVE);
+    /* A heartbeat thread still starting (no beat yet): the start bound. */
+    assert_int_equal(judge_s('S', 0, 0, 20000 * MS), RT_KVIEW_ALIVE);
+    assert_int_equal(judge_s('S', 0, 0, 60001 * MS), RT_KVIEW_DEAD);
+    assert_int_equal(judge_s('T', 0, 0, 150 * MS), RT_KVIEW_DEAD);
     /* Unreadable: the timeout decides. */
     assert_int_equal(judge('?', 0, 150 * MS), RT_KVIEW_UNKNOWN);
 }
