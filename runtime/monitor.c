@@ -169,6 +169,7 @@ static ucft_status_t make_det(rt_monitor_t *d, tp_t *tp)
     p.hb.delta_ns = cfg->hb_timeout_ns;
     p.hb.start_grace_ns = cfg->hb_grace_ns;
     p.hb.adapt = 1; /* starvation-aware where the kernel cannot see */
+    p.hb.first_hb_ns = cfg->init_timeout_ns; /* a peer still starting */
     ucft_status_t st = det_create(tp, &p, &ops, &d->det);
     if (st == UCFT_OK)
         st = det_start(d->det);

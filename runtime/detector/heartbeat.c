@@ -102,6 +102,8 @@ static uint64_t hb_limit(const hb_t *hb)
     uint64_t limit = hb->last_heard + hb->params.delta_ns + hb->wait_credit;
     if (limit < hb->grace_until)
         limit = hb->grace_until;
+    if (!hb->heard_once && limit < hb->first_until)
+        limit = hb->first_until;
     if (limit < hb->hold_until)
         limit = hb->hold_until;
     if (limit < hb->adapt_until)
@@ -359,7 +361,9 @@ static void hb_on_msg(hb_t *hb, unsigned kind, int src, uint64_t body)
     case UCFT_CTRL_HB:
         hb_compare(hb, src, body);
         if (src == hb->observed) {
-            hb_note_gap(hb, now, now - hb->last_heard);
+            if (hb->heard_once)
+                hb_note_gap(hb, now, now - hb->last_heard);
+            hb->heard_once = 1;
             hb_heard(hb, now);
             hb->stats.received++;
             hb_follow(hb, now);
@@ -411,6 +415,7 @@ ucft_status_t hb_start(hb_t *hb)
     hb_heard(hb, now);
     hb->prev_tick = now;
     hb->grace_until = now + hb->params.start_grace_ns;
+    hb->first_until = now + hb->params.first_hb_ns;
     if (hb->observer >= 0)
         hb_send_heartbeat(hb, now);
     hb->tick.cb = hb_tick_cb;

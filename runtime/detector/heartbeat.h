@@ -76,6 +76,11 @@ typedef struct hb_params {
     /* No suspicion before start + start_grace_ns: ranks do not start their
      * detectors at the same instant on a loaded node (0: delta only). */
     uint64_t start_grace_ns;
+    /* Until the first heartbeat of the observed rank arrives, no
+     * suspicion before start + first_hb_ns either (0: none): a rank still
+     * connecting to its peers at start-up (seconds with hundreds of ranks
+     * on a few cores) is not dead. */
+    uint64_t first_hb_ns;
     /* Starvation-aware timeout for ranks the owner has no kernel view of
      * (vouch_cb answers NONE): the deadline becomes last_heard +
      * max(delta, HB_ADAPT_FACTOR x the longest gap between that rank's
@@ -166,6 +171,8 @@ struct hb {
     uint64_t last_send;   /* our last heartbeat */
     uint64_t prev_tick;
     uint64_t grace_until;       /* no suspicion before this (start-up grace) */
+    uint64_t first_until;       /* nor before this until heard_once */
+    int heard_once;             /* a heartbeat of an observed rank arrived */
     uint64_t hold_until;        /* vouched alive: no suspicion before this */
     uint64_t credit;            /* stall credit given since last_heard */
     uint64_t wait_credit;       /* own run-queue wait added to the deadline */

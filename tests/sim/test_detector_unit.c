@@ -399,8 +399,10 @@ static void test_detector_unit_adapt(void **state)
                 .suspect_cb = rec_suspect, .vouch_cb = rec_vouch, .arg = &rec});
     assert_int_equal(hb_start(&hb), UCFT_OK);
     uint64_t t;
-    /* The gaps grow (a node getting crowded): 30, 70, then 100 ms. */
-    f.now = 30 * MS;
+    /* The gaps grow (a node getting crowded): 30, 60, then 100 ms. */
+    f.now = 10 * MS;
+    fake_deliver(&f, UCFT_CTRL_HB, 4); /* the first: no gap yet */
+    f.now = 40 * MS;
     fake_deliver(&f, UCFT_CTRL_HB, 4);
     for (t = 100 * MS; t <= 1000 * MS; t += 100 * MS) {
         hb_tick_at(&hb, t - 1, t - 1); /* would be overdue at delta */
@@ -428,6 +430,8 @@ static void test_detector_unit_adapt(void **state)
             &(hb_params_t){.eta_ns = 10 * MS, .delta_ns = 40 * MS, .adapt = 1},
             &(hb_ops_t){.suspect_cb = rec_suspect, .arg = &rec});
     assert_int_equal(hb_start(&hb), UCFT_OK);
+    f.now = 1 * MS;
+    fake_deliver(&f, UCFT_CTRL_HB, 4);
     f.now = 500 * MS;
     fake_deliver(&f, UCFT_CTRL_HB, 4);
     hb_tick_at(&hb, 1300 * MS, 1300 * MS);
@@ -454,6 +458,42 @@ static void test_detector_unit_adapt(void **state)
     assert_int_equal(rec.nsuspect, 1); /* delta alone again */
     hb_stop(&hb, 0);
     mb_cleanup(&mb);
+}
+
+/* A rank still starting (no heartbeat of it yet) is not suspected before
+ * first_hb_ns; once heard, delta applies as usual. */
+static void test_detector_unit_first_heartbeat(void **state)
+{
+    fake_t f;
+    mb_t mb;
+    hb_t hb;
+    hb_rec_t rec;
+
+    for (int heard = 0; heard < 2; heard++) {
+        fake_init(&f, 5, 10);
+        mb_init(&mb, 10);
+        memset(&rec, 0, sizeof(rec));
+        hb_init(&hb, &f.tp, &mb,
+                &(hb_params_t){.eta_ns = 10 * MS,
+                               .delta_ns = 40 * MS,
+                               .first_hb_ns = 500 * MS},
+                &(hb_ops_t){.suspect_cb = rec_suspect, .arg = &rec});
+        assert_int_equal(hb_start(&hb), UCFT_OK);
+        if (heard) {
+            f.now = 10 * MS;
+            fake_deliver(&f, UCFT_CTRL_HB, 4);
+            hb_tick_at(&hb, 51 * MS, 51 * MS);
+            assert_int_equal(rec.nsuspect, 1);
+        } else {
+            hb_tick_at(&hb, 200 * MS, 200 * MS);
+            hb_tick_at(&hb, 500 * MS, 500 * MS);
+            assert_int_equal(rec.nsuspect, 0);
+            hb_tick_at(&hb, 501 * MS, 501 * MS);
+            assert_int_equal(rec.nsuspect, 1);
+        }
+        hb_stop(&hb, 0);
+        mb_cleanup(&mb);
+    }
 }
 
 /* Following: a heartbeat from the observed rank makes us send ours with
@@ -636,6 +676,7 @@ int main(void)
         cmocka_unit_test(test_detector_unit_kernel_view),
         cmocka_unit_test(test_detector_unit_own_wait),
         cmocka_unit_test(test_detector_unit_adapt),
+        cmocka_unit_test(test_detector_unit_first_heartbeat),
         cmocka_unit_test(test_detector_unit_stale_request),
         cmocka_unit_test(test_detector_unit_stop),
     };
