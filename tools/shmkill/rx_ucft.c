@@ -79,8 +79,9 @@ static int tpx_probe(rx_t *rx, int victim, uint64_t *cnt, int senders)
         /* The victim never wrote to this worker: the transport does not
          * probe (tp_ucp_peer.c) and takes the FIFO as clear; the trial
          * still compares that with the survivors' deliveries. */
-        fprintf(stderr, "ucft-shmkill: sender %d never reached the "
-                        "receiver: no self-probe (taken as clear)\n",
+        fprintf(stderr,
+                "ucft-shmkill: sender %d never reached the "
+                "receiver: no self-probe (taken as clear)\n",
                 victim);
         return r->cut_off == 0;
     }
