@@ -109,6 +109,46 @@ static int learns_alone(void *arg, int rank, int fact)
     return rt_procwatch_learns_alone(&d->pw, rank, fact);
 }
 
+/* Kernel truth (runtime/linux/kview.h): the observed rank is overdue; if
+ * it runs on this node, its process and heartbeat thread say whether it
+ * is stopped, dead or stuck (declare) or merely starved (hold). */
+static hb_vouch_t vouch(void *arg, int rank, uint64_t silent_ns)
+{
+    rt_monitor_t *d = arg;
+    const rt_config_t *cfg = &d->ctx->cfg;
+    rt_kview_limits_t lim = {.limit_ns = cfg->hb_local_limit_ns,
+                             .start_limit_ns = cfg->init_timeout_ns};
+    const char *why;
+    char state;
+    rt_kview_verdict_t v =
+        rt_procwatch_judge(&d->pw, rank, silent_ns, &lim, &why, &state);
+    switch (v) {
+    case RT_KVIEW_ALIVE:
+        if (rank != d->held_rank || silent_ns < d->held_silent)
+            ucft_debug(&d->ctx->log,
+                       "rank %d: no heartbeat for %.1f ms, but the kernel "
+                       "shows it alive (%s, state %c): not declared",
+                       rank, (double)silent_ns / 1e6, why, state);
+        d->held_rank = rank;
+        d->held_silent = silent_ns;
+        return HB_VOUCH_ALIVE;
+    case RT_KVIEW_DEAD:
+        ucft_info(&d->ctx->log,
+                  "rank %d: no heartbeat for %.1f ms and the kernel shows "
+                  "it %s (state %c): declaring it",
+                  rank, (double)silent_ns / 1e6, why, state ? state : '-');
+        return HB_VOUCH_DEAD;
+    case RT_KVIEW_UNKNOWN:
+        break;
+    }
+    return HB_VOUCH_NONE;
+}
+
+static uint64_t run_delay(void *arg)
+{
+    return rt_kview_delay(((rt_monitor_t *)arg)->delay_fd);
+}
+
 static ucft_status_t make_det(rt_monitor_t *d, tp_t *tp)
 {
     const rt_config_t *cfg = &d->ctx->cfg;
@@ -118,10 +158,18 @@ static ucft_status_t make_det(rt_monitor_t *d, tp_t *tp)
                      .warn_late_cb = on_late,
                      .learns_alone_cb = learns_alone,
                      .arg = d};
+    if (d->mode == RT_MONITOR_THREAD) {
+        if (d->pidfd && rt_procwatch_fd(&d->pw) >= 0)
+            ops.vouch_cb = vouch;
+        if (d->delay_fd >= 0)
+            ops.run_delay_cb = run_delay;
+    }
     det_params_default(&p);
     p.hb.eta_ns = cfg->hb_period_ns;
     p.hb.delta_ns = cfg->hb_timeout_ns;
     p.hb.start_grace_ns = cfg->hb_grace_ns;
+    p.hb.adapt = 1; /* starvation-aware where the kernel cannot see */
+    p.hb.first_hb_ns = cfg->init_timeout_ns; /* a peer still starting */
     ucft_status_t st = det_create(tp, &p, &ops, &d->det);
     if (st == UCFT_OK)
         st = det_start(d->det);
@@ -214,9 +262,15 @@ static void log_hb_stats(const rt_monitor_t *d)
     const hb_stats_t *s = &d->det->hb.stats;
     ucft_debug(&d->ctx->log,
                "heartbeats: %llu sent (%llu on receiving one), %llu received, "
-               "%llu ticks",
+               "%llu ticks; overdue: %llu held (kernel: alive), %llu "
+               "declared on the kernel's word, %llu deadlines moved by our "
+               "own run-queue wait, %llu by a late tick, %llu by the "
+               "rank's recent gaps",
                (unsigned long long)s->sent, (unsigned long long)s->followed,
-               (unsigned long long)s->received, (unsigned long long)s->ticks);
+               (unsigned long long)s->received, (unsigned long long)s->ticks,
+               (unsigned long long)s->vouched, (unsigned long long)s->kernel,
+               (unsigned long long)s->own_wait, (unsigned long long)s->credited,
+               (unsigned long long)s->adapted);
     const rec_stats_t *r = &d->det->rec.stats;
     if (r->offers + r->received > 0)
         ucft_debug(
@@ -241,18 +295,30 @@ static void *hb_thread_main(void *arg)
     /* Named for people looking at threads (top -H, ps -L, traces). */
     pthread_setname_np(pthread_self(), "ucft-hb");
     set_sched(d);
-    rt_procwatch_hold(&d->pw); /* until this thread ends */
+    d->delay_fd = rt_kview_delay_open(); /* this thread's schedstat */
+    rt_procwatch_hold(&d->pw);           /* until this thread ends */
     if (make_det(d, tp) != UCFT_OK) {
         ucft_error(&d->ctx->log, "heartbeat thread: cannot start the "
                                  "detector; failures are learnt from "
                                  "launcher events and endpoint errors only");
         rt_procwatch_release(&d->pw); /* this thread's end is no death */
+        if (d->delay_fd >= 0)
+            close(d->delay_fd);
+        d->delay_fd = -1;
         return NULL;
     }
     for (;;) {
+        rt_procwatch_beat(&d->pw); /* this thread turns (kview.h) */
         int stop = take_queue(d, ranks, 64, &n);
         for (size_t i = 0; i < n; i++)
-            det_declare(d->det, ranks[i], DET_WHY_EXTERNAL);
+            /* A launcher event or endpoint error about a local rank whose
+             * process the kernel shows gone: the kernel's word, which
+             * sends the dead process no notice (a notice would open a
+             * connection to it: UCX errors attaching its removed
+             * shared-memory segments, work for nothing). */
+            det_declare(d->det, ranks[i],
+                        rt_procwatch_gone(&d->pw, ranks[i]) ? DET_WHY_EXITED
+                                                            : DET_WHY_EXTERNAL);
         if (stop)
             break;
         unsigned work = tp_progress(tp);
@@ -305,6 +371,9 @@ static void *hb_thread_main(void *arg)
         }
     }
     rt_procwatch_release(&d->pw); /* a clean end for the peers' slots */
+    if (d->delay_fd >= 0)
+        close(d->delay_fd);
+    d->delay_fd = -1;
     /* The transport first: closing its endpoints completes sends still
      * pending in UCX, whose callbacks touch the detector's requests. */
     tp_destroy(tp);
@@ -325,6 +394,8 @@ ucft_status_t rt_monitor_init(struct ucft_context *ctx)
 
     d->ctx = ctx;
     d->evfd = -1;
+    d->delay_fd = -1;
+    d->held_rank = -1;
     rt_procwatch_init(&d->pw, &ctx->log);
     d->inited = 1;
     d->fastpath = cfg->detector_fastpath;
@@ -346,6 +417,14 @@ ucft_status_t rt_monitor_init(struct ucft_context *ctx)
                    "UCFT_HB_PERIOD (%llu ms)",
                    (unsigned long long)(cfg->hb_timeout_ns / 1000000),
                    (unsigned long long)(cfg->hb_period_ns / 1000000));
+        return UCFT_ERR_INVALID_PARAM;
+    }
+    if (cfg->hb_local_limit_ns < cfg->hb_timeout_ns) {
+        ucft_error(&ctx->log,
+                   "UCFT_HB_LOCAL_LIMIT (%llu ms) must be at least "
+                   "UCFT_HB_TIMEOUT (%llu ms)",
+                   (unsigned long long)(cfg->hb_local_limit_ns / 1000000),
+                   (unsigned long long)(cfg->hb_timeout_ns / 1000000));
         return UCFT_ERR_INVALID_PARAM;
     }
     if (cfg->quorum) {

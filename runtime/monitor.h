@@ -77,7 +77,10 @@ typedef struct rt_monitor {
     int inline_stopping; /* INLINE: det_stop done, det not yet destroyed */
     int pidfd;         /* watch local ranks' processes (UCFT_DETECTOR_PIDFD) */
     rt_procwatch_t pw; /* the thread's once started */
-    int quorum_on;     /* UCFT_QUORUM: fence when in a minority */
+    int delay_fd;      /* the heartbeat thread's schedstat, -1: none */
+    int held_rank;     /* the rank the kernel last vouched for (log once) */
+    uint64_t held_silent;
+    int quorum_on;      /* UCFT_QUORUM: fence when in a minority */
     rt_quorum_t quorum; /* the thread driving the detector's only */
 } rt_monitor_t;
 

@@ -106,6 +106,13 @@ static const ucft_config_field_t rt_fields[] = {
      "membership stays the world until agreement sets it; a value below "
      "the time one partition takes to be detected whole is unsafe)",
      ucft__config_parse_time, F(quorum_settle_ns), NULL},
+    {"HB_LOCAL_LIMIT", "5s",
+     "a rank on this node whose heartbeats are late but which the kernel "
+     "shows alive (runnable, or its heartbeat thread turning) is not "
+     "declared before this much silence (UCFT_DETECTOR_PIDFD; a stopped, "
+     "dead or stuck rank is declared after UCFT_HB_TIMEOUT as before); "
+     "must be at least UCFT_HB_TIMEOUT",
+     ucft__config_parse_time, F(hb_local_limit_ns), NULL},
     {"HB_START_GRACE", "1s",
      "no suspicion this soon after the detector starts: ranks finish "
      "start-up at different times on a loaded node",

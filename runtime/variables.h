@@ -31,10 +31,12 @@ typedef struct rt_config {
     uint64_t hb_period_ns;  /* eta */
     uint64_t hb_timeout_ns; /* delta */
     uint64_t hb_grace_ns;   /* no suspicion this soon after start-up */
-    int hb_nice;            /* nice value of the heartbeat thread */
-    uint64_t hb_slice_ns;   /* its time slice (0: inherited, slice_ns) */
-    int quorum;                /* fence a rank in a minority (quorum.h) */
-    uint64_t quorum_settle_ns; /* a view unchanged this long is agreed */
+    uint64_t hb_local_limit_ns; /* a local rank the kernel shows alive is
+                                   declared after this much silence */
+    int hb_nice;                /* nice value of the heartbeat thread */
+    uint64_t hb_slice_ns;       /* its time slice (0: inherited, slice_ns) */
+    int quorum;                 /* fence a rank in a minority (quorum.h) */
+    uint64_t quorum_settle_ns;  /* a view unchanged this long is agreed */
 } rt_config_t;
 
 extern const ucft_config_table_t rt_config_table;

@@ -77,6 +77,20 @@ static void det_diverged_cb(void *arg, int rank)
     rec_offer(&det->rec, rank);
 }
 
+static hb_vouch_t det_vouch_cb(void *arg, int rank, uint64_t silent_ns)
+{
+    det_t *det = arg;
+    return det->ops.vouch_cb != NULL
+               ? det->ops.vouch_cb(det->ops.arg, rank, silent_ns)
+               : HB_VOUCH_NONE;
+}
+
+static uint64_t det_run_delay_cb(void *arg)
+{
+    det_t *det = arg;
+    return det->ops.run_delay_cb(det->ops.arg);
+}
+
 static void det_news_cb(void *arg, int rank, int from)
 {
     det_declare(arg, rank, DET_WHY_NEWS);
@@ -109,12 +123,15 @@ ucft_status_t det_create(tp_t *tp, const det_params_t *params,
     det->me = tp->rank;
     det->ops = *ops;
     mb_init(&det->mb, tp->size);
-    hb_init(&det->hb, tp, &det->mb, &params->hb,
-            &(hb_ops_t){.suspect_cb = det_suspect_cb,
-                        .warn_late_cb = det_warn_cb,
-                        .fenced_cb = det_fenced_cb,
-                        .diverged_cb = det_diverged_cb,
-                        .arg = det});
+    hb_init(
+        &det->hb, tp, &det->mb, &params->hb,
+        &(hb_ops_t){.suspect_cb = det_suspect_cb,
+                    .warn_late_cb = det_warn_cb,
+                    .fenced_cb = det_fenced_cb,
+                    .diverged_cb = det_diverged_cb,
+                    .vouch_cb = ops->vouch_cb ? det_vouch_cb : NULL,
+                    .run_delay_cb = ops->run_delay_cb ? det_run_delay_cb : NULL,
+                    .arg = det});
     rec_init(&det->rec, tp, &det->mb,
              &(rec_ops_t){.news_cb = det_news_cb,
                           .self_cb = det_self_cb,

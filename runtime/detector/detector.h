@@ -74,6 +74,10 @@ typedef struct det_ops {
     /* Optional: 1 when `rank` is known to learn that `fact` failed without
      * a message (see propagate.h). */
     int (*learns_alone_cb)(void *arg, int rank, int fact);
+    /* Optional: what the kernel says about an overdue rank, and this
+     * thread's run-queue wait (heartbeat.h, hb_ops_t). */
+    hb_vouch_t (*vouch_cb)(void *arg, int rank, uint64_t silent_ns);
+    uint64_t (*run_delay_cb)(void *arg);
     void *arg;
 } det_ops_t;
 

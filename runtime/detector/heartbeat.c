@@ -69,13 +69,84 @@ void hb_init(hb_t *hb, tp_t *tp, const mb_t *mb, const hb_params_t *params,
                       sizeof(hb->rbufs[i]), 1, hb_take, hb);
 }
 
+/* Our own run-queue wait so far (0 without run_delay_cb). */
+static uint64_t hb_run_delay(hb_t *hb)
+{
+    return hb->ops.run_delay_cb != NULL ? hb->ops.run_delay_cb(hb->ops.arg) : 0;
+}
+
+/* The observed rank was heard (or is new): a full delta from now. The
+ * run-queue baseline is read at most twice per delta (a read per
+ * heartbeat would cost more than the heartbeat): a baseline up to delta/2
+ * older than the last heartbeat only adds the wait before it, which
+ * delays a detection, never hastens one. */
+static void hb_heard(hb_t *hb, uint64_t now)
+{
+    hb->last_heard = now;
+    hb->hold_until = 0;
+    hb->adapt_until = 0;
+    hb->credit = 0;
+    hb->wait_credit = 0;
+    if (hb->ops.run_delay_cb != NULL &&
+        (hb->rd_at == 0 || now - hb->rd_at >= hb->params.delta_ns / 2)) {
+        hb->rd_base = hb_run_delay(hb);
+        hb->rd_at = now;
+    }
+}
+
+/* When the observed rank may be suspected: delta after it was last heard,
+ * plus our own run-queue wait meanwhile, not before the start-up grace
+ * ends nor while the owner vouched for it. */
+static uint64_t hb_limit(const hb_t *hb)
+{
+    uint64_t limit = hb->last_heard + hb->params.delta_ns + hb->wait_credit;
+    if (limit < hb->grace_until)
+        limit = hb->grace_until;
+    if (!hb->heard_once && limit < hb->first_until)
+        limit = hb->first_until;
+    if (limit < hb->hold_until)
+        limit = hb->hold_until;
+    if (limit < hb->adapt_until)
+        limit = hb->adapt_until;
+    return limit;
+}
+
+/* The observed rank's heartbeat came `gap` after the one before: kept as
+ * the longest of the current window (two windows of 1 s: the estimate
+ * forgets a starvation 1-2 s after it ends). */
+static void hb_note_gap(hb_t *hb, uint64_t now, uint64_t gap)
+{
+    if (now - hb->gap_win >= HB_ADAPT_WINDOW_NS) {
+        hb->gap_prev =
+            now - hb->gap_win >= 2 * HB_ADAPT_WINDOW_NS ? 0 : hb->gap_cur;
+        hb->gap_cur = 0;
+        hb->gap_win = now;
+    }
+    if (gap > hb->gap_cur)
+        hb->gap_cur = gap;
+}
+
+/* The starvation-aware deadline (hb_params_t.adapt): a rank whose
+ * heartbeats came up to g apart lately may be silent 3 g before anything
+ * is wrong with it; never less than delta, never more than 20 delta. */
+static uint64_t hb_adapt_limit(const hb_t *hb)
+{
+    uint64_t g = hb->gap_cur > hb->gap_prev ? hb->gap_cur : hb->gap_prev;
+    uint64_t t = HB_ADAPT_FACTOR * g, cap = HB_ADAPT_CAP * hb->params.delta_ns;
+    if (t < hb->params.delta_ns)
+        t = hb->params.delta_ns;
+    if (t > cap)
+        t = cap;
+    return hb->last_heard + t + hb->wait_credit;
+}
+
 /* The observed rank failed (or we start): watch the next live predecessor
  * and ask it for heartbeats. It gets delta from now to answer. */
 static void hb_retarget(hb_t *hb, uint64_t now)
 {
     int target = mb_live_pred(hb->mb, hb->me);
     hb->observed = target;
-    hb->last_heard = now;
+    hb_heard(hb, now);
     if (target < 0)
         return;
     if (hb_post(hb, target, UCFT_CTRL_HB_REQUEST, mb_epoch(hb->mb)))
@@ -133,22 +204,64 @@ void hb_tick_at(hb_t *hb, uint64_t now, uint64_t deadline)
      * not the observed rank's: give it the time back. A dead rank is still
      * declared, one stall later. */
     if (late > eta) {
+        uint64_t before = hb->last_heard;
         hb->last_heard += late;
         if (hb->last_heard > now)
             hb->last_heard = now;
+        hb->credit += hb->last_heard - before;
         hb->stats.credited++;
     }
-    uint64_t limit = hb->last_heard + hb->params.delta_ns;
-    if (limit < hb->grace_until)
-        limit = hb->grace_until;
+    uint64_t limit = hb_limit(hb);
     if (now <= limit)
         return;
+    /* Starvation: our own thread waited on a run queue since the observed
+     * rank was last heard (more than the stall credit gave back). The
+     * heartbeats may have come and waited for us: that wait is added to
+     * the deadline. */
+    if (hb->ops.run_delay_cb != NULL) {
+        uint64_t rd = hb_run_delay(hb);
+        uint64_t waited = rd > hb->rd_base ? rd - hb->rd_base : 0;
+        uint64_t extra = waited > hb->credit ? waited - hb->credit : 0;
+        if (extra > hb->wait_credit) {
+            hb->wait_credit = extra;
+            hb->stats.own_wait++;
+            limit = hb_limit(hb);
+            if (now <= limit)
+                return;
+        }
+    }
     /* Jitter guard: we fired more than eta late and were still within the
      * deadline at the previous tick, so the silence may be ours. */
     if (late > eta && prev_tick <= limit) {
         hb->stats.guarded++;
         return;
     }
+    /* Kernel truth: for a rank on this node the owner can see whether its
+     * process is stopped, dead, or alive but starved. */
+    if (hb->ops.vouch_cb != NULL) {
+        hb_vouch_t v =
+            hb->ops.vouch_cb(hb->ops.arg, hb->observed, now - hb->last_heard);
+        if (v == HB_VOUCH_ALIVE) {
+            hb->hold_until = now + eta;
+            hb->stats.vouched++;
+            return;
+        }
+        if (v == HB_VOUCH_DEAD)
+            hb->stats.kernel++;
+        if (v != HB_VOUCH_NONE)
+            goto suspect;
+    }
+    /* No kernel view: the rank's own recent heartbeat gaps. */
+    if (hb->params.adapt) {
+        uint64_t a = hb_adapt_limit(hb);
+        if (now <= a) {
+            if (hb->adapt_until == 0)
+                hb->stats.adapted++;
+            hb->adapt_until = a;
+            return;
+        }
+    }
+suspect:
     hb->suspected = hb->observed;
     hb->stats.suspicions++;
     hb->ops.suspect_cb(hb->ops.arg, hb->observed); /* may re-target */
@@ -167,10 +280,7 @@ uint64_t hb_next_tick(const hb_t *hb, uint64_t now)
         next = send < next ? send : next;
     }
     if (hb->observed >= 0 && hb->observed != hb->suspected) {
-        uint64_t limit = hb->last_heard + hb->params.delta_ns;
-        if (limit < hb->grace_until)
-            limit = hb->grace_until;
-        limit++; /* suspicion needs now > limit */
+        uint64_t limit = hb_limit(hb) + 1; /* suspicion needs now > limit */
         next = limit < next ? limit : next;
     }
     return next < now + eta / 10 ? now + eta / 10 : next;
@@ -251,7 +361,10 @@ static void hb_on_msg(hb_t *hb, unsigned kind, int src, uint64_t body)
     case UCFT_CTRL_HB:
         hb_compare(hb, src, body);
         if (src == hb->observed) {
-            hb->last_heard = now;
+            if (hb->heard_once)
+                hb_note_gap(hb, now, now - hb->last_heard);
+            hb->heard_once = 1;
+            hb_heard(hb, now);
             hb->stats.received++;
             hb_follow(hb, now);
         }
@@ -299,9 +412,10 @@ ucft_status_t hb_start(hb_t *hb)
         if (st != UCFT_OK)
             goto err_recv;
     }
-    hb->last_heard = now;
+    hb_heard(hb, now);
     hb->prev_tick = now;
     hb->grace_until = now + hb->params.start_grace_ns;
+    hb->first_until = now + hb->params.first_hb_ns;
     if (hb->observer >= 0)
         hb_send_heartbeat(hb, now);
     hb->tick.cb = hb_tick_cb;

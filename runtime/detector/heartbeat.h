@@ -76,7 +76,30 @@ typedef struct hb_params {
     /* No suspicion before start + start_grace_ns: ranks do not start their
      * detectors at the same instant on a loaded node (0: delta only). */
     uint64_t start_grace_ns;
+    /* Until the first heartbeat of the observed rank arrives, no
+     * suspicion before start + first_hb_ns either (0: none): a rank still
+     * connecting to its peers at start-up (seconds with hundreds of ranks
+     * on a few cores) is not dead. */
+    uint64_t first_hb_ns;
+    /* Starvation-aware timeout for ranks the owner has no kernel view of
+     * (vouch_cb answers NONE): the deadline becomes last_heard +
+     * max(delta, HB_ADAPT_FACTOR x the longest gap between that rank's
+     * heartbeats in the last 1-2 s), at most HB_ADAPT_CAP x delta. 0: off
+     * (delta alone, as the sim tests expect). */
+    int adapt;
 } hb_params_t;
+
+#define HB_ADAPT_FACTOR    3
+#define HB_ADAPT_CAP       20            /* x delta */
+#define HB_ADAPT_WINDOW_NS 1000000000ull /* one of the two gap windows */
+
+/* What the owner knows about an overdue rank beyond its silence
+ * (vouch_cb). */
+typedef enum hb_vouch {
+    HB_VOUCH_NONE = 0, /* nothing (another node): the timeout decides */
+    HB_VOUCH_ALIVE,    /* the kernel shows it alive: ask again in eta */
+    HB_VOUCH_DEAD,     /* the kernel shows it stopped, dead or stuck */
+} hb_vouch_t;
 
 typedef struct hb_ops {
     /* The observed rank was silent for more than delta. Required. */
@@ -89,6 +112,16 @@ typedef struct hb_ops {
     /* Two heartbeats in a row from `rank` carried a failed set other than
      * ours (mb_summary): one of us missed a fact. Optional. */
     void (*diverged_cb)(void *arg, int rank);
+    /* The observed rank has been silent for silent_ns, past its deadline:
+     * what does the owner know (the kernel's view of a rank on this
+     * node)? ALIVE holds the suspicion for eta, then asks again. Optional
+     * (NULL: the timeout alone decides). */
+    hb_vouch_t (*vouch_cb)(void *arg, int rank, uint64_t silent_ns);
+    /* This thread's total wait on run queues so far (ns): the time it was
+     * runnable but not running. The wait since the observed rank was last
+     * heard (beyond what the stall credit already gave back) is added to
+     * its deadline: silence our own scheduling made. Optional. */
+    uint64_t (*run_delay_cb)(void *arg);
     void *arg;
 } hb_ops_t;
 
@@ -105,6 +138,10 @@ typedef struct hb_stats {
     uint64_t credited;   /* late ticks whose lateness was credited back */
     uint64_t followed;   /* heartbeats sent on receiving one (no tick) */
     uint64_t diverged;   /* diverged_cb calls */
+    uint64_t vouched;    /* overdue checks the owner answered ALIVE */
+    uint64_t kernel;     /* suspicions on the owner's DEAD */
+    uint64_t own_wait;   /* deadlines moved by our own run-queue wait */
+    uint64_t adapted;    /* deadlines moved by the rank's recent gaps */
     uint64_t ticks;
 } hb_stats_t;
 
@@ -133,7 +170,17 @@ struct hb {
     uint64_t last_heard;  /* last heartbeat from observed (or retarget) */
     uint64_t last_send;   /* our last heartbeat */
     uint64_t prev_tick;
-    uint64_t grace_until; /* no suspicion before this (start-up grace) */
+    uint64_t grace_until;       /* no suspicion before this (start-up grace) */
+    uint64_t first_until;       /* nor before this until heard_once */
+    int heard_once;             /* a heartbeat of an observed rank arrived */
+    uint64_t hold_until;        /* vouched alive: no suspicion before this */
+    uint64_t credit;            /* stall credit given since last_heard */
+    uint64_t wait_credit;       /* own run-queue wait added to the deadline */
+    uint64_t rd_base;           /* run_delay_cb at (about) last_heard */
+    uint64_t rd_at;             /* when rd_base was read */
+    uint64_t adapt_until;       /* no suspicion before this (recent gaps) */
+    uint64_t gap_cur, gap_prev; /* longest heartbeat gaps, two windows */
+    uint64_t gap_win;           /* start of the current window */
     uint64_t tick_deadline;
     int div_src; /* the last heartbeat's sender if its set differed */
     ucft_timer_t tick;

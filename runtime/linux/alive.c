@@ -21,6 +21,18 @@ static pthread_mutex_t *slot_mutex(void *mem, unsigned i)
     return (pthread_mutex_t *)((char *)mem + (size_t)i * SLOT_SIZE);
 }
 
+/* The memfd: nslots slots, then one line holding the holder's beat
+ * counter. */
+static size_t alive_len(unsigned nslots)
+{
+    return ((size_t)nslots + 1) * SLOT_SIZE;
+}
+
+static uint64_t *beat_word(void *mem, unsigned nslots)
+{
+    return (uint64_t *)((char *)mem + (size_t)nslots * SLOT_SIZE);
+}
+
 static int init_slot(pthread_mutex_t *m)
 {
     pthread_mutexattr_t at;
@@ -57,7 +69,7 @@ ucft_status_t rt_alive_create(rt_alive_t *a, unsigned nslots)
     a->fd = -1;
     if (nslots == 0 || nslots > RT_ALIVE_MAX_SLOTS)
         return UCFT_ERR_INVALID_PARAM;
-    a->len = (size_t)nslots * SLOT_SIZE;
+    a->len = alive_len(nslots);
     a->fd = memfd_create("ucft-alive", MFD_CLOEXEC);
     if (a->fd < 0)
         return UCFT_ERR_NOT_SUPPORTED;
@@ -72,6 +84,7 @@ ucft_status_t rt_alive_create(rt_alive_t *a, unsigned nslots)
         if (init_slot(slot_mutex(a->mem, i)) != 0)
             goto fail;
     a->nslots = nslots;
+    a->beat = beat_word(a->mem, nslots);
     if (!word_is_robust_futex(slot_mutex(a->mem, 0))) {
         rt_alive_destroy(a);
         return UCFT_ERR_NOT_SUPPORTED;
@@ -122,6 +135,14 @@ void rt_alive_release(rt_alive_t *a)
     a->held = 0;
 }
 
+void rt_alive_beat(rt_alive_t *a)
+{
+    if (a->beat != NULL) /* one writer: the holding thread */
+        __atomic_store_n(a->beat,
+                         __atomic_load_n(a->beat, __ATOMIC_RELAXED) + 1,
+                         __ATOMIC_RELEASE);
+}
+
 void rt_alive_destroy(rt_alive_t *a)
 {
     if (a->mem != NULL)
@@ -145,7 +166,7 @@ ucft_status_t rt_alive_attach(rt_alive_peer_t *p, pid_t pid, int fd,
     int lfd = open(path, O_RDWR | O_CLOEXEC);
     if (lfd < 0)
         return UCFT_ERR_NOT_SUPPORTED;
-    size_t len = (size_t)nslots * SLOT_SIZE;
+    size_t len = alive_len(nslots);
     /* Exactly the size announced: anything else is not our segment. */
     if (fstat(lfd, &st) != 0 || !S_ISREG(st.st_mode) ||
         (size_t)st.st_size != len) {
@@ -160,6 +181,7 @@ ucft_status_t rt_alive_attach(rt_alive_peer_t *p, pid_t pid, int fd,
     p->len = len;
     p->nslots = nslots;
     p->word = (uint32_t *)slot_mutex(m, slot);
+    p->beat = beat_word(m, nslots);
     return UCFT_OK;
 }
 
@@ -215,4 +237,17 @@ int rt_alive_other_woken(const rt_alive_peer_t *p, unsigned slot)
         __atomic_load_n((uint32_t *)slot_mutex(p->map, slot), __ATOMIC_ACQUIRE);
     /* The kernel keeps FUTEX_WAITERS when it marks the owner dead. */
     return (w & FUTEX_OWNER_DIED) && (w & FUTEX_WAITERS);
+}
+
+uint64_t rt_alive_beats(const rt_alive_peer_t *p)
+{
+    return p->beat == NULL ? 0 : __atomic_load_n(p->beat, __ATOMIC_ACQUIRE);
+}
+
+pid_t rt_alive_holder_tid(const rt_alive_peer_t *p)
+{
+    if (p->word == NULL)
+        return 0;
+    uint32_t w = __atomic_load_n(p->word, __ATOMIC_ACQUIRE);
+    return (pid_t)(w & FUTEX_TID_MASK);
 }

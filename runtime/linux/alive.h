@@ -24,6 +24,12 @@
  * library with another layout only loses this fast path. Anything missing
  * (io_uring futex waits need Linux 6.7, /proc access to the peer) leaves
  * the pidfd watch alone in charge.
+ *
+ * After the slots, one more line holds a beat counter that the holding
+ * thread bumps once per turn of its loop (rt_alive_beat): a watcher whose
+ * heartbeats from the holder are late reads it to tell a thread that still
+ * runs (only its messages are late) from one that does not
+ * (runtime/linux/kview.h).
  */
 #ifndef UCFT_RT_LINUX_ALIVE_H
 #define UCFT_RT_LINUX_ALIVE_H
@@ -45,8 +51,9 @@ typedef struct rt_alive {
     void *mem;
     size_t len;
     unsigned nslots;
-    unsigned skip; /* the slot not held (the holder's own position) */
-    int held;      /* locked by rt_alive_hold, by the holding thread */
+    unsigned skip;  /* the slot not held (the holder's own position) */
+    int held;       /* locked by rt_alive_hold, by the holding thread */
+    uint64_t *beat; /* the holder's beat counter (after the slots) */
 } rt_alive_t;
 
 /* Creates `nslots` unlocked slots (fd -1 and an error on failure).
@@ -61,6 +68,9 @@ ucft_status_t rt_alive_create(rt_alive_t *a, unsigned nslots);
 ucft_status_t rt_alive_hold(rt_alive_t *a, unsigned skip);
 /* Unlocks (the holding thread): watchers see a clean end. */
 void rt_alive_release(rt_alive_t *a);
+/* One more beat (the holding thread, once per turn of its loop): watchers
+ * read the counter to tell a thread that runs from one that does not. */
+void rt_alive_beat(rt_alive_t *a);
 void rt_alive_destroy(rt_alive_t *a);
 
 /* A watcher's view of slot `slot` of another process's slots. */
@@ -68,8 +78,9 @@ typedef struct rt_alive_peer {
     void *map; /* all of the holder's slots */
     size_t len;
     unsigned nslots;
-    uint32_t *word; /* ours; NULL: not watched */
-    int armed;      /* a futex wait is outstanding */
+    uint32_t *word;       /* ours; NULL: not watched */
+    const uint64_t *beat; /* the holder's beat counter */
+    int armed;            /* a futex wait is outstanding */
 } rt_alive_peer_t;
 
 /* Maps slot `slot` of the slots `pid` exported as memfd `fd` (nslots
@@ -101,5 +112,9 @@ void rt_alive_cancel_wait(rt_alive_peer_t *p, uint32_t val);
 /* 1 when the holder died while another watcher waited on slot `slot`:
  * the kernel woke that watcher as it woke us. */
 int rt_alive_other_woken(const rt_alive_peer_t *p, unsigned slot);
+/* The holder's beat counter (0 when not mapped). */
+uint64_t rt_alive_beats(const rt_alive_peer_t *p);
+/* The holding thread's id, from the lock word (0: not held). */
+pid_t rt_alive_holder_tid(const rt_alive_peer_t *p);
 
 #endif

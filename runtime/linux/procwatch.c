@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #define PW_KEY      "ucft.proc"
-#define PW_VERSION  2u
+#define PW_VERSION  3u         /* 3: a beat counter after the slots */
 #define PW_RING_TAG UINT64_MAX /* epoll data of the futex ring */
 
 /* What a rank publishes about its process. */
@@ -229,6 +229,7 @@ void rt_procwatch_open(rt_procwatch_t *w, struct rt_boot *b)
         }
         rt_pw_peer_t *pp = &w->peer[w->n++];
         pp->rank = peers[i];
+        pp->pid = id.pid;
         pp->pidfd = fd;
         attach_slot(w, pp, &id, mine);
     }
@@ -291,6 +292,68 @@ int rt_procwatch_learns_alone(const rt_procwatch_t *w, int rank, int dead)
         if (w->peer[j].rank == dead)
             return rt_alive_other_woken(&w->peer[j].slot, slot);
     return 0;
+}
+
+int rt_procwatch_gone(const rt_procwatch_t *w, int rank)
+{
+    for (size_t j = 0; j < w->n; j++) {
+        const rt_pw_peer_t *pp = &w->peer[j];
+        if (pp->rank != rank)
+            continue;
+        if (pp->pidfd < 0) /* reported (or ended cleanly: not asked) */
+            return 1;
+        return pidfd_ended(pp->pidfd) ||
+               (pp->slot.word != NULL &&
+                rt_alive_state(&pp->slot, pp->seen_held) == RT_ALIVE_DYING);
+    }
+    return 0;
+}
+
+void rt_procwatch_beat(rt_procwatch_t *w)
+{
+    rt_alive_beat(&w->own);
+}
+
+rt_kview_verdict_t rt_procwatch_judge(rt_procwatch_t *w, int rank,
+                                      uint64_t silent_ns,
+                                      const rt_kview_limits_t *lim,
+                                      const char **why, char *state)
+{
+    rt_pw_peer_t *pp = NULL;
+    *state = 0;
+    *why = "not watched";
+    for (size_t j = 0; j < w->n && pp == NULL; j++)
+        if (w->peer[j].rank == rank)
+            pp = &w->peer[j];
+    if (pp == NULL || pp->pidfd < 0)
+        return RT_KVIEW_UNKNOWN; /* not watched, or reported already */
+    if (pidfd_ended(pp->pidfd)) {
+        *why = "its process ended";
+        return RT_KVIEW_DEAD;
+    }
+    if (pp->slot.word != NULL &&
+        rt_alive_state(&pp->slot, pp->seen_held) == RT_ALIVE_DYING) {
+        *why = "its heartbeat thread died";
+        return RT_KVIEW_DEAD;
+    }
+    /* The pidfd is open and the process has not ended, so the pid is
+     * still that process's; the slot's lock word names its heartbeat
+     * thread (0 before it holds them: the main thread then). */
+    rt_kview_obs_t o = {.silent_ns = silent_ns};
+    pid_t tid = rt_alive_holder_tid(&pp->slot);
+    o.state = rt_kview_state(pp->pid, tid);
+    if (o.state == 0 && tid > 0 && !pidfd_ended(pp->pidfd) &&
+        rt_alive_holder_tid(&pp->slot) != tid)
+        o.state = rt_kview_state(pp->pid, 0); /* released meanwhile */
+    uint64_t beats = rt_alive_beats(&pp->slot);
+    /* No slot (no counter): taken as started, the plain limit applies. */
+    o.started = pp->slot.word == NULL || beats > 0;
+    if (beats != pp->beats) {
+        o.progressed = 1;
+        pp->beats = beats;
+    }
+    *state = o.state;
+    return rt_kview_judge(&o, lim, why);
 }
 
 /* Stops watching peer j (its slot stays mapped: learns_alone reads it). */

@@ -34,6 +34,7 @@
 
 #include "ucft.h"
 #include "runtime/linux/alive.h"
+#include "runtime/linux/kview.h"
 #include "runtime/base/log.h"
 #include "runtime/linux/uring_futex.h"
 
@@ -44,11 +45,13 @@ struct rt_boot;
 /* One watched local peer. */
 typedef struct rt_pw_peer {
     int rank;
+    int pid;
     int pidfd;            /* -1 once reported */
     rt_alive_peer_t slot; /* slot.word NULL: no slot watched */
     int seen_held;
     int errors;      /* futex waits the kernel refused */
     int pending_arm; /* counted in unarmed: a wait is to be posted */
+    uint64_t beats;  /* its beat counter at our last look */
 } rt_pw_peer_t;
 
 typedef struct rt_procwatch {
@@ -86,6 +89,21 @@ int rt_procwatch_fd(const rt_procwatch_t *w);
 /* 1 when local peer `rank` was woken by the kernel about `dead` too (it
  * waited on its slot of `dead`, which died): it needs no message. */
 int rt_procwatch_learns_alone(const rt_procwatch_t *w, int rank, int dead);
+/* What the kernel says about local rank `rank`, silent for silent_ns
+ * (kview.h): RT_KVIEW_UNKNOWN when it is not watched (another
+ * node or pid namespace). `why` gets the reason, `state` the thread's
+ * state letter. The heartbeat thread only. */
+rt_kview_verdict_t rt_procwatch_judge(rt_procwatch_t *w, int rank,
+                                      uint64_t silent_ns,
+                                      const rt_kview_limits_t *lim,
+                                      const char **why, char *state);
+/* 1 when the kernel shows local rank `rank`'s process ended or its
+ * heartbeat thread dead (or the watch reported it already): evidence from
+ * elsewhere about it needs no fencing notice, which would only open a
+ * connection to a dead process. The heartbeat thread only. */
+int rt_procwatch_gone(const rt_procwatch_t *w, int rank);
+/* One turn of the holding thread's loop (rt_alive_beat). */
+void rt_procwatch_beat(rt_procwatch_t *w);
 /* The ranks found dying or ended since the last call (each reported
  * once), at most max. Non-blocking. */
 size_t rt_procwatch_take(rt_procwatch_t *w, int *ranks, size_t max);

@@ -112,6 +112,10 @@ typedef struct hb_rec {
     int nsuspect;
     uint64_t late_gap;
     int nlate;
+    hb_vouch_t vouch;      /* what vouch_cb answers */
+    int nvouch;            /* its calls */
+    uint64_t vouch_silent; /* the silence it was last asked about */
+    uint64_t run_delay;    /* what run_delay_cb answers */
 } hb_rec_t;
 
 static void rec_suspect(void *arg, int rank)
@@ -125,6 +129,19 @@ static void rec_late(void *arg, uint64_t gap)
     hb_rec_t *r = arg;
     r->late_gap = gap;
     r->nlate++;
+}
+
+static hb_vouch_t rec_vouch(void *arg, int rank, uint64_t silent)
+{
+    hb_rec_t *r = arg;
+    r->nvouch++;
+    r->vouch_silent = silent;
+    return r->vouch;
+}
+
+static uint64_t rec_run_delay(void *arg)
+{
+    return ((hb_rec_t *)arg)->run_delay;
 }
 
 static void hb_setup(hb_t *hb, fake_t *f, mb_t *mb, hb_rec_t *rec, int rank,
@@ -234,6 +251,249 @@ static void test_detector_unit_suspect(void **state)
     assert_int_equal(hb.stats.received, 20);
     hb_stop(&hb, 0);
     mb_cleanup(&mb);
+}
+
+/* The same with a kernel view (vouch_cb) and this thread's run-queue wait
+ * (run_delay_cb): eta = 10 ms, delta = 40 ms. */
+static void hb_setup_kernel(hb_t *hb, fake_t *f, mb_t *mb, hb_rec_t *rec)
+{
+    fake_init(f, 5, 10);
+    mb_init(mb, 10);
+    memset(rec, 0, sizeof(*rec));
+    hb_init(hb, &f->tp, mb,
+            &(hb_params_t){.eta_ns = 10 * MS, .delta_ns = 40 * MS},
+            &(hb_ops_t){.suspect_cb = rec_suspect,
+                        .warn_late_cb = rec_late,
+                        .vouch_cb = rec_vouch,
+                        .run_delay_cb = rec_run_delay,
+                        .arg = rec});
+    assert_int_equal(hb_start(hb), UCFT_OK);
+}
+
+/* Kernel truth: an overdue rank the owner vouches for is held, asked
+ * again every eta, and suspected the moment the owner says it is dead;
+ * with no view the timeout decides as before. */
+static void test_detector_unit_kernel_view(void **state)
+{
+    fake_t f;
+    mb_t mb;
+    hb_t hb;
+    hb_rec_t rec;
+
+    hb_setup_kernel(&hb, &f, &mb, &rec);
+    f.now = 1 * MS;
+    fake_deliver(&f, UCFT_CTRL_HB, 4); /* heard at 1 ms: due at 41 ms */
+    rec.vouch = HB_VOUCH_ALIVE;        /* starved, say */
+    hb_tick_at(&hb, 41 * MS, 41 * MS);
+    assert_int_equal(rec.nvouch, 0); /* not overdue yet */
+    hb_tick_at(&hb, 42 * MS, 42 * MS);
+    assert_int_equal(rec.nvouch, 1);
+    assert_int_equal(rec.vouch_silent, 41 * MS);
+    assert_int_equal(rec.nsuspect, 0);
+    assert_int_equal(hb.stats.vouched, 1);
+    /* Held for eta: the next look is after 52 ms, not sooner. */
+    hb_tick_at(&hb, 50 * MS, 50 * MS);
+    hb_tick_at(&hb, 52 * MS, 52 * MS);
+    assert_int_equal(rec.nvouch, 1);
+    /* Seconds of starvation: never suspected while vouched for. */
+    for (uint64_t t = 53 * MS; t < 3000 * MS; t += 10 * MS)
+        hb_tick_at(&hb, t, t);
+    assert_int_equal(rec.nsuspect, 0);
+    assert_true(rec.nvouch > 140); /* every other 10 ms tick */
+    /* A heartbeat ends the episode: a full delta again. */
+    f.now = 3000 * MS;
+    fake_deliver(&f, UCFT_CTRL_HB, 4);
+    int calls = rec.nvouch;
+    hb_tick_at(&hb, 3040 * MS, 3040 * MS);
+    assert_int_equal(rec.nvouch, calls);
+    /* Stopped (the kernel says so): suspected at once. */
+    rec.vouch = HB_VOUCH_DEAD;
+    hb_tick_at(&hb, 3041 * MS, 3041 * MS);
+    assert_int_equal(rec.nsuspect, 1);
+    assert_int_equal(rec.suspected[0], 4);
+    assert_int_equal(hb.stats.kernel, 1);
+    hb_stop(&hb, 0);
+    mb_cleanup(&mb);
+
+    /* No view (another node): the timeout alone, as without vouch_cb. */
+    hb_setup_kernel(&hb, &f, &mb, &rec);
+    f.now = 1 * MS;
+    fake_deliver(&f, UCFT_CTRL_HB, 4);
+    rec.vouch = HB_VOUCH_NONE;
+    hb_tick_at(&hb, 42 * MS, 42 * MS);
+    assert_int_equal(rec.nvouch, 1);
+    assert_int_equal(rec.nsuspect, 1);
+    assert_int_equal(hb.stats.kernel, 0);
+    hb_stop(&hb, 0);
+    mb_cleanup(&mb);
+}
+
+/* Starvation of the observer: its thread waited 30 ms on a run queue
+ * since the observed rank was last heard (its ticks were each on time, so
+ * the stall credit gave nothing back). The deadline moves by those 30 ms;
+ * a rank still silent then is suspected. A wait the stall credit already
+ * gave back is not counted twice. */
+static void test_detector_unit_own_wait(void **state)
+{
+    fake_t f;
+    mb_t mb;
+    hb_t hb;
+    hb_rec_t rec;
+
+    hb_setup_kernel(&hb, &f, &mb, &rec);
+    rec.vouch = HB_VOUCH_NONE;
+    rec.run_delay = 1000 * MS; /* the thread's total so far */
+    f.now = 100 * MS;
+    fake_deliver(&f, UCFT_CTRL_HB, 4); /* due at 140 ms */
+    rec.run_delay += 30 * MS;
+    hb_tick_at(&hb, 141 * MS, 141 * MS);
+    assert_int_equal(rec.nsuspect, 0);
+    assert_int_equal(hb.stats.own_wait, 1);
+    assert_int_equal(rec.nvouch, 0);
+    hb_tick_at(&hb, 170 * MS, 170 * MS);
+    assert_int_equal(rec.nsuspect, 0);
+    hb_tick_at(&hb, 171 * MS, 171 * MS);
+    assert_int_equal(rec.nsuspect, 1);
+    hb_stop(&hb, 0);
+    mb_cleanup(&mb);
+
+    /* A tick 25 ms late (credited 25 ms by the stall credit) within a
+     * 30 ms wait: 5 ms more, not 30. Heard at 100 ms; due at 140 ms. */
+    hb_setup_kernel(&hb, &f, &mb, &rec);
+    rec.vouch = HB_VOUCH_NONE;
+    rec.run_delay = 1000 * MS;
+    f.now = 100 * MS;
+    fake_deliver(&f, UCFT_CTRL_HB, 4);
+    rec.run_delay += 30 * MS;
+    hb_tick_at(&hb, 135 * MS, 110 * MS); /* 25 ms late: last heard 125 */
+    assert_int_equal(hb.stats.credited, 1);
+    hb_tick_at(&hb, 166 * MS, 166 * MS); /* past 165: own wait adds 5 */
+    assert_int_equal(rec.nsuspect, 0);
+    assert_int_equal(hb.stats.own_wait, 1);
+    hb_tick_at(&hb, 170 * MS, 170 * MS);
+    assert_int_equal(rec.nsuspect, 0);
+    hb_tick_at(&hb, 171 * MS, 171 * MS);
+    assert_int_equal(rec.nsuspect, 1);
+    hb_stop(&hb, 0);
+    mb_cleanup(&mb);
+}
+
+/* Starvation-aware timeout where the owner has no kernel view: heartbeats
+ * that lately came 100 ms apart (delta 40 ms) give the rank 3 x 100 ms;
+ * 500 ms apart, the cap of 20 x delta = 800 ms. Once the gaps are back to
+ * normal for two windows (2 s), delta alone again. */
+static void test_detector_unit_adapt(void **state)
+{
+    fake_t f;
+    mb_t mb;
+    hb_t hb;
+    hb_rec_t rec;
+
+    fake_init(&f, 5, 10);
+    mb_init(&mb, 10);
+    memset(&rec, 0, sizeof(rec));
+    rec.vouch = HB_VOUCH_NONE;
+    hb_init(&hb, &f.tp, &mb,
+            &(hb_params_t){.eta_ns = 10 * MS, .delta_ns = 40 * MS, .adapt = 1},
+            &(hb_ops_t){
+                .suspect_cb = rec_suspect, .vouch_cb = rec_vouch, .arg = &rec});
+    assert_int_equal(hb_start(&hb), UCFT_OK);
+    uint64_t t;
+    /* The gaps grow (a node getting crowded): 30, 60, then 100 ms. */
+    f.now = 10 * MS;
+    fake_deliver(&f, UCFT_CTRL_HB, 4); /* the first: no gap yet */
+    f.now = 40 * MS;
+    fake_deliver(&f, UCFT_CTRL_HB, 4);
+    for (t = 100 * MS; t <= 1000 * MS; t += 100 * MS) {
+        hb_tick_at(&hb, t - 1, t - 1); /* would be overdue at delta */
+        f.now = t;
+        fake_deliver(&f, UCFT_CTRL_HB, 4);
+    }
+    assert_int_equal(rec.nsuspect, 0);
+    assert_true(hb.stats.adapted > 0);
+    /* Silent from 1000 ms: asked at 1041 (no view), suspected after 1300. */
+    hb_tick_at(&hb, 1041 * MS, 1041 * MS);
+    assert_int_equal(rec.nvouch > 0, 1);
+    assert_int_equal(rec.nsuspect, 0);
+    hb_tick_at(&hb, 1300 * MS, 1300 * MS);
+    assert_int_equal(rec.nsuspect, 0);
+    hb_tick_at(&hb, 1301 * MS, 1301 * MS);
+    assert_int_equal(rec.nsuspect, 1);
+    hb_stop(&hb, 0);
+    mb_cleanup(&mb);
+
+    /* 500 ms gaps: capped at 800 ms; then normal gaps for 2 s: delta. */
+    fake_init(&f, 5, 10);
+    mb_init(&mb, 10);
+    memset(&rec, 0, sizeof(rec));
+    hb_init(&hb, &f.tp, &mb,
+            &(hb_params_t){.eta_ns = 10 * MS, .delta_ns = 40 * MS, .adapt = 1},
+            &(hb_ops_t){.suspect_cb = rec_suspect, .arg = &rec});
+    assert_int_equal(hb_start(&hb), UCFT_OK);
+    f.now = 1 * MS;
+    fake_deliver(&f, UCFT_CTRL_HB, 4);
+    f.now = 500 * MS;
+    fake_deliver(&f, UCFT_CTRL_HB, 4);
+    hb_tick_at(&hb, 1300 * MS, 1300 * MS);
+    assert_int_equal(rec.nsuspect, 0);
+    hb_tick_at(&hb, 1301 * MS, 1301 * MS);
+    assert_int_equal(rec.nsuspect, 1);
+    hb_stop(&hb, 0);
+    mb_cleanup(&mb);
+
+    fake_init(&f, 5, 10);
+    mb_init(&mb, 10);
+    memset(&rec, 0, sizeof(rec));
+    hb_init(&hb, &f.tp, &mb,
+            &(hb_params_t){.eta_ns = 10 * MS, .delta_ns = 40 * MS, .adapt = 1},
+            &(hb_ops_t){.suspect_cb = rec_suspect, .arg = &rec});
+    assert_int_equal(hb_start(&hb), UCFT_OK);
+    f.now = 500 * MS;
+    fake_deliver(&f, UCFT_CTRL_HB, 4);
+    for (t = 510 * MS; t <= 3000 * MS; t += 10 * MS) {
+        f.now = t;
+        fake_deliver(&f, UCFT_CTRL_HB, 4);
+    }
+    hb_tick_at(&hb, 3041 * MS, 3041 * MS);
+    assert_int_equal(rec.nsuspect, 1); /* delta alone again */
+    hb_stop(&hb, 0);
+    mb_cleanup(&mb);
+}
+
+/* A rank still starting (no heartbeat of it yet) is not suspected before
+ * first_hb_ns; once heard, delta applies as usual. */
+static void test_detector_unit_first_heartbeat(void **state)
+{
+    fake_t f;
+    mb_t mb;
+    hb_t hb;
+    hb_rec_t rec;
+
+    for (int heard = 0; heard < 2; heard++) {
+        fake_init(&f, 5, 10);
+        mb_init(&mb, 10);
+        memset(&rec, 0, sizeof(rec));
+        hb_init(&hb, &f.tp, &mb,
+                &(hb_params_t){.eta_ns = 10 * MS,
+                               .delta_ns = 40 * MS,
+                               .first_hb_ns = 500 * MS},
+                &(hb_ops_t){.suspect_cb = rec_suspect, .arg = &rec});
+        assert_int_equal(hb_start(&hb), UCFT_OK);
+        if (heard) {
+            f.now = 10 * MS;
+            fake_deliver(&f, UCFT_CTRL_HB, 4);
+            hb_tick_at(&hb, 51 * MS, 51 * MS);
+            assert_int_equal(rec.nsuspect, 1);
+        } else {
+            hb_tick_at(&hb, 200 * MS, 200 * MS);
+            hb_tick_at(&hb, 500 * MS, 500 * MS);
+            assert_int_equal(rec.nsuspect, 0);
+            hb_tick_at(&hb, 501 * MS, 501 * MS);
+            assert_int_equal(rec.nsuspect, 1);
+        }
+        hb_stop(&hb, 0);
+        mb_cleanup(&mb);
+    }
 }
 
 /* Following: a heartbeat from the observed rank makes us send ours with
@@ -413,6 +673,10 @@ int main(void)
         cmocka_unit_test(test_detector_unit_suspect),
         cmocka_unit_test(test_detector_unit_follow),
         cmocka_unit_test(test_detector_unit_jitter_guard),
+        cmocka_unit_test(test_detector_unit_kernel_view),
+        cmocka_unit_test(test_detector_unit_own_wait),
+        cmocka_unit_test(test_detector_unit_adapt),
+        cmocka_unit_test(test_detector_unit_first_heartbeat),
         cmocka_unit_test(test_detector_unit_stale_request),
         cmocka_unit_test(test_detector_unit_stop),
     };

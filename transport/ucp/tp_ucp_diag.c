@@ -22,6 +22,12 @@ fifo_probe_state_t tp_ucp_fifo_state(tp_t *t)
     return TP(t)->probe.state;
 }
 
+int tp_ucp_fifo_probe_pending(tp_t *t)
+{
+    const tp_ucp_t *tp = TP(t);
+    return tp->probe_due != 0 || tp->probe.state == FIFO_PROBE_WAITING;
+}
+
 void tp_ucp_peer_transport(tp_t *t, int rank, char *buf, size_t len)
 {
     tp_ucp_t *tp = TP(t);

@@ -25,6 +25,9 @@ ucft_status_t tp_ucp_connect(tp_t *tp, int rank);
 /* The state of the FIFO self-probe (fifo_probe.h): IDLE before any
  * failure, then WAITING, ARRIVED or BLOCKED. For diagnostics and tests. */
 fifo_probe_state_t tp_ucp_fifo_state(tp_t *tp);
+/* 1 while a self-probe is due or waiting for its verdict; 0 after a
+ * failure of a peer that never wrote to this worker (no probe). */
+int tp_ucp_fifo_probe_pending(tp_t *tp);
 
 /* Name of the UCX transport(s) used to reach `rank` ("sysv/memory",
  * "tcp/lo", ...), or "" when not connected; for diagnostics and benches. */

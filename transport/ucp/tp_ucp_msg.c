@@ -121,6 +121,11 @@ static void recv_cb(void *request, ucs_status_t status,
     } else {
         req->tag = sender_tag;
         req->length = status == UCS_OK ? length : 0; /* T2 */
+        if (status == UCS_OK || status == UCS_ERR_MESSAGE_TRUNCATED) {
+            uint32_t src = ucft_tag_src(sender_tag);
+            if (src < (uint32_t)tp->super.size)
+                tp->peers[src].heard = 1;
+        }
     }
     req->status = from_ucs(status);
     tp->outstanding--;

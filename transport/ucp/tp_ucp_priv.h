@@ -58,6 +58,10 @@ typedef struct tp_ucp_peer {
     tp_ucp_t *tp;
     uint8_t state;
     uint8_t error_reported;
+    /* A message of this peer reached this worker: it has written into
+     * our shared-memory FIFO, so its death may have blocked it (the
+     * self-probe runs only then: fifo_probe.h). */
+    uint8_t heard;
 } tp_ucp_peer_t;
 
 struct tp_ucp {
