@@ -386,6 +386,20 @@ static void *hb_thread_main(void *arg)
 /* ---- owner side ------------------------------------------------------------
  */
 
+/* 1 when duration a (variable na) exceeds b (strict) or is at least b;
+ * else 0, logged. */
+static int ordered(struct ucft_context *ctx, const char *na, uint64_t a,
+                   const char *nb, uint64_t b, int strict)
+{
+    if (strict ? a > b : a >= b)
+        return 1;
+    ucft_error(&ctx->log, "%s (%llu ms) must %s %s (%llu ms)", na,
+               (unsigned long long)(a / 1000000),
+               strict ? "exceed" : "be at least", nb,
+               (unsigned long long)(b / 1000000));
+    return 0;
+}
+
 ucft_status_t rt_monitor_init(struct ucft_context *ctx)
 {
     rt_monitor_t *d = &ctx->monitor;
@@ -411,22 +425,11 @@ ucft_status_t rt_monitor_init(struct ucft_context *ctx)
                    (unsigned long long)DET_MIN_ETA_NS);
         return UCFT_ERR_INVALID_PARAM;
     }
-    if (cfg->hb_timeout_ns <= cfg->hb_period_ns) {
-        ucft_error(&ctx->log,
-                   "UCFT_HB_TIMEOUT (%llu ms) must exceed "
-                   "UCFT_HB_PERIOD (%llu ms)",
-                   (unsigned long long)(cfg->hb_timeout_ns / 1000000),
-                   (unsigned long long)(cfg->hb_period_ns / 1000000));
+    if (!ordered(ctx, "UCFT_HB_TIMEOUT", cfg->hb_timeout_ns, "UCFT_HB_PERIOD",
+                 cfg->hb_period_ns, 1) ||
+        !ordered(ctx, "UCFT_HB_LOCAL_LIMIT", cfg->hb_local_limit_ns,
+                 "UCFT_HB_TIMEOUT", cfg->hb_timeout_ns, 0))
         return UCFT_ERR_INVALID_PARAM;
-    }
-    if (cfg->hb_local_limit_ns < cfg->hb_timeout_ns) {
-        ucft_error(&ctx->log,
-                   "UCFT_HB_LOCAL_LIMIT (%llu ms) must be at least "
-                   "UCFT_HB_TIMEOUT (%llu ms)",
-                   (unsigned long long)(cfg->hb_local_limit_ns / 1000000),
-                   (unsigned long long)(cfg->hb_timeout_ns / 1000000));
-        return UCFT_ERR_INVALID_PARAM;
-    }
     if (cfg->quorum) {
         ucft_status_t qs =
             rt_quorum_init(&d->quorum, ctx->boot.size, cfg->quorum_settle_ns,

@@ -253,21 +253,29 @@ static void test_detector_unit_suspect(void **state)
     mb_cleanup(&mb);
 }
 
-/* The same with a kernel view (vouch_cb) and this thread's run-queue wait
- * (run_delay_cb): eta = 10 ms, delta = 40 ms. */
-static void hb_setup_kernel(hb_t *hb, fake_t *f, mb_t *mb, hb_rec_t *rec)
+/* Rank 5 of 10 with parameters `p`; views 1: with a kernel view
+ * (vouch_cb) and this thread's run-queue wait (run_delay_cb). */
+static void hb_setup_p(hb_t *hb, fake_t *f, mb_t *mb, hb_rec_t *rec,
+                       hb_params_t p, int views)
 {
     fake_init(f, 5, 10);
     mb_init(mb, 10);
     memset(rec, 0, sizeof(*rec));
-    hb_init(hb, &f->tp, mb,
-            &(hb_params_t){.eta_ns = 10 * MS, .delta_ns = 40 * MS},
-            &(hb_ops_t){.suspect_cb = rec_suspect,
-                        .warn_late_cb = rec_late,
-                        .vouch_cb = rec_vouch,
-                        .run_delay_cb = rec_run_delay,
-                        .arg = rec});
+    hb_ops_t ops = {
+        .suspect_cb = rec_suspect, .warn_late_cb = rec_late, .arg = rec};
+    if (views) {
+        ops.vouch_cb = rec_vouch;
+        ops.run_delay_cb = rec_run_delay;
+    }
+    hb_init(hb, &f->tp, mb, &p, &ops);
     assert_int_equal(hb_start(hb), UCFT_OK);
+}
+
+/* eta = 10 ms, delta = 40 ms, with the kernel view and run-queue wait. */
+static void hb_setup_kernel(hb_t *hb, fake_t *f, mb_t *mb, hb_rec_t *rec)
+{
+    hb_setup_p(hb, f, mb, rec,
+               (hb_params_t){.eta_ns = 10 * MS, .delta_ns = 40 * MS}, 1);
 }
 
 /* Kernel truth: an overdue rank the owner vouches for is held, asked
@@ -389,15 +397,10 @@ static void test_detector_unit_adapt(void **state)
     hb_t hb;
     hb_rec_t rec;
 
-    fake_init(&f, 5, 10);
-    mb_init(&mb, 10);
-    memset(&rec, 0, sizeof(rec));
+    hb_setup_p(
+        &hb, &f, &mb, &rec,
+        (hb_params_t){.eta_ns = 10 * MS, .delta_ns = 40 * MS, .adapt = 1}, 1);
     rec.vouch = HB_VOUCH_NONE;
-    hb_init(&hb, &f.tp, &mb,
-            &(hb_params_t){.eta_ns = 10 * MS, .delta_ns = 40 * MS, .adapt = 1},
-            &(hb_ops_t){
-                .suspect_cb = rec_suspect, .vouch_cb = rec_vouch, .arg = &rec});
-    assert_int_equal(hb_start(&hb), UCFT_OK);
     uint64_t t;
     /* The gaps grow (a node getting crowded): 30, 60, then 100 ms. */
     f.now = 10 * MS;
@@ -423,13 +426,9 @@ static void test_detector_unit_adapt(void **state)
     mb_cleanup(&mb);
 
     /* 500 ms gaps: capped at 800 ms; then normal gaps for 2 s: delta. */
-    fake_init(&f, 5, 10);
-    mb_init(&mb, 10);
-    memset(&rec, 0, sizeof(rec));
-    hb_init(&hb, &f.tp, &mb,
-            &(hb_params_t){.eta_ns = 10 * MS, .delta_ns = 40 * MS, .adapt = 1},
-            &(hb_ops_t){.suspect_cb = rec_suspect, .arg = &rec});
-    assert_int_equal(hb_start(&hb), UCFT_OK);
+    hb_setup_p(
+        &hb, &f, &mb, &rec,
+        (hb_params_t){.eta_ns = 10 * MS, .delta_ns = 40 * MS, .adapt = 1}, 0);
     f.now = 1 * MS;
     fake_deliver(&f, UCFT_CTRL_HB, 4);
     f.now = 500 * MS;
@@ -441,13 +440,9 @@ static void test_detector_unit_adapt(void **state)
     hb_stop(&hb, 0);
     mb_cleanup(&mb);
 
-    fake_init(&f, 5, 10);
-    mb_init(&mb, 10);
-    memset(&rec, 0, sizeof(rec));
-    hb_init(&hb, &f.tp, &mb,
-            &(hb_params_t){.eta_ns = 10 * MS, .delta_ns = 40 * MS, .adapt = 1},
-            &(hb_ops_t){.suspect_cb = rec_suspect, .arg = &rec});
-    assert_int_equal(hb_start(&hb), UCFT_OK);
+    hb_setup_p(
+        &hb, &f, &mb, &rec,
+        (hb_params_t){.eta_ns = 10 * MS, .delta_ns = 40 * MS, .adapt = 1}, 0);
     f.now = 500 * MS;
     fake_deliver(&f, UCFT_CTRL_HB, 4);
     for (t = 510 * MS; t <= 3000 * MS; t += 10 * MS) {
@@ -470,15 +465,11 @@ static void test_detector_unit_first_heartbeat(void **state)
     hb_rec_t rec;
 
     for (int heard = 0; heard < 2; heard++) {
-        fake_init(&f, 5, 10);
-        mb_init(&mb, 10);
-        memset(&rec, 0, sizeof(rec));
-        hb_init(&hb, &f.tp, &mb,
-                &(hb_params_t){.eta_ns = 10 * MS,
-                               .delta_ns = 40 * MS,
-                               .first_hb_ns = 500 * MS},
-                &(hb_ops_t){.suspect_cb = rec_suspect, .arg = &rec});
-        assert_int_equal(hb_start(&hb), UCFT_OK);
+        hb_setup_p(&hb, &f, &mb, &rec,
+                   (hb_params_t){.eta_ns = 10 * MS,
+                                 .delta_ns = 40 * MS,
+                                 .first_hb_ns = 500 * MS},
+                   0);
         if (heard) {
             f.now = 10 * MS;
             fake_deliver(&f, UCFT_CTRL_HB, 4);
