@@ -128,6 +128,10 @@ void cm_layer_quiesce(cm_layer_t *cl)
             ucft_debug(&ctx->log, "finalize barrier: %s",
                        ucft_status_string(st));
     }
+    /* No background agreement after the barrier (the others may be gone). */
+    cl->closing = 1;
+    for (struct ucft_comm *c = cl->comms; c != NULL; c = c->next)
+        cm_repair_stop(c);
 }
 
 static int no_pending(void *arg)
