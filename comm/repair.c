@@ -1,6 +1,7 @@
 /* Tree repair: epochs of live members and the background agreement that
  * decides them (comm/repair.h, docs/trees.md). */
 #include "comm/comm.h"
+#include "collectives/repair_rule.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,7 @@ static int seq_ge(uint32_t a, uint32_t b)
 
 static int bit(const uint8_t *bm, int r)
 {
-    return bm != NULL && ((bm[r >> 3] >> (r & 7)) & 1);
+    return coll_repair_bit(bm, r);
 }
 
 int cm_repair_op(int op)
@@ -115,8 +116,8 @@ static cm_epoch_t *epoch_make(struct ucft_comm *comm, uint8_t *gone, int ngone,
     return ep;
 }
 
-/* The background agreement's decision (cm_agree_fn_t): value words
- * ~max(c) and ~max(W), F. */
+/* The background agreement's decision (cm_agree_fn_t): the next epoch by
+ * collectives/repair_rule.h. */
 static ucft_status_t decided(struct ucft_comm *comm, const uint32_t *val,
                              const coll_agree_hdr_t *hdr, const uint8_t *failed,
                              void *arg)
@@ -125,20 +126,15 @@ static ucft_status_t decided(struct ucft_comm *comm, const uint32_t *val,
     const cm_epoch_t *head = rp->epochs;
     (void)hdr;
     (void)arg;
-    uint32_t from = ~val[0] + ~val[1];
-    if (head != NULL && !seq_ge(from, head->from))
-        from = head->from; /* epochs start in order */
-    size_t bytes = coll_agree_bm_bytes(comm->size);
-    uint8_t *gone = calloc(1, bytes);
+    uint8_t *gone = calloc(1, coll_agree_bm_bytes(comm->size));
     if (gone == NULL)
         return UCFT_OK; /* a later agreement tries again */
-    int ngone = 0;
-    for (int r = 0; r < comm->size; r++)
-        if (bit(failed, r) || (head != NULL && bit(head->gone, r))) {
-            gone[r >> 3] |= (uint8_t)(1u << (r & 7));
-            ngone++;
-        }
-    if (head != NULL && ngone == head->ngone) {
+    uint32_t from = 0;
+    int ngone = coll_repair_decide(comm->size, val, failed,
+                                   head != NULL ? head->gone : NULL,
+                                   head != NULL ? head->ngone : 0,
+                                   head != NULL ? head->from : 0, gone, &from);
+    if (ngone < 0) {
         free(gone); /* nothing new (a rank that died after contributing) */
         return UCFT_OK;
     }
@@ -200,8 +196,10 @@ static void start(struct ucft_comm *comm)
 {
     cm_repair_t *rp = &comm->repair;
     uint32_t w = comm->layer->cfg.tree_window;
-    uint32_t v[2] = {~comm->seq, ~w};
-    ucft_status_t st = cm_agree_post_bg(comm, v, 2, decided, NULL, &rp->req);
+    uint32_t v[COLL_REPAIR_WORDS];
+    coll_repair_contrib(comm->seq, w, v);
+    ucft_status_t st =
+        cm_agree_post_bg(comm, v, COLL_REPAIR_WORDS, decided, NULL, &rp->req);
     if (st != UCFT_OK) {
         ucft_warn(&comm->ctx->log,
                   "tree repair: background agreement on communicator %u not "
