@@ -132,6 +132,9 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
     coll_flow(comm, op); /* may post and wait for a barrier first */
     /* Tree repair (comm/repair.h): the epoch this instance runs in. */
     cm_epoch_t *ep = cm_repair_op(op) ? cm_repair_epoch(comm, comm->seq) : NULL;
+    int rooted = op == CM_COLL_BCAST || op == CM_COLL_REDUCE;
+    if (ep != NULL && !rooted)
+        root = ep->live[0]; /* allreduce, barrier: not a root of the call */
     if (ep != NULL && ep->dense[root] < 0) {
         ucft_debug(&cl->ctx->log,
                    "%s: root %d is a failed member (agreed): "
