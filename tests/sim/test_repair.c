@@ -27,6 +27,7 @@
  * with the corrected semantics (oracle), no hang, consistent outputs. */
 #include "collectives/agree.h"
 #include "collectives/repair_rule.h"
+#include "collectives/tree_ft.h"
 #include "placement/placement.h"
 #include "simrun/oracle.h"
 #include "simrun/simrun.h"
@@ -393,12 +394,81 @@ static void test_epoch_ops(void **state)
     fprintf(stderr, "epoch operations: %llu runs\n", runs - before);
 }
 
+/* ---- the binomial barrier on rerouted and rebalanced trees --------------- */
+
+static int depth_of(const coll_tree_t *t, int r)
+{
+    int d = 0;
+    while (t->parent[r] >= 0 && d <= t->n)
+        r = t->parent[r], d++;
+    return d;
+}
+
+static void test_tree_designs(void **state)
+{
+    (void)state;
+    const coll_op_ops_t *op = coll_op_find("barrier", "binomial");
+    assert_non_null(op);
+    uint64_t x = 99;
+    for (int n = 1; n <= 64; n++)
+        for (int trial = 0; trial < 12; trial++) {
+            uint8_t dead[MAXN] = {0};
+            int known[MAXN], k = 0;
+            int want = n == 1 ? 0 : (int)((x >> 40) % (uint64_t)n);
+            while (k < want) {
+                x = x * 6364136223846793005ull + 1442695040888963407ull;
+                int v = (int)((x >> 33) % (uint64_t)n);
+                if (v != 0 && !dead[v])
+                    dead[v] = 1, known[k++] = v;
+            }
+            int m = n - k, maxd = 0;
+            while ((1 << maxd) < m)
+                maxd++;
+            for (int design = 0; design < 2; design++) {
+                coll_tree_t t;
+                assert_int_equal(coll_tree_build(&t, n, dead, 0, design), 0);
+                /* Every live rank but the root has a live parent that lists
+                 * it exactly once; the failed ranks are nowhere. */
+                int seen[MAXN] = {0};
+                for (int r = 0; r < n; r++)
+                    for (int i = t.first[r]; i < t.first[r + 1]; i++) {
+                        int c = t.child[i];
+                        assert_false(dead[c]);
+                        assert_false(dead[r]);
+                        assert_int_equal(t.parent[c], r);
+                        seen[c]++;
+                    }
+                for (int r = 0; r < n; r++) {
+                    assert_int_equal(seen[r], dead[r] || r == t.root ? 0 : 1);
+                    if (design == COLL_TREE_REBALANCE && !dead[r])
+                        assert_true(depth_of(&t, r) <= maxd);
+                }
+                /* The barrier on it: every live rank completes, one message
+                 * up and one down per edge. */
+                simrun_params_t p;
+                simrun_result_t res;
+                simrun_params_default(&p, op, n);
+                p.len = 0;
+                p.args.tree = &t;
+                p.known_dead = known;
+                p.nknown_dead = (size_t)k;
+                assert_int_equal(simrun_run(&p, &res, NULL), UCFT_OK);
+                runs++;
+                assert_int_equal(res.completed, m);
+                assert_int_equal(res.unfinished, 0);
+                assert_int_equal(res.stats.messages, 2 * (uint64_t)(m - 1));
+                coll_tree_free(&t);
+            }
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_switch_exhaustive),
         cmocka_unit_test(test_switch_random),
         cmocka_unit_test(test_epoch_ops),
+        cmocka_unit_test(test_tree_designs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
