@@ -57,6 +57,7 @@ typedef struct sim_failed_run {
     placement_locus_t *loci;
     int *rank_at, *pos_of;
     coll_map_t map;
+    simrun_fail_t *fails;
 } sim_failed_run_t;
 
 static void failed_cleanup(sim_failed_run_t *fr)
@@ -68,6 +69,7 @@ static void failed_cleanup(sim_failed_run_t *fr)
     free(fr->loci);
     free(fr->rank_at);
     free(fr->pos_of);
+    free(fr->fails);
     if (fr->has_tree)
         coll_tree_free(&fr->tree);
 }
@@ -122,8 +124,22 @@ static ucft_status_t failed_apply(const opts_t *o, sim_failed_run_t *fr,
                                   const simnodes_t *nodes, simrun_params_t *p)
 {
     int m = fr->m;
-    if (fr->has_tree)
+    if (fr->has_tree) {
+        /* The tree leaves the failed ranks out: they only must not run,
+         * and nobody needs to hear of them (at 2^16 ranks, k x n
+         * notifications would cost more than the operation). */
         p->args.tree = &fr->tree;
+        fr->fails = malloc(((size_t)fr->k + 1) * sizeof(*fr->fails));
+        if (fr->fails == NULL)
+            return UCFT_ERR_NO_MEMORY;
+        for (int i = 0; i < fr->k; i++)
+            fr->fails[i] = (simrun_fail_t){.kind = SIMRUN_FAIL_BEFORE_OP,
+                                           .rank = fr->known[i]};
+        p->fails = fr->fails;
+        p->nfails = (size_t)fr->k;
+        p->sim.notify = SIM_NOTIFY_NONE;
+        return UCFT_OK;
+    }
     if (m == fr->n) { /* the full world: the failed ranks known dead */
         p->known_dead = fr->known;
         p->nknown_dead = (size_t)fr->k;
