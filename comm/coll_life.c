@@ -362,7 +362,6 @@ void cm_coll_quiesce(cm_layer_t *cl, uint64_t timeout_ns)
 void cm_coll_failure(cm_layer_t *cl, int rank)
 {
     cm_coll_cs_failure(cl, rank);
-    cm_repair_failure(cl);
     for (struct cm_coll *c = cl->colls.next, *n; c != &cl->colls; c = n) {
         n = c->next; /* on_failure may complete (and unlink) c */
         int r = cm_coll_peer(c, (uint32_t)rank);
@@ -394,7 +393,6 @@ unsigned cm_coll_progress(cm_layer_t *cl)
     unsigned n = 0;
     if (cl->coll_retire)
         n += cm_coll_retire_kept(cl);
-    cm_repair_progress(cl);
     /* Late messages also arrive while no instance ends here (a rank far
      * ahead waits for the others): sweep every 64th call too, and at every
      * call while finalizing. */

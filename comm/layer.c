@@ -12,11 +12,14 @@ static void layer_on_failure(void *state, int rank)
     cm_layer_t *cl = state;
     cm_p2p_failure(cl, rank);
     cm_coll_failure(cl, rank);
+    cm_repair_failure(cl);
 }
 
 static unsigned layer_progress(void *state)
 {
-    return cm_coll_progress(state);
+    unsigned n = cm_coll_progress(state);
+    cm_repair_progress(state);
+    return n;
 }
 
 static void layer_flush(void *state)

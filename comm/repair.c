@@ -1,5 +1,6 @@
-/* Tree repair: epochs of live members and the background agreement that
- * decides them (comm/repair.h, docs/trees.md). */
+/* Tree repair: the epochs of live members, and what a background
+ * agreement's decision makes of them (comm/repair.h, docs/trees.md). The
+ * agreement itself is comm/repair_bg.c's. */
 #include "comm/comm.h"
 #include "collectives/repair_rule.h"
 
@@ -118,9 +119,9 @@ static cm_epoch_t *epoch_make(struct ucft_comm *comm, uint8_t *gone, int ngone,
 
 /* The background agreement's decision (cm_agree_fn_t): the next epoch by
  * collectives/repair_rule.h. */
-static ucft_status_t decided(struct ucft_comm *comm, const uint32_t *val,
-                             const coll_agree_hdr_t *hdr, const uint8_t *failed,
-                             void *arg)
+ucft_status_t cm_repair_decided(struct ucft_comm *comm, const uint32_t *val,
+                                const coll_agree_hdr_t *hdr,
+                                const uint8_t *failed, void *arg)
 {
     cm_repair_t *rp = &comm->repair;
     const cm_epoch_t *head = rp->epochs;
@@ -175,80 +176,6 @@ cm_epoch_t *cm_repair_epoch(struct ucft_comm *comm, uint32_t seq)
         if (seq_ge(seq, ep->from))
             return ep;
     return NULL;
-}
-
-/* 1 when this rank knows a failed member of `comm` outside its newest
- * epoch. */
-static int due(const struct ucft_comm *comm)
-{
-    const struct ucft_context *ctx = comm->ctx;
-    const uint8_t *gone =
-        comm->repair.epochs != NULL ? comm->repair.epochs->gone : NULL;
-    for (size_t i = 0; i < ctx->nfailed; i++) {
-        int r = cm_comm_rank_of(comm, (uint32_t)ctx->failed_list[i]);
-        if (r >= 0 && !bit(gone, r))
-            return 1;
-    }
-    return 0;
-}
-
-static void start(struct ucft_comm *comm)
-{
-    cm_repair_t *rp = &comm->repair;
-    uint32_t w = comm->layer->cfg.tree_window;
-    uint32_t v[COLL_REPAIR_WORDS];
-    coll_repair_contrib(comm->seq, w, v);
-    ucft_status_t st =
-        cm_agree_post_bg(comm, v, COLL_REPAIR_WORDS, decided, NULL, &rp->req);
-    if (st != UCFT_OK) {
-        ucft_warn(&comm->ctx->log,
-                  "tree repair: background agreement on communicator %u not "
-                  "posted: %s",
-                  comm->ctx_id, ucft_status_string(st));
-        rp->req = NULL;
-        return;
-    }
-    rp->limit = comm->seq + w;
-}
-
-void cm_repair_progress(cm_layer_t *cl)
-{
-    if (!cl->repair_due || cl->repair_busy)
-        return;
-    cl->repair_busy = 1;
-    cl->repair_due = 0;
-    for (struct ucft_comm *c = cl->comms; c != NULL; c = c->next) {
-        cm_repair_t *rp = &c->repair;
-        if (rp->req != NULL && rp->req->done) {
-            ucft_request_free(&rp->req);
-            rp->req = NULL;
-        }
-        if (rp->req != NULL) {
-            cl->repair_due = 1; /* look again once it is done */
-            continue;
-        }
-        if (cl->cfg.tree_repair != CM_REPAIR_REBALANCE || c->freed ||
-            c->revoked || c->repair_off || c->size < 2 || cl->closing ||
-            !due(c))
-            continue;
-        start(c);
-        if (rp->req != NULL)
-            cl->repair_due = 1;
-    }
-    cl->repair_busy = 0;
-}
-
-void cm_repair_failure(cm_layer_t *cl)
-{
-    cl->repair_due = 1;
-}
-
-void cm_repair_stop(struct ucft_comm *comm)
-{
-    comm->repair_off = 1;
-    if (comm->repair.req != NULL)
-        ucft_request_free(&comm->repair.req);
-    comm->repair.req = NULL;
 }
 
 void cm_repair_destroy(struct ucft_comm *comm)

@@ -34,6 +34,7 @@
 #define UCFT_COMM_REPAIR_H
 
 #include "ucft.h"
+#include "collectives/agree.h"
 #include "comm/view.h"
 #include "placement/comm_map.h"
 
@@ -78,8 +79,9 @@ int cm_repair_op(int op);
  * waits for the background agreement if `seq` reached its bound, and
  * returns the epoch the operation runs in (NULL: the whole communicator). */
 cm_epoch_t *cm_repair_epoch(struct ucft_comm *comm, uint32_t seq);
-/* Progress: starts the background agreements that are due, releases the
- * finished ones. Cheap when no failure was learnt since the last call. */
+/* comm/repair_bg.c. Progress (the layer's, comm/layer.c): starts the
+ * background agreements that are due, releases the finished ones. Cheap
+ * when no failure was learnt since the last call. */
 void cm_repair_progress(struct cm_layer *cl);
 /* A member failed: the next progress looks at the communicators. */
 void cm_repair_failure(struct cm_layer *cl);
@@ -90,6 +92,11 @@ void cm_repair_destroy(struct ucft_comm *comm);
 /* 1 when a message with tag sequence `s` (CM_REPAIR_SEQ_BIT set) belongs to
  * a background agreement not started here yet. */
 int cm_repair_future(const struct ucft_comm *comm, uint32_t s);
+/* The background agreement's decision (cm_agree_fn_t; comm/repair.c): the
+ * next epoch, if any. */
+ucft_status_t cm_repair_decided(struct ucft_comm *comm, const uint32_t *val,
+                                const coll_agree_hdr_t *hdr,
+                                const uint8_t *failed, void *arg);
 /* For tests: the members of the epoch operation `seq` would run in (comm
  * ranks, in order) into out[comm size]; returns how many (comm size when
  * none: every rank). */
