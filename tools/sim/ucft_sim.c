@@ -35,6 +35,17 @@ static int check_n(const opts_t *o, const coll_op_ops_t *op, int n)
             return ucft_sim_bad("--kill-node names a node not below --nodes "
                                 "(N = %s)",
                                 msg);
+    if (o->failed.kind != SIM_FAILED_NONE) {
+        uint8_t *dead = calloc((size_t)n, 1);
+        int k = dead != NULL
+                    ? sim_failed_set(&o->failed, n, o->root, o->seed, dead)
+                    : -1;
+        free(dead);
+        if (k < 0)
+            return ucft_sim_bad("--failed does not fit %s ranks (a rank not "
+                                "below it, the root, or all of them)",
+                                msg);
+    }
     if ((uint64_t)o->size * op->buf_mult * (uint64_t)n > MAX_BUF_BYTES)
         return ucft_sim_bad(
             "--size times ranks needs more than 4 GiB of buffers "
