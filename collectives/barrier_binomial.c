@@ -241,7 +241,7 @@ const coll_op_ops_t coll_barrier_binomial_ops = {
     .doc = "baseline binomial fan-in / fan-out barrier (the fault-aware "
            "trees' case: coll_args_t.tree)",
     .state_size = sizeof(barrier_binomial_t),
-    .buf_mult = 0,
+    .buf_mult = 1, /* no data; every table entry takes a buffer */
     .init = bb_init,
     .start = bb_start,
     .test = bb_test,
