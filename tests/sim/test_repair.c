@@ -97,7 +97,7 @@ static int inspect(void *arg, int rank, const void *state, const void *buf,
                    const uint8_t *dead)
 {
     step_t *t = arg;
-    uint8_t gone[BM];
+    uint8_t gone[BM] = {0};
     uint32_t from = 0;
     int k = coll_repair_decide(t->n, buf, coll_agree_failed(state),
                                t->has_prev ? t->prev_gone : NULL, t->prev_ngone,
