@@ -6,16 +6,18 @@
 # (N = 16, ucftrun, shared memory). Writes docs/data/trees_*.csv and
 # docs/img/trees_*.png (gnuplot, Debian gnuplot-nox).
 #
-#   tools/plot/trees.sh [BUILD_DIR] [--real ROUNDS] [--plot-only]
+#   tools/plot/trees.sh [BUILD_DIR] [--real ROUNDS] [--no-sim] [--plot-only]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$root/build
 real=0
 plot_only=0
+no_sim=0
 while [ $# -gt 0 ]; do
   case $1 in
     --real) real=$2; shift 2 ;;
     --plot-only) plot_only=1; shift ;;
+    --no-sim) no_sim=1; shift ;;
     *) build=$1; shift ;;
   esac
 done
@@ -62,7 +64,7 @@ series() { # n nodes klist...
 }
 
 hdr="op,alg,design,n,k,f,latency_us,messages,delivered,live,failed_ops"
-if [ "$plot_only" = 0 ]; then
+if [ "$plot_only" = 0 ] && [ "$no_sim" = 0 ]; then
   { echo "$hdr"; series 256 64 0 1 2 4 8 16 32 64 96 128 160 192 224; } \
     > "$data/trees_sim_n256.csv"
   { echo "$hdr"; series 65536 16384 0 1 4 16 256 4096 16384 32768 57344; } \
