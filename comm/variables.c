@@ -113,7 +113,7 @@ static const ucft_config_field_t cm_fields[] = {
      "(failed members stay in every tree, each counts against f for the "
      "communicator's life); the same at every rank",
      ucft__config_parse_enum, F(tree_repair), repairs},
-    {"TREE_REPAIR_WINDOW", "16",
+    {"TREE_REPAIR_WINDOW", "4",
      "tree repair: a rank that contributed to the background agreement "
      "with its next operation number c posts no collective numbered c + "
      "this or later before the agreement has decided (it waits), and every "

@@ -249,7 +249,7 @@ int bench_coll_main(int argc, char **argv)
         if (o.tree_repair == 0 && nfailed > ucft_comm_get_f(w))
             ucft_comm_set_f(w, nfailed > 64 ? 64 : nfailed);
         const char *win = getenv("UCFT_TREE_REPAIR_WINDOW");
-        int need = 4 * (win != NULL ? atoi(win) : 16);
+        int need = 4 * (win != NULL ? atoi(win) : 4);
         if (o.tree_repair == 1 && o.warmup < need)
             o.warmup = need;
     }
