@@ -28,6 +28,7 @@ extern const coll_op_ops_t coll_allreduce_recexch_ops;
 extern const coll_op_ops_t coll_barrier_recexch_ops;
 extern const coll_op_ops_t coll_allreduce_linear_ops;
 extern const coll_op_ops_t coll_barrier_linear_ops;
+extern const coll_op_ops_t coll_barrier_binomial_ops;
 extern const coll_op_ops_t coll_allreduce_ring_ops;
 extern const coll_op_ops_t coll_bcast_scatter_ring_ops;
 extern const coll_op_ops_t coll_allgather_corrected_ops;
@@ -77,6 +78,7 @@ const coll_op_ops_t *const coll_op_table[] = {
     &coll_barrier_recexch_ops,
     &coll_allreduce_linear_ops,
     &coll_barrier_linear_ops,
+    &coll_barrier_binomial_ops,
     &coll_allreduce_ring_ops,
     &coll_bcast_scatter_ring_ops,
     &coll_allgather_ring_ops,

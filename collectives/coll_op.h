@@ -72,6 +72,8 @@ enum coll_kind {
     COLL_KIND_GOSSIP = 112,
     COLL_KIND_GOSSIP_REPLY = 113,
     COLL_KIND_GOSSIP_LAST = 119,
+    /* 120, 121: the binomial barrier (barrier_binomial.c), up and down. */
+    COLL_KIND_BARRIER_BINOMIAL = 120,
     COLL_KIND_BASELINE_LAST = 127,
     /* 128..255: messages of communicator states (coll_comm_ops_t), which
      * outlive instances: their tag's sequence field is theirs, not an
@@ -195,6 +197,10 @@ typedef struct coll_args {
     /* The approximate allreduce family only (collectives/gossip.h): eps,
      * tau, seed, topology, rounds. NULL: the defaults. */
     const struct coll_gossip_params *gossip;
+    /* The barrier "binomial" only (collectives/tree_ft.h): its tree around
+     * failed ranks, in the transport's ranks. NULL: the binomial tree of
+     * all tp->size ranks through `map`. */
+    const struct coll_tree *tree;
 } coll_args_t;
 
 typedef struct coll_op_ops {

@@ -50,6 +50,10 @@ typedef struct cm_coll {
     uint8_t kept;        /* completed, still running for the others */
     uint8_t retired;     /* kept and no longer needed: to be cleaned up */
     uint8_t remote_wait; /* args.remote_wait points here (or is NULL) */
+    uint8_t bg;          /* a background agreement (comm/repair.h) */
+    /* The epoch it runs in (comm/repair.h): ranks are its indices; NULL:
+     * the communicator's ranks. */
+    struct cm_epoch *ep;
     /* An agreement's completion (comm/comm.h, cm_agree_fn_t), or NULL. */
     ucft_status_t (*agree_fn)(struct ucft_comm *, const uint32_t *,
                               const coll_agree_hdr_t *, const uint8_t *,

@@ -170,8 +170,10 @@ static void coll_keep(cm_layer_t *cl, struct cm_coll *c)
     c->kept = 1;
     c->gen = ++c->comm->kept_gen;
     for (struct cm_coll *d = cl->colls.next; d != &cl->colls; d = d->next)
+        /* Background agreements start anywhere in the sequence of calls:
+         * they retire, and are retired by, only each other. */
         if (d != c && d->kept && !d->retired && d->comm == c->comm &&
-            d->gen <= posted) {
+            d->gen <= posted && d->bg == c->bg) {
             d->retired = 1;
             cl->coll_retire = 1;
         }
@@ -362,7 +364,7 @@ void cm_coll_failure(cm_layer_t *cl, int rank)
     cm_coll_cs_failure(cl, rank);
     for (struct cm_coll *c = cl->colls.next, *n; c != &cl->colls; c = n) {
         n = c->next; /* on_failure may complete (and unlink) c */
-        int r = cm_comm_rank_of(c->comm, (uint32_t)rank);
+        int r = cm_coll_peer(c, (uint32_t)rank);
         if (c->ops->on_failure != NULL && r >= 0)
             c->ops->on_failure(c->state, r);
     }

@@ -48,6 +48,12 @@ ucft_status_t cm_coll_init(cm_layer_t *cl, struct ucft_comm *comm)
                    cfg->coll_batch);
         return UCFT_ERR_INVALID_PARAM;
     }
+    if (cfg->tree_window < 1 || cfg->tree_window > 65536) {
+        ucft_error(&cl->ctx->log,
+                   "UCFT_TREE_REPAIR_WINDOW=%u: must be 1..65536",
+                   cfg->tree_window);
+        return UCFT_ERR_INVALID_PARAM;
+    }
     comm->f = cfg->f;
     return cm_coll_cs_init(cl, comm);
 }
@@ -58,6 +64,17 @@ static int mate_spin(const cm_layer_t *cl, const struct ucft_comm *comm)
 {
     return comm->place.mate >= 0 && cl->ctx->cfg.wait_mode == RT_WAIT_HYBRID &&
            cl->ctx->cfg.mate_spin_ns > 0;
+}
+
+/* The next sequence number of an application's agreement. Tag sequences
+ * with CM_REPAIR_SEQ_BIT set are the background agreements' (comm/repair.h):
+ * skipped. */
+static uint32_t agree_next(struct ucft_comm *comm)
+{
+    uint32_t s = comm->agree_seq++;
+    if (comm->agree_seq & CM_REPAIR_SEQ_BIT)
+        comm->agree_seq += CM_REPAIR_SEQ_BIT;
+    return s;
 }
 
 /* cm_coll_post; `inject_op` is the operation UCFT_INJECT counts the call
@@ -113,6 +130,18 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
         return UCFT_ERR_INVALID_PARAM;
     }
     coll_flow(comm, op); /* may post and wait for a barrier first */
+    /* Tree repair (comm/repair.h): the epoch this instance runs in. */
+    cm_epoch_t *ep = cm_repair_op(op) ? cm_repair_epoch(comm, comm->seq) : NULL;
+    int rooted = op == CM_COLL_BCAST || op == CM_COLL_REDUCE;
+    if (ep != NULL && !rooted)
+        root = ep->live[0]; /* allreduce, barrier: not a root of the call */
+    if (ep != NULL && ep->dense[root] < 0) {
+        ucft_debug(&cl->ctx->log,
+                   "%s: root %d is a failed member (agreed): "
+                   "UCFT_ERR_PROC_FAILED",
+                   op_names[op], root);
+        return UCFT_ERR_PROC_FAILED;
+    }
     /* Allgather: the n blocks, then n presence bytes (collectives/
      * ring_bw.c, gather_corrected.c). */
     size_t blk = count * esize, len = blk * nb;
@@ -173,26 +202,33 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
     c->comm = comm;
     c->gen = comm->kept_gen;
     c->kept = c->retired = 0;
+    c->bg = hook != NULL && hook->bg;
+    c->ep = ep;
     c->args = (coll_args_t){
-        .root = root,
+        .root = ep != NULL ? ep->dense[root] : root,
         .len = len,
         .ctx = comm->ctx_id,
-        .seq = op == CM_COLL_AGREE ? comm->agree_seq++ : comm->seq++,
+        .seq = c->bg ? CM_REPAIR_SEQ_BIT |
+                           (comm->repair.nbg++ & (CM_REPAIR_SEQ_BIT - 1))
+               : op == CM_COLL_AGREE ? agree_next(comm)
+                                     : comm->seq++,
         .f = comm->f,
         .count = count * nb,
         .dtype = dtype,
         .redop = redop,
         .user_op = uop,
-        .map = comm->place.map.n > 0 ? &comm->place.map : NULL,
+        .map = ep != NULL              ? &ep->place.map
+               : comm->place.map.n > 0 ? &comm->place.map
+                                       : NULL,
         .rndv_min = cl->cfg.coll_rndv_min,
-        .comm_state = op < CM_COLL_NOPS && ops == comm->alg[op]
+        .comm_state = ep == NULL && op < CM_COLL_NOPS && ops == comm->alg[op]
                           ? comm->coll_cs[op]
                           : NULL,
         .done_cb = cm_coll_done,
         .done_arg = c,
         .ready_cb = cm_coll_ready,
         .remote_wait = mate_spin(cl, comm) ? &c->remote_wait : NULL,
-        .mate = comm->place.mate};
+        .mate = ep != NULL ? ep->place.mate : comm->place.mate};
     c->remote_wait = 0;
     c->agree_fn = hook != NULL ? hook->agree_fn : NULL;
     c->agree_arg = hook != NULL ? hook->agree_arg : NULL;
@@ -209,16 +245,18 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
          * armed instances are told apart by context id and sequence). */
         tp_t *itp =
             cm_inject_call(&cl->inject, inject_op, comm->ctx_id, c->args.seq);
-        if (comm->view == NULL)
+        if (comm->view == NULL && ep == NULL)
             tp = itp;
     }
     if (cl->cfg.checksum) {
         /* In front of the injection (flips hit it), under the views. */
         tp_t *ctp =
             cm_csum_tp(&cl->csum, cm_layer_below(cl), op == CM_COLL_APPROX);
-        if (comm->view == NULL)
+        if (comm->view == NULL && ep == NULL)
             tp = ctp;
     }
+    if (ep != NULL)
+        tp = &ep->view.f.tp; /* on the checksum filter or the injection */
     st = ops->init(c->state, tp, &c->args, c->buf);
     if (st == UCFT_OK && op == CM_COLL_AGREE)
         coll_agree_set_acked(c->state, comm->ackmap);
@@ -232,7 +270,7 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
      * already (ready_cb, or a kept instance), as the state then runs on
      * and still waits for its peers. */
     for (size_t i = 0; st == UCFT_INPROGRESS && i < cl->ctx->nfailed; i++) {
-        int fr = cm_comm_rank_of(comm, (uint32_t)cl->ctx->failed_list[i]);
+        int fr = cm_coll_peer(c, (uint32_t)cl->ctx->failed_list[i]);
         if (ops->on_failure != NULL && fr >= 0)
             ops->on_failure(c->state, fr);
         if (c->next == c)
@@ -286,6 +324,22 @@ ucft_status_t cm_agree_post(struct ucft_comm *comm, int inject_op,
     memcpy(buf, in, words * sizeof(uint32_t));
     ucft_status_t st =
         coll_post(comm, CM_COLL_AGREE, inject_op, 0, buf, NULL, NULL,
+                  coll_agree_len(words), UCFT_UINT8, 0, req, &hook, NULL, NULL);
+    free(buf);
+    return st;
+}
+
+ucft_status_t cm_agree_post_bg(struct ucft_comm *comm, const uint32_t *in,
+                               size_t words, cm_agree_fn_t fn, void *arg,
+                               ucft_request_h *req)
+{
+    cm_coll_t hook = {.agree_fn = fn, .agree_arg = arg, .bg = 1};
+    uint32_t *buf = calloc(1, coll_agree_len(words));
+    if (buf == NULL)
+        return UCFT_ERR_NO_MEMORY;
+    memcpy(buf, in, words * sizeof(uint32_t));
+    ucft_status_t st =
+        coll_post(comm, CM_COLL_AGREE, -1, 0, buf, NULL, NULL,
                   coll_agree_len(words), UCFT_UINT8, 0, req, &hook, NULL, NULL);
     free(buf);
     return st;

@@ -54,6 +54,7 @@ int cm_comm_unacked(const struct ucft_comm *comm)
 
 void cm_comm_destroy(struct ucft_comm *comm)
 {
+    cm_repair_destroy(comm);
     free(comm->acklist);
     free(comm->ackmap);
     comm->acklist = NULL;

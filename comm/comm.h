@@ -27,6 +27,7 @@
 #include "comm/coll_csum.h"
 #include "comm/coll_inject.h"
 #include "comm/coll_select.h"
+#include "comm/repair.h"
 #include "comm/variables.h"
 #include "comm/view.h"
 #include "collectives/agree.h"
@@ -96,6 +97,10 @@ struct ucft_comm {
      * closed once finalize has cleaned them up. */
     void *coll_cs[CM_COLL_NOPS];
     uint8_t coll_cs_closed;
+    /* Tree repair (comm/repair.h): the epochs of live members and the
+     * background agreement; repair_off: freed or finalized, none more. */
+    cm_repair_t repair;
+    uint8_t repair_off;
 };
 
 /* A user-defined reduction (comm/user_op.c): the application's function
@@ -150,6 +155,10 @@ typedef struct cm_layer {
     unsigned ntomb, tomb_head, tomb_sweep;
     rbcast_t revokes; /* revoke messages (comm/revoke.c) */
     cm_csum_t csum;   /* UCFT_CHECKSUM (comm/coll_csum.h) */
+    /* Tree repair (comm/repair.c): a failure was learnt or an agreement
+     * ended (look at the communicators); inside that look; finalize's
+     * barrier is over (no more background agreements). */
+    uint8_t repair_due, repair_busy, closing;
 } cm_layer_t;
 
 /* ---- the layer (comm/layer.c; ucft_init and ucft_finalize: comm/lib.c) --- */
@@ -191,6 +200,15 @@ static inline int cm_comm_job_rank(const struct ucft_comm *comm, int r)
 }
 /* The rank in `comm` of job rank `job`, or -1 when it is no member. */
 int cm_comm_rank_of(const struct ucft_comm *comm, uint32_t job);
+/* The rank, in the instance `c`'s numbering (its epoch's, or its
+ * communicator's), of job rank `job`, or -1: none. */
+static inline int cm_coll_peer(const cm_coll_t *c, uint32_t job)
+{
+    if (c->ep == NULL)
+        return cm_comm_rank_of(c->comm, job);
+    return job < (uint32_t)c->comm->ctx->boot.size ? c->ep->job_to_dense[job]
+                                                   : -1;
+}
 /* Sets up the acknowledgement storage of `comm` (size known). */
 ucft_status_t cm_comm_ack_init(struct ucft_comm *comm);
 /* Acknowledges comm rank r as failed (no-op when it is already). */
@@ -218,6 +236,13 @@ typedef ucft_status_t (*cm_agree_fn_t)(struct ucft_comm *comm,
 ucft_status_t cm_agree_post(struct ucft_comm *comm, int inject_op,
                             const uint32_t *in, size_t words, cm_agree_fn_t fn,
                             void *arg, ucft_request_h *req);
+
+/* The same for a background agreement of tree repair (comm/repair.h): its
+ * own tag sequence (CM_REPAIR_SEQ_BIT), kept running until the next one
+ * completes, never counted by UCFT_INJECT. */
+ucft_status_t cm_agree_post_bg(struct ucft_comm *comm, const uint32_t *in,
+                               size_t words, cm_agree_fn_t fn, void *arg,
+                               ucft_request_h *req);
 
 /* ---- revoke (comm/revoke.c) ---------------------------------------------- */
 

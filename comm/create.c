@@ -425,6 +425,7 @@ ucft_status_t ucft_comm_free(ucft_comm_h *comm)
      * struct stays (freed) until nothing names it (cm_comm_reap: late
      * callbacks may); its context id gets a tombstone. */
     cm_coll_retire_comm(c->layer, c);
+    cm_repair_stop(c);
     c->freed = 1;
     unsigned id = c->ctx_id & CM_CTX_ID_MASK;
     c->layer->ctx_used[id / 32] &= ~(1u << (id % 32));

@@ -73,7 +73,12 @@ static int is_late(cm_layer_t *cl, uint64_t tag)
     /* Agreements have a sequence of their own (comm.h, agree_seq). */
     unsigned kind = ucft_tag_coll_kind(tag);
     int agree = kind >= COLL_KIND_AGREE_FIRST && kind <= COLL_KIND_AGREE_LAST;
+    if (agree && (s & CM_REPAIR_SEQ_BIT) && cm_repair_future(comm, s))
+        return comm->repair_off; /* not started here yet; never, once the
+                                    communicator is freed or finalized */
     uint32_t next = agree ? comm->agree_seq : comm->seq;
+    if (agree && (s & CM_REPAIR_SEQ_BIT))
+        next = s + 1; /* started here: late unless running */
     if (next == 0)
         return 0;
     if (((next - 1 - s) & SEQ_MASK) >= (SEQ_MASK + 1) / 2)

@@ -12,11 +12,14 @@ static void layer_on_failure(void *state, int rank)
     cm_layer_t *cl = state;
     cm_p2p_failure(cl, rank);
     cm_coll_failure(cl, rank);
+    cm_repair_failure(cl);
 }
 
 static unsigned layer_progress(void *state)
 {
-    return cm_coll_progress(state);
+    unsigned n = cm_coll_progress(state);
+    cm_repair_progress(state);
+    return n;
 }
 
 static void layer_flush(void *state)
@@ -128,6 +131,10 @@ void cm_layer_quiesce(cm_layer_t *cl)
             ucft_debug(&ctx->log, "finalize barrier: %s",
                        ucft_status_string(st));
     }
+    /* No background agreement after the barrier (the others may be gone). */
+    cl->closing = 1;
+    for (struct ucft_comm *c = cl->comms; c != NULL; c = c->next)
+        cm_repair_stop(c);
 }
 
 static int no_pending(void *arg)

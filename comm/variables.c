@@ -8,6 +8,8 @@
 /* In the order of placement_policy_t (placement/comm_map.c checks it). */
 static const char *const placements[] = {"interleave", "locality", "identity",
                                          NULL};
+/* In the order of comm/repair.h's CM_REPAIR_*. */
+static const char *const repairs[] = {"rebalance", "keep", NULL};
 
 #define F(field) offsetof(cm_config_t, field)
 
@@ -102,6 +104,21 @@ static const ucft_config_field_t cm_fields[] = {
      "and dropped as if lost (docs/gossip.md; costs a copy and a pass over "
      "the payload on each side)",
      ucft__config_parse_bool, F(checksum), NULL},
+    {"TREE_REPAIR", "rebalance",
+     "what a communicator's collectives do with the members it has lost "
+     "(docs/trees.md): rebalance (agree on the failed set in the "
+     "background, then run broadcast, reduce, allreduce and barrier on the "
+     "survivors in a dense order: the trees of a fresh communicator of the "
+     "survivors, and those failures no longer count against f) or keep "
+     "(failed members stay in every tree, each counts against f for the "
+     "communicator's life); the same at every rank",
+     ucft__config_parse_enum, F(tree_repair), repairs},
+    {"TREE_REPAIR_WINDOW", "4",
+     "tree repair: a rank that contributed to the background agreement "
+     "with its next operation number c posts no collective numbered c + "
+     "this or later before the agreement has decided (it waits), and every "
+     "rank switches to the survivors' trees at max(c) + this (1..65536)",
+     ucft__config_parse_uint, F(tree_window), NULL},
     {NULL, NULL, NULL, NULL, 0, NULL},
 };
 

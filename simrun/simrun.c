@@ -31,7 +31,8 @@ typedef struct simrun_rank_ref {
 struct simrun_ctx {
     sim_world_t *world;
     const simrun_params_t *p;
-    uint8_t *node_down; /* per node: whole-node failure already applied */
+    uint8_t *node_down;  /* per node: whole-node failure already applied */
+    uint8_t *known_dead; /* per rank: p->known_dead names it (NULL: none) */
     uint32_t nnodes;
     uint64_t start;
     uint64_t last;
@@ -87,6 +88,8 @@ static void peer_error(void *arg, int failed, ucft_status_t why)
     simrun_rank_ref_t *ref = arg;
     simrun_ctx_t *c = ref->ctx;
     (void)why;
+    if (c->known_dead != NULL && c->known_dead[failed])
+        return; /* known at the start already */
     tp_peer_failed(sim_world_tp(c->world, ref->rank), failed);
     if (c->cstates != NULL)
         c->op->comm->on_failure(cstate_of(c, ref->rank), failed);
@@ -277,6 +280,8 @@ static ucft_status_t inject(const simrun_params_t *p, sim_world_t *w,
             break;
         }
     }
+    for (size_t i = 0; i < p->nknown_dead && st == UCFT_OK; i++)
+        st = sim_world_kill_before_op(w, p->known_dead[i], optag, opmask);
     if (st == UCFT_OK && p->fail_random > 0)
         st = sim_world_kill_random(w, p->fail_random, p->root, NULL);
     return st;
@@ -334,9 +339,26 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
         if (ctx.node_down == NULL)
             return UCFT_ERR_NO_MEMORY;
     }
+    if (p->nknown_dead > 0) {
+        ctx.known_dead = calloc((size_t)n, 1);
+        if (ctx.known_dead == NULL) {
+            free(ctx.node_down);
+            return UCFT_ERR_NO_MEMORY;
+        }
+        for (size_t i = 0; i < p->nknown_dead; i++) {
+            int d = p->known_dead[i];
+            if (d < 0 || d >= n || d == p->root) {
+                free(ctx.node_down);
+                free(ctx.known_dead);
+                return UCFT_ERR_INVALID_PARAM;
+            }
+            ctx.known_dead[d] = 1;
+        }
+    }
     st = sim_world_create(&sp, &ctx.world);
     if (st != UCFT_OK) {
         free(ctx.node_down);
+        free(ctx.known_dead);
         return st;
     }
     states = calloc((size_t)n, ssize);
@@ -413,6 +435,14 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
         if (p->prepare != NULL)
             p->prepare(p->hook_arg, r, states + (size_t)r * ssize);
     }
+    /* Failures every rank knows at its start (known_dead): its transport
+     * refuses them, its state hears of them right after its start. */
+    for (size_t i = 0; i < p->nknown_dead; i++)
+        for (int r = 0; r < n; r++)
+            if (!ctx.known_dead[r]) {
+                tp_peer_failed(sim_world_tp(ctx.world, r), p->known_dead[i]);
+                remember_failure(&refs[r], p->known_dead[i]);
+            }
     for (int r = 0; r < n; r++) {
         if (p->start_spread_ns == 0) {
             start_rank(&ctx, r);
@@ -513,6 +543,7 @@ out:
         free(refs[r].known);
     free(refs);
     free(ctx.node_down);
+    free(ctx.known_dead);
     res->wall_s = (double)(ucft_clock_now_ns() - t0) / 1e9;
     return st;
 }

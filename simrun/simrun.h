@@ -44,6 +44,13 @@ typedef struct simrun_params {
                         never the root */
     const simrun_fail_t *fails;
     size_t nfails;
+    /* Ranks dead before the operation whose failure every other rank knows
+     * when it starts (a communicator that kept its failed members:
+     * docs/trees.md, "keep"): their sends are refused at once and every
+     * state hears of them right after its start, never again. Not the
+     * root. */
+    const int *known_dead;
+    size_t nknown_dead;
     uint64_t max_events; /* bound on the run (0: none) */
     /* What the runtime does (comm/coll_life.c): once a rank's operation has
      * completed, its state hears of no more failures and is cleaned up

@@ -98,6 +98,26 @@ if ! grep -q "nodes,cross_node,cross_node_frac,sim_ready_us" <<<"$csv" || [ "$(t
     echo "FAIL: sweep CSV: $csv"
     fails=$((fails + 1))
 fi
+# --failed / --tree-repair (docs/trees.md): bad values exit 2; the root,
+# a rank beyond N and k >= N do not fit; reroute needs the binomial barrier.
+expect_exit 2 --op barrier --ranks 16 --failed FIRST:x
+expect_exit 2 --op barrier --ranks 16 --failed 1,,2
+expect_exit 2 --op barrier --ranks 16 --failed 1 --tree-repair sideways
+expect_exit 2 --op barrier --ranks 16 --failed 0
+expect_exit 2 --op barrier --ranks 16 --failed 16
+expect_exit 2 --op barrier --ranks 16 --failed FIRST:16
+expect_exit 2 --op allreduce --ranks 16 --failed 3 --tree-repair reroute
+expect_exit 2 --op barrier --ranks 16 --failed 3 --fail 1
+# Rebalanced = fresh; the rerouted binomial barrier after ranks 1..8 of 16:
+# the root adopts them, 2 (16 - 8 - 1) messages either way.
+for d in rebalance fresh; do
+    expect_field delivered 8 --op barrier --alg binomial --ranks 16 --failed FIRST:8 --tree-repair $d
+    expect_field sim_latency_us 9.600 --op barrier --alg binomial --ranks 16 --failed FIRST:8 --tree-repair $d
+done
+expect_field messages 14 --op barrier --alg binomial --ranks 16 --failed FIRST:8 --tree-repair reroute
+expect_field delivered 12 --op allreduce --ranks 16 --failed 1,5,9,13 --tree-repair rebalance
+expect_field dead 4 --op allreduce --ranks 16 --failed 1,5,9,13 --tree-repair keep --f 4
+expect_field delivered 12 --op allreduce --ranks 16 --failed 1,5,9,13 --tree-repair keep --f 4
 rm -f /tmp/ucft_sim_cli.$$
 echo "$fails failures"
 [ "$fails" = 0 ]

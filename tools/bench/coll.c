@@ -36,6 +36,7 @@
 typedef struct coll_rank_result {
     double median_us, mean_us, p99_us;
     int32_t rank, errors;
+    int32_t warmup_errors; /* --failed, rebalance: before the switch */
 } coll_rank_result_t;
 
 static int rank_from_env(void)
@@ -109,7 +110,7 @@ static int measure(ucft_comm_h w, const coll_opts_t *o, double *t_us,
         }
     }
     for (int i = 0; i < o->warmup; i++)
-        errors += run_one(w, o, a, b, n64, blk) != UCFT_OK;
+        res->warmup_errors += run_one(w, o, a, b, n64, blk) != UCFT_OK;
     errors += ucft_barrier(w) != UCFT_OK;
     uint64_t prev = bench_now_ns(), total = 0;
     for (int i = 0; i < o->iters; i++) {
@@ -134,10 +135,10 @@ static int measure(ucft_comm_h w, const coll_opts_t *o, double *t_us,
 
 static void report(const coll_opts_t *o, const coll_rank_result_t *all,
                    const unsigned char *gone, int size, const char *alg, int f,
-                   const char *wait)
+                   const char *wait, int kfailed)
 {
     double med = 0, mean = 0, p99 = 0, min_med = 1e30;
-    int errors = 0, worst = -1, nfailed = 0;
+    int errors = 0, werrors = 0, worst = -1, nfailed = 0;
     size_t cap = (size_t)size * 12 + 1, fl = 0;
     char *failed = calloc(cap, 1); /* "3,17": every rank fits */
     for (int r = 0; r < size; r++) {
@@ -159,6 +160,7 @@ static void report(const coll_opts_t *o, const coll_rank_result_t *all,
         if (all[r].median_us < min_med)
             min_med = all[r].median_us;
         errors += all[r].errors;
+        werrors += all[r].warmup_errors;
     }
     if (o->json) {
         printf("{\"bench\":\"coll\",\"op\":\"%s\",\"alg\":\"%s\","
@@ -166,11 +168,15 @@ static void report(const coll_opts_t *o, const coll_rank_result_t *all,
                "\"f\":%d,\"wait\":\"%s\",\"sync\":%d,\"median_us\":%.3f,"
                "\"mean_us\":%.3f,\"p99_us\":%.3f,\"min_median_us\":%.3f,"
                "\"slowest_rank\":%d,\"errors\":%d,\"failed_ranks\":[%s],"
-               "\"eps\":%g}\n",
+               "\"eps\":%g,\"failed\":%d,\"tree_repair\":\"%s\","
+               "\"warmup_errors\":%d}\n",
                coll_op_name(o->op), alg, size, o->size, o->iters, o->warmup, f,
                wait, o->sync, med, mean, p99, min_med, worst, errors,
                failed ? failed : "",
-               o->op == COLL_ALLREDUCE_APPROX ? o->eps : 0);
+               o->op == COLL_ALLREDUCE_APPROX ? o->eps : 0, kfailed,
+               o->failed != NULL ? coll_failed_design_name(o->tree_repair)
+                                 : "none",
+               werrors);
         free(failed);
         return;
     }
@@ -213,6 +219,9 @@ int bench_coll_main(int argc, char **argv)
         return coll_kill_main(&o);
     if (o.kill_to_shrink)
         return coll_shrink_main(&o);
+    if (o.failed != NULL)
+        setenv("UCFT_TREE_REPAIR", o.tree_repair == 0 ? "keep" : "rebalance",
+               1);
 
     ucft_context_h ctx;
     ucft_status_t st = ucft_init(NULL, &ctx);
@@ -228,10 +237,26 @@ int bench_coll_main(int argc, char **argv)
         ucft_finalize(ctx);
         return BENCH_EXIT_USAGE;
     }
+    ucft_comm_h tw = w; /* timed on */
+    int nfailed = 0;
+    if (o.failed != NULL) {
+        if (coll_failed_setup(ctx, &o, &tw, &nfailed) != 0) {
+            ret = BENCH_EXIT_FAIL;
+            goto out0;
+        }
+        /* keep: every failed rank counts against f; rebalance: past the
+         * switch before timing (4 windows of UCFT_TREE_REPAIR_WINDOW). */
+        if (o.tree_repair == 0 && nfailed > ucft_comm_get_f(w))
+            ucft_comm_set_f(w, nfailed > 64 ? 64 : nfailed);
+        const char *win = getenv("UCFT_TREE_REPAIR_WINDOW");
+        int need = 4 * (win != NULL ? atoi(win) : 4);
+        if (o.tree_repair == 1 && o.warmup < need)
+            o.warmup = need;
+    }
     double *t_us = calloc((size_t)o.iters, sizeof(*t_us));
     coll_rank_result_t mine = {.rank = rank};
     coll_rank_result_t *all = calloc((size_t)size, sizeof(*all));
-    if (t_us == NULL || all == NULL || measure(w, &o, t_us, &mine) < 0) {
+    if (t_us == NULL || all == NULL || measure(tw, &o, t_us, &mine) < 0) {
         bench_err("coll", "rank %d: out of memory", rank);
         ret = BENCH_EXIT_FAIL;
         goto out;
@@ -250,8 +275,8 @@ int bench_coll_main(int argc, char **argv)
             snprintf(var, sizeof(var), "UCFT_%s_ALG", coll_op_env(o.op));
             alg = getenv(var) ? getenv(var) : "corrected";
         }
-        report(&o, all, gone, size, alg, ucft_comm_get_f(w),
-               bench_wait_name(wcfg.mode));
+        report(&o, all, gone, size, alg, ucft_comm_get_f(tw),
+               bench_wait_name(wcfg.mode), nfailed);
         fflush(stdout);
     }
     free(gone);
@@ -263,6 +288,9 @@ int bench_coll_main(int argc, char **argv)
 out:
     free(t_us);
     free(all);
+    if (tw != w)
+        ucft_comm_free(&tw);
+out0:
     st = ucft_finalize(ctx);
     if (st != UCFT_OK && ret == BENCH_EXIT_OK) {
         bench_err("coll", "ucft_finalize: %s", ucft_status_string(st));

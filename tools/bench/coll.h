@@ -50,6 +50,8 @@ typedef struct coll_opts {
     double bound_s;     /* --bound: kill-to-result, longest run */
     int ballast_mb;     /* --ballast: kill-to-result, memory written first */
     double eps;         /* --eps: allreduce_approx (default 1e-8) */
+    const char *failed; /* --failed: ranks failed first (coll_failed.c) */
+    int tree_repair;    /* --tree-repair: 0 keep, 1 rebalance, 2 fresh */
 } coll_opts_t;
 
 /* Returns 0 (run), 1 (help printed: exit 0) or -1 (error and usage
@@ -68,6 +70,16 @@ const char *coll_op_env(coll_op_t op);
  * reason than a failure, or memory ran out (named on stderr). */
 int coll_gather(ucft_context_h ctx, const void *mine, size_t len, void *all,
                 unsigned char **gone, int *reporter);
+
+/* --failed, --tree-repair (coll_failed.c): design names; the failed set
+ * at size n (dead[n]; k, or -1 for a bad spec); the setup after ucft_init
+ * (the failed ranks die, the survivors learn of them; *comm: the
+ * communicator to time on, world or a shrink of it). */
+int coll_failed_design(const char *name);
+const char *coll_failed_design_name(int d);
+int coll_failed_set(const char *spec, int n, unsigned char *dead);
+int coll_failed_setup(ucft_context_h ctx, const coll_opts_t *o,
+                      ucft_comm_h *comm, int *nfailed);
 
 /* The --kill-to-result mode (coll_kill.c); returns an exit code. */
 int coll_kill_main(const coll_opts_t *o);

@@ -81,6 +81,16 @@ void coll_usage(FILE *f)
             "                   own memory (an application's working set, "
             "which the\n"
             "                   killed rank's exit frees; default 0)\n"
+            "  --failed SPEC    r,r,... | RANDOM:k | FIRST:k: these ranks "
+            "fail right\n"
+            "                   after start-up; the op is timed on the "
+            "survivors\n"
+            "  --tree-repair D  keep|rebalance|fresh with --failed: failed "
+            "ranks kept\n"
+            "                   in the trees (f raised to k), the "
+            "survivors' trees\n"
+            "                   after the switch (default), or a shrunk "
+            "communicator\n"
             "  --sync           time each op alone, then an untimed barrier\n"
             "                   (latency as MPI benchmark suites define it)\n"
             "  --json           one JSON object instead of the table\n"
@@ -127,7 +137,9 @@ int coll_opts_parse(int argc, char **argv, coll_opts_t *o, int quiet)
         O_SHRINK,
         O_BOUND,
         O_BALLAST,
-        O_EPS
+        O_EPS,
+        O_FAILED,
+        O_TREE
     };
     static const struct option longs[] = {
         {"op", required_argument, NULL, O_OP},
@@ -143,6 +155,8 @@ int coll_opts_parse(int argc, char **argv, coll_opts_t *o, int quiet)
         {"bound", required_argument, NULL, O_BOUND},
         {"ballast", required_argument, NULL, O_BALLAST},
         {"eps", required_argument, NULL, O_EPS},
+        {"failed", required_argument, NULL, O_FAILED},
+        {"tree-repair", required_argument, NULL, O_TREE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -156,6 +170,7 @@ int coll_opts_parse(int argc, char **argv, coll_opts_t *o, int quiet)
     o->f = -1;
     o->bound_s = DEFAULT_BOUND;
     o->eps = 1e-8;
+    o->tree_repair = 1;
 
     opterr = 0;
     optind = 1;
@@ -224,6 +239,16 @@ int coll_opts_parse(int argc, char **argv, coll_opts_t *o, int quiet)
         case O_BALLAST:
             if (bench_parse_int(optarg, 0, 65536, &o->ballast_mb) != 0)
                 return fail(quiet, "--ballast '%s': expected 0 .. 65536 MiB",
+                            optarg);
+            break;
+        case O_FAILED:
+            o->failed = optarg;
+            break;
+        case O_TREE:
+            if ((o->tree_repair = coll_failed_design(optarg)) < 0)
+                return fail(quiet,
+                            "--tree-repair '%s': expected keep, rebalance or "
+                            "fresh",
                             optarg);
             break;
         case 'h':

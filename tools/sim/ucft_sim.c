@@ -5,6 +5,7 @@
  * optionally sweeps the rank count and writes CSV. See docs/sim.md.
  */
 #include "ucft_sim.h"
+#include "collectives/tree_ft.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -34,12 +35,154 @@ static int check_n(const opts_t *o, const coll_op_ops_t *op, int n)
             return ucft_sim_bad("--kill-node names a node not below --nodes "
                                 "(N = %s)",
                                 msg);
+    if (o->failed.kind != SIM_FAILED_NONE) {
+        uint8_t *dead = calloc((size_t)n, 1);
+        int k = dead != NULL
+                    ? sim_failed_set(&o->failed, n, o->root, o->seed, dead)
+                    : -1;
+        free(dead);
+        if (k < 0)
+            return ucft_sim_bad("--failed does not fit %s ranks (a rank not "
+                                "below it, the root, or all of them)",
+                                msg);
+    }
     if ((uint64_t)o->size * op->buf_mult * (uint64_t)n > MAX_BUF_BYTES)
         return ucft_sim_bad(
             "--size times ranks needs more than 4 GiB of buffers "
             "(N = %s)",
             msg);
     return 0;
+}
+
+/* --failed at one N: the failed set, the survivors, the world size m the
+ * operation runs on (n, or n - k for rebalance and fresh on algorithms
+ * without an explicit tree), and what that world needs. */
+typedef struct sim_failed_run {
+    int n, k, m;
+    uint8_t *dead;    /* [n] */
+    int *known;       /* the failed ranks, for simrun's known_dead */
+    int *live;        /* [n - k]: dense index -> rank */
+    coll_tree_t tree; /* binomial barrier: reroute/lookup/rebalance */
+    int has_tree;
+    uint32_t *node_of; /* [m]: the survivors' nodes */
+    placement_locus_t *loci;
+    int *rank_at, *pos_of;
+    coll_map_t map;
+    simrun_fail_t *fails;
+} sim_failed_run_t;
+
+static void failed_cleanup(sim_failed_run_t *fr)
+{
+    free(fr->dead);
+    free(fr->known);
+    free(fr->live);
+    free(fr->node_of);
+    free(fr->loci);
+    free(fr->rank_at);
+    free(fr->pos_of);
+    free(fr->fails);
+    if (fr->has_tree)
+        coll_tree_free(&fr->tree);
+}
+
+static int tree_alg(const coll_op_ops_t *op)
+{
+    return strcmp(op->op, "barrier") == 0 && strcmp(op->alg, "binomial") == 0;
+}
+
+static ucft_status_t failed_prepare(const opts_t *o, const coll_op_ops_t *op,
+                                    int n, sim_failed_run_t *fr)
+{
+    fr->m = fr->n = n;
+    if (o->failed.kind == SIM_FAILED_NONE)
+        return UCFT_OK;
+    fr->dead = calloc((size_t)n, 1);
+    fr->known = malloc((size_t)n * sizeof(int));
+    fr->live = malloc((size_t)n * sizeof(int));
+    if (fr->dead == NULL || fr->known == NULL || fr->live == NULL)
+        return UCFT_ERR_NO_MEMORY;
+    fr->k = sim_failed_set(&o->failed, n, o->root, o->seed, fr->dead);
+    if (fr->k < 0) {
+        fprintf(stderr,
+                "ucft-sim: --failed does not fit %d ranks (a rank "
+                "not below it, the root, or all of them)\n",
+                n);
+        return UCFT_ERR_INVALID_PARAM;
+    }
+    int nk = 0, nl = 0;
+    for (int r = 0; r < n; r++) {
+        if (fr->dead[r])
+            fr->known[nk++] = r;
+        else
+            fr->live[nl++] = r;
+    }
+    int d = o->failed.design;
+    if (tree_alg(op) && d != SIM_TREE_FRESH) {
+        int design =
+            d == SIM_TREE_REBALANCE ? COLL_TREE_REBALANCE : COLL_TREE_REROUTE;
+        if (coll_tree_build(&fr->tree, n, fr->dead, o->root, design) != 0)
+            return UCFT_ERR_NO_MEMORY;
+        fr->has_tree = 1;
+    } else if (d == SIM_TREE_REBALANCE || d == SIM_TREE_FRESH) {
+        fr->m = n - fr->k;
+    }
+    return UCFT_OK;
+}
+
+/* Sets the run up on its world (after the nodes of the n ranks are
+ * known, when --nodes is given). */
+static ucft_status_t failed_apply(const opts_t *o, sim_failed_run_t *fr,
+                                  const simnodes_t *nodes, simrun_params_t *p)
+{
+    int m = fr->m;
+    if (fr->has_tree) {
+        /* The tree leaves the failed ranks out: they only must not run,
+         * and nobody needs to hear of them (at 2^16 ranks, k x n
+         * notifications would cost more than the operation). */
+        p->args.tree = &fr->tree;
+        fr->fails = malloc(((size_t)fr->k + 1) * sizeof(*fr->fails));
+        if (fr->fails == NULL)
+            return UCFT_ERR_NO_MEMORY;
+        for (int i = 0; i < fr->k; i++)
+            fr->fails[i] = (simrun_fail_t){.kind = SIMRUN_FAIL_BEFORE_OP,
+                                           .rank = fr->known[i]};
+        p->fails = fr->fails;
+        p->nfails = (size_t)fr->k;
+        p->sim.notify = SIM_NOTIFY_NONE;
+        return UCFT_OK;
+    }
+    if (m == fr->n) { /* the full world: the failed ranks known dead */
+        p->known_dead = fr->known;
+        p->nknown_dead = (size_t)fr->k;
+        return UCFT_OK;
+    }
+    /* The survivors, densely: the root's index, their nodes, their
+     * placement over those nodes. */
+    for (int i = 0; i < m; i++)
+        if (fr->live[i] == o->root)
+            p->root = i;
+    if (o->nodes == 0)
+        return UCFT_OK;
+    fr->node_of = malloc((size_t)m * sizeof(uint32_t));
+    fr->loci = malloc((size_t)m * sizeof(*fr->loci));
+    fr->rank_at = malloc((size_t)m * sizeof(int));
+    fr->pos_of = malloc((size_t)m * sizeof(int));
+    if (!fr->node_of || !fr->loci || !fr->rank_at || !fr->pos_of)
+        return UCFT_ERR_NO_MEMORY;
+    for (int i = 0; i < m; i++) {
+        fr->node_of[i] = nodes->node_of[fr->live[i]];
+        fr->loci[i] = (placement_locus_t){(int32_t)fr->node_of[i], -1, -1, -1};
+    }
+    p->sim.domain = fr->node_of;
+    if (o->placement_set) {
+        ucft_status_t st = placement_compute(o->placement, fr->loci, m,
+                                             fr->rank_at, fr->pos_of);
+        if (st != UCFT_OK)
+            return st;
+        fr->map = (coll_map_t){.n = m, .rank = fr->rank_at, .pos = fr->pos_of};
+        p->args.map = &fr->map;
+    }
+    return UCFT_OK;
 }
 
 static ucft_status_t run_one(const opts_t *o, const coll_op_ops_t *op, int n,
@@ -49,8 +192,13 @@ static ucft_status_t run_one(const opts_t *o, const coll_op_ops_t *op, int n,
     simnodes_t nodes = {0};
     simrun_fail_t *fails = NULL;
     ucft_status_t st;
+    sim_failed_run_t fr = {0};
 
-    simrun_params_default(&p, op, n);
+    /* --failed: the failed set at this N, and the world it runs on. */
+    st = failed_prepare(o, op, n, &fr);
+    if (st != UCFT_OK)
+        return st;
+    simrun_params_default(&p, op, fr.m);
     p.sim.loggp = o->loggp;
     p.sim.seed = o->seed;
     p.sim.notify = o->notify ? SIM_NOTIFY_DELAY : SIM_NOTIFY_NONE;
@@ -111,10 +259,17 @@ static ucft_status_t run_one(const opts_t *o, const coll_op_ops_t *op, int n,
         p.fails = fails;
         p.nfails = o->nfails + o->nkill_nodes;
     }
+    if (fr.k > 0 || o->failed.kind != SIM_FAILED_NONE) {
+        st = failed_apply(o, &fr, &nodes, &p);
+        if (st != UCFT_OK)
+            goto out;
+    }
     st = simrun_run(&p, res, NULL);
+    res->ranks = n; /* the communicator's size, also when it runs on m */
 out:
     free(fails);
     simnodes_cleanup(&nodes);
+    failed_cleanup(&fr);
     return st;
 }
 
@@ -282,6 +437,7 @@ int main(int argc, char **argv)
                           SIM_LOGGP_DEFAULT_G_NS, SIM_LOGGP_DEFAULT_GB_PS}};
     int rc;
     sim_gossip_default(&o.gossip);
+    o.failed.design = SIM_TREE_REBALANCE;
     rc = ucft_sim_parse(&o, argc, argv);
     const coll_op_ops_t *op;
     simrun_result_t r;
@@ -315,5 +471,6 @@ out:
     free(o.fails);
     free(o.sweep);
     free(o.kill_nodes);
+    free(o.failed.list);
     return rc;
 }

@@ -6,6 +6,7 @@
 
 #include "simrun/simnodes.h"
 #include "simrun/simrun.h"
+#include "ucft_sim_failed.h"
 #include "ucft_sim_gossip.h"
 
 #include <stddef.h>
@@ -46,6 +47,7 @@ typedef struct opts {
     ucft_sim_kill_node_t *kill_nodes;
     size_t nkill_nodes;
     sim_gossip_t gossip; /* --eps, --flip, ... (ucft_sim_gossip.h) */
+    sim_failed_t failed; /* --failed, --tree-repair (ucft_sim_failed.h) */
 } opts_t;
 
 /* Parses argv into o (defaults already set). Returns -1 to go on, else an

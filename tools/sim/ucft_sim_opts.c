@@ -26,6 +26,13 @@ static void usage(FILE *f)
            "  --fail-at r@k,...    rank r dies before its k-th send of the op\n"
            "  --kill-at r@T,...    rank r dies at simulated time T (us)\n"
            "  --fail-start r,...   rank r dies before it starts the op\n"
+           "  --failed LIST|RANDOM:k|FIRST:k\n"
+           "                       ranks already failed, known to every\n"
+           "                       survivor (FIRST:k: the k ranks after the\n"
+           "                       root); with --tree-repair\n"
+           "  --tree-repair D      keep|reroute|lookup|rebalance|fresh: what\n"
+           "                       the trees do with them (docs/trees.md;\n"
+           "                       default rebalance)\n"
            "  --f F                failures tolerated by corrected algorithms\n"
            "                       (default 0: the algorithm's default, 1)\n"
            "  --nodes K            split the ranks into K pretend nodes\n"
@@ -261,6 +268,8 @@ enum {
     OPT_MAP_BY,
     OPT_PLACEMENT,
     OPT_KILL_NODE,
+    OPT_FAILED,
+    OPT_TREE_REPAIR,
 };
 
 static const struct option long_opts[] = {
@@ -288,6 +297,8 @@ static const struct option long_opts[] = {
     {"map-by", required_argument, NULL, OPT_MAP_BY},
     {"placement", required_argument, NULL, OPT_PLACEMENT},
     {"kill-node", required_argument, NULL, OPT_KILL_NODE},
+    {"failed", required_argument, NULL, OPT_FAILED},
+    {"tree-repair", required_argument, NULL, OPT_TREE_REPAIR},
     /* clang-format off */
     SIM_GOSSIP_LONG_OPTS
     /* clang-format on */
@@ -417,6 +428,18 @@ int ucft_sim_parse(opts_t *o, int argc, char **argv)
                                     "K@microseconds",
                                     optarg);
             break;
+        case OPT_FAILED:
+            if (sim_failed_parse(&o->failed, optarg) != 0)
+                return ucft_sim_bad("--failed '%s': want r,r,..., RANDOM:k "
+                                    "or FIRST:k",
+                                    optarg);
+            break;
+        case OPT_TREE_REPAIR:
+            if (sim_failed_design_parse(&o->failed, optarg) != 0)
+                return ucft_sim_bad("--tree-repair '%s': want keep, reroute, "
+                                    "lookup, rebalance or fresh",
+                                    optarg);
+            break;
         case 'h':
             usage(stdout);
             return 0;
@@ -443,5 +466,25 @@ int ucft_sim_parse(opts_t *o, int argc, char **argv)
         (o->map_by_set || o->placement_set || o->nkill_nodes > 0))
         return ucft_sim_bad("%s", "--map-by, --placement and --kill-node "
                                   "need --nodes");
+    if (o->failed.kind != SIM_FAILED_NONE &&
+        (o->fail > 0 || o->nfails > 0 || o->nkill_nodes > 0))
+        return ucft_sim_bad("%s", "--failed does not go with --fail, "
+                                  "--fail-at, --kill-at, --fail-start or "
+                                  "--kill-node");
+    const coll_op_ops_t *op = coll_op_find(o->op, o->alg);
+    int tree_alg =
+        strcmp(op->op, "barrier") == 0 && strcmp(op->alg, "binomial") == 0;
+    if ((o->failed.design == SIM_TREE_REROUTE ||
+         o->failed.design == SIM_TREE_LOOKUP) &&
+        !tree_alg)
+        return ucft_sim_bad("%s", "--tree-repair reroute and lookup are "
+                                  "designs of the binomial tree: --op "
+                                  "barrier --alg binomial");
+    if (o->failed.design == SIM_TREE_KEEP && tree_alg &&
+        o->failed.kind != SIM_FAILED_NONE)
+        return ucft_sim_bad("%s", "--tree-repair keep: the baseline binomial "
+                                  "barrier ends with ERR_PROC_FAILED at a "
+                                  "failed rank (use reroute, lookup, "
+                                  "rebalance or fresh)");
     return -1;
 }

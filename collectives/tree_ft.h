@@ -1,0 +1,123 @@
+/*
+ * Binomial trees over a group with failed members (Hursey & Graham's
+ * designs; docs/trees.md), as explicit parent / children lists that an
+ * algorithm reads (collectives/barrier_binomial.c; coll_args_t.tree).
+ *
+ *   reroute    the original binomial tree of the n ranks; a failed node's
+ *              children are adopted, recursively, by its nearest live
+ *              ancestor (the paper's rerouting; its "lookup avoiding"
+ *              variant is the same tree computed once per failed set,
+ *              which is what these lists are)
+ *   rebalance  the binomial tree of the live ranks in a dense order
+ *              (projected to dense indices, built, projected back)
+ *
+ * The root is rank `root` if it lives, else the lowest live rank.
+ * coll_tree_build allocates; coll_tree_free frees. O(n log n).
+ */
+#ifndef UCFT_COLL_TREE_FT_H
+#define UCFT_COLL_TREE_FT_H
+
+#include "tree_binomial.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+typedef struct coll_tree {
+    int n, root;
+    int *parent; /* [n]: -1 for the root and the failed ranks */
+    int *first; /* [n + 1]: rank r's children are child[first[r]..first[r+1]) */
+    int *child;
+} coll_tree_t;
+
+enum { COLL_TREE_REROUTE = 0, COLL_TREE_REBALANCE = 1 };
+
+/* Appends to out the rerouted children of vrank v: its binomial children
+ * in order, a failed one replaced by its own rerouted children. */
+static inline void coll_tree_adopt_(int v, int n, const uint8_t *dead, int root,
+                                    int *out, int *k)
+{
+    for (unsigned i = 0;; i++) {
+        int c = coll_binomial_child(v, i, n);
+        if (c < 0)
+            break;
+        int r = (c + root) % n;
+        if (dead[r])
+            coll_tree_adopt_(c, n, dead, root, out, k);
+        else
+            out[(*k)++] = r;
+    }
+}
+
+static inline void coll_tree_free(coll_tree_t *t)
+{
+    free(t->parent);
+    free(t->first);
+    free(t->child);
+    t->parent = t->first = t->child = NULL;
+}
+
+/* dead[r] = 1 for the failed ranks. UCFT-style status: 0 or -1 (no
+ * memory, or no live rank). */
+static inline int coll_tree_build(coll_tree_t *t, int n, const uint8_t *dead,
+                                  int root, int design)
+{
+    t->n = n;
+    t->parent = malloc((size_t)n * sizeof(int));
+    t->first = malloc(((size_t)n + 1) * sizeof(int));
+    t->child = malloc((size_t)n * sizeof(int));
+    int *dense = malloc((size_t)n * sizeof(int));
+    int *live = malloc((size_t)n * sizeof(int));
+    int m = 0;
+    if (!t->parent || !t->first || !t->child || !dense || !live)
+        goto fail;
+    if (dead[root])
+        for (root = 0; root < n && dead[root]; root++)
+            ;
+    if (root >= n)
+        goto fail;
+    t->root = root;
+    /* Live ranks in the order of the rotated tree (root first). */
+    for (int v = 0; v < n; v++) {
+        int r = (v + root) % n;
+        dense[r] = dead[r] ? -1 : m;
+        if (!dead[r])
+            live[m++] = r;
+    }
+    int k = 0;
+    for (int r = 0; r < n; r++) {
+        t->first[r] = k;
+        t->parent[r] = -1;
+        if (dead[r])
+            continue;
+        if (design == COLL_TREE_REBALANCE) {
+            int d = dense[r];
+            for (unsigned i = 0;; i++) {
+                int c = coll_binomial_child(d, i, m);
+                if (c < 0)
+                    break;
+                t->child[k++] = live[c];
+            }
+            if (d > 0)
+                t->parent[r] = live[coll_binomial_parent(d)];
+        } else {
+            int v = (r - root + n) % n;
+            coll_tree_adopt_(v, n, dead, root, t->child, &k);
+            int p = coll_binomial_parent(v);
+            while (p > 0 && dead[(p + root) % n])
+                p = coll_binomial_parent(p);
+            if (v > 0)
+                t->parent[r] = (p + root) % n;
+        }
+    }
+    t->first[n] = k;
+    free(dense);
+    free(live);
+    return 0;
+fail:
+    free(dense);
+    free(live);
+    coll_tree_free(t);
+    return -1;
+}
+
+#endif

@@ -1,0 +1,105 @@
+/*
+ * Tree repair (comm/repair.c; docs/trees.md): a communicator's collectives
+ * run on a dense order of the members it has not agreed to be failed, so
+ * that after failures their trees are those of a fresh communicator of the
+ * survivors, and the failures already agreed no longer count against f.
+ *
+ * - An epoch is such an order: the live members (comm ranks) in their old
+ *   order, a rank-translating view of the transport in that order (the same
+ *   kind of view as a sub-communicator's, comm/view.h), and the placement
+ *   map recomputed over their loci. Operation instances numbered from
+ *   epoch->from on run in it; earlier ones in the previous epoch (or on the
+ *   whole communicator). Epochs are kept until the communicator is freed
+ *   (instances of older ones may still run; one per agreed failure set).
+ * - Which failures: a background agreement (collectives/agree.c, posted by
+ *   progress once this rank knows a failed member outside the newest
+ *   epoch's excluded set) decides the set F and the switch point.
+ * - Where to switch: each rank contributes c = its next collective
+ *   sequence number and promises not to post an operation numbered
+ *   c + W or later (W = UCFT_TREE_REPAIR_WINDOW) before it knows the
+ *   decision; the agreement's value gives max(c) over the contributors,
+ *   and every rank switches at S = max(c) + W. Every rank has posted
+ *   fewer than S operations when it learns S, so every rank runs
+ *   operation S and later in the new epoch, and those before it in the
+ *   old: the same tree for the same operation everywhere. A rank that
+ *   reaches its bound before the decision waits for it (the only time
+ *   the repair is on the critical path).
+ * - Background agreements number themselves apart from the application's
+ *   (tag sequence 0x8000 | k), since ranks start them at different
+ *   points of the communicator's sequence of calls; the k-th stays running
+ *   (a late rank may still ask its coordinator) until the k+1-th completes
+ *   here.
+ */
+#ifndef UCFT_COMM_REPAIR_H
+#define UCFT_COMM_REPAIR_H
+
+#include "ucft.h"
+#include "collectives/agree.h"
+#include "comm/view.h"
+#include "placement/comm_map.h"
+
+#include <stdint.h>
+
+struct ucft_comm;
+struct cm_layer;
+struct ucft_request;
+
+/* Tag sequence numbers of background agreements: this bit set. */
+#define CM_REPAIR_SEQ_BIT 0x8000u
+
+typedef struct cm_epoch {
+    struct cm_epoch *next; /* the older epochs */
+    uint32_t from;         /* first operation (comm->seq) run in it */
+    int n, rank;           /* live members, this rank's index among them */
+    int *live;             /* [n]: index -> comm rank */
+    int *dense;            /* [comm size]: comm rank -> index, or -1 */
+    int *jobs;             /* [n]: index -> job rank */
+    int *job_to_dense;     /* [job size]: job rank -> index, or -1 */
+    uint8_t *gone;         /* bitmap of the excluded comm ranks */
+    int ngone;
+    cm_view_t view;
+    place_map_t place; /* over the live members (rank_at, pos_of, mate) */
+} cm_epoch_t;
+
+typedef struct cm_repair {
+    cm_epoch_t *epochs;       /* newest first; NULL: none yet */
+    struct ucft_request *req; /* the running background agreement */
+    uint32_t limit;           /* posts numbered >= limit wait for req */
+    uint32_t nbg;             /* background agreements posted */
+    uint64_t switches;        /* epochs decided (for tests and logs) */
+} cm_repair_t;
+
+/* UCFT_TREE_REPAIR values. */
+enum { CM_REPAIR_REBALANCE = 0, CM_REPAIR_KEEP = 1 };
+
+/* 1 for the operations whose instances run in epochs (CM_COLL_*):
+ * broadcast, reduce, allreduce, barrier, the corrected barrier. */
+int cm_repair_op(int op);
+/* Before posting operation number `seq` of `comm` that runs in epochs:
+ * waits for the background agreement if `seq` reached its bound, and
+ * returns the epoch the operation runs in (NULL: the whole communicator). */
+cm_epoch_t *cm_repair_epoch(struct ucft_comm *comm, uint32_t seq);
+/* comm/repair_bg.c. Progress (the layer's, comm/layer.c): starts the
+ * background agreements that are due, releases the finished ones. Cheap
+ * when no failure was learnt since the last call. */
+void cm_repair_progress(struct cm_layer *cl);
+/* A member failed: the next progress looks at the communicators. */
+void cm_repair_failure(struct cm_layer *cl);
+/* ucft_comm_free, finalize: no more background agreements on `comm`. */
+void cm_repair_stop(struct ucft_comm *comm);
+/* Frees the epochs (after the transport: nothing uses them any more). */
+void cm_repair_destroy(struct ucft_comm *comm);
+/* 1 when a message with tag sequence `s` (CM_REPAIR_SEQ_BIT set) belongs to
+ * a background agreement not started here yet. */
+int cm_repair_future(const struct ucft_comm *comm, uint32_t s);
+/* The background agreement's decision (cm_agree_fn_t; comm/repair.c): the
+ * next epoch, if any. */
+ucft_status_t cm_repair_decided(struct ucft_comm *comm, const uint32_t *val,
+                                const coll_agree_hdr_t *hdr,
+                                const uint8_t *failed, void *arg);
+/* For tests: the members of the epoch operation `seq` would run in (comm
+ * ranks, in order) into out[comm size]; returns how many (comm size when
+ * none: every rank). */
+int cm_repair_members(const struct ucft_comm *comm, uint32_t seq, int *out);
+
+#endif

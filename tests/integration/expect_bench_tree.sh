@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# ucft-bench coll --failed --tree-repair (docs/trees.md): ranks 2 and 4 of 6
+# fail right after start-up; every design reports from a survivor, names
+# them, and has no failed timed call: keep (f raised to 2), rebalance (f =
+# 1: the calls before the switch fail, counted apart as warm-up errors),
+# fresh (a shrunk communicator). Bad values are refused with a line naming
+# the option.
+set -u
+ucftrun=$1
+bench=$2
+fail() { echo "FAIL: $*"; exit 1; }
+run() { # design
+  "$ucftrun" -n 6 --timeout 90 "$bench" coll --op allreduce --iters 300 \
+    --warmup 20 --failed 2,4 --tree-repair "$1" --json 2>/dev/null | grep '^{'
+}
+for d in keep rebalance fresh; do
+  line=$(run $d) || fail "$d: no report"
+  [[ $line == *'"failed_ranks":[2,4]'* ]] || fail "$d: ranks 2, 4 not named: $line"
+  [[ $line == *'"errors":0,'* ]] || fail "$d: failed timed calls: $line"
+  [[ $line == *"\"tree_repair\":\"$d\""* ]] || fail "$d: design not reported: $line"
+  [[ $line == *'"failed":2,'* ]] || fail "$d: k not reported: $line"
+done
+[[ $(run keep) == *'"f":2,'* ]] || fail "keep: f not raised to 2"
+out=$("$ucftrun" -n 3 --timeout 30 "$bench" coll --op barrier --failed 0 2>&1) &&
+  fail "--failed 0 (the reporting rank) accepted"
+grep -q -- "--failed" <<<"$out" || fail "no line naming --failed: $out"
+out=$("$ucftrun" -n 3 --timeout 30 "$bench" coll --op barrier --failed 1 \
+  --tree-repair sideways 2>&1) && fail "--tree-repair sideways accepted"
+grep -q -- "--tree-repair" <<<"$out" || fail "no line naming --tree-repair: $out"
+echo "PASS: keep, rebalance, fresh after ranks 2, 4 failed: reported, no" \
+  "failed timed call; bad --failed and --tree-repair refused"

@@ -1,0 +1,474 @@
+/* Tree repair on the sim (comm/repair.h, collectives/repair_rule.h,
+ * docs/trees.md).
+ *
+ * The switch. A communicator of n ranks loses ranks one at a time
+ * (failures spaced between operations: each victim is dead before the
+ * next background agreement starts), sometimes one more during that
+ * agreement. Every live rank contributes (c, W) with c its own next
+ * operation number, drawn apart from the others' (ranks are at different
+ * points of the sequence when they learn of a failure). The agreement
+ * (agree/era) runs on the simulator; every live rank applies the rule of
+ * repair_rule.h to its outcome and the previous epoch, as comm/repair.c
+ * does. Asserted at every live rank and every step: the same next epoch
+ * (excluded set and first operation: the same tree for the same
+ * operation everywhere); every rank that died before the agreement is
+ * excluded and no live rank is; the first operation is at or after
+ * c + W of every contributor (no rank can have run past it before it
+ * learnt the decision). Every sequence of up to 4 victims at n = 3..6,
+ * every ordered triple at n = 8, random sequences of 4 at n = 16, 32, 64.
+ *
+ * The operations after the switch. On each epoch (the survivors in a dense
+ * order, placed by the interleave policy over their nodes, as
+ * comm/repair.c places them): the corrected allreduce, broadcast, reduce
+ * and barrier with f = 1 and no failure (the message count equals that of
+ * a fresh communicator of the survivors: a world of n - k ranks with the
+ * placement a new communicator of those ranks gets), and with each live
+ * rank killed before each of its first sends: every live rank completes
+ * with the corrected semantics (oracle), no hang, consistent outputs. */
+#include "collectives/agree.h"
+#include "collectives/repair_rule.h"
+#include "collectives/tree_ft.h"
+#include "placement/placement.h"
+#include "simrun/oracle.h"
+#include "simrun/simrun.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#define MAXN     64
+#define BM       ((MAXN + 7) / 8)
+#define WINDOW   16u
+#define PER_NODE 4 /* ranks per simulated node */
+
+typedef struct step {
+    int n;
+    uint32_t c[MAXN]; /* each rank's next operation number */
+    /* The previous epoch (has_prev 0: none). */
+    int has_prev, prev_ngone;
+    uint8_t prev_gone[BM];
+    uint32_t prev_from;
+    /* The first live rank's outcome. */
+    int have_first, first_k;
+    uint8_t first_gone[BM];
+    uint32_t first_from;
+    uint8_t dead_before[MAXN]; /* dead before the agreement */
+    char why[160];
+} step_t;
+
+static step_t *cur;
+static unsigned long long runs;
+
+static int bm_get(const uint8_t *b, int r)
+{
+    return coll_repair_bit(b, r);
+}
+
+static void fill(void *buf, const coll_args_t *args, int rank, int size)
+{
+    uint32_t *v = buf;
+    (void)args, (void)size;
+    coll_repair_contrib(cur->c[rank], WINDOW, v);
+    memset(v + COLL_REPAIR_WORDS, 0, sizeof(coll_agree_hdr_t));
+}
+
+static int check(const void *buf, const coll_args_t *args, int rank, int size,
+                 const uint8_t *dead)
+{
+    (void)buf, (void)args, (void)rank, (void)size, (void)dead;
+    return 1; /* inspect checks */
+}
+
+static const coll_oracle_t oracle = {fill, check};
+
+static int bad(int rank, const char *why)
+{
+    snprintf(cur->why, sizeof(cur->why), "rank %d: %s", rank, why);
+    return 0;
+}
+
+static int inspect(void *arg, int rank, const void *state, const void *buf,
+                   const uint8_t *dead)
+{
+    step_t *t = arg;
+    uint8_t gone[BM] = {0};
+    uint32_t from = 0;
+    int k = coll_repair_decide(t->n, buf, coll_agree_failed(state),
+                               t->has_prev ? t->prev_gone : NULL, t->prev_ngone,
+                               t->prev_from, gone, &from);
+    if (t->have_first) {
+        if (k != t->first_k ||
+            (k >= 0 &&
+             (from != t->first_from || memcmp(gone, t->first_gone, BM) != 0)))
+            return bad(rank, "another epoch than another live rank's");
+        return 1;
+    }
+    t->have_first = 1;
+    t->first_k = k;
+    if (k < 0) {
+        /* No new epoch: only possible when nobody new died before it. */
+        for (int r = 0; r < t->n; r++)
+            if (t->dead_before[r] && !bm_get(t->prev_gone, r))
+                return bad(rank, "a rank dead before the agreement is not "
+                                 "excluded");
+        return 1;
+    }
+    memcpy(t->first_gone, gone, BM);
+    t->first_from = from;
+    const uint8_t *f = coll_agree_failed(state);
+    for (int r = 0; r < t->n; r++) {
+        if (t->dead_before[r] && !bm_get(gone, r))
+            return bad(rank, "a rank dead before the agreement is not "
+                             "excluded");
+        if (bm_get(gone, r) && !dead[r])
+            return bad(rank, "a live rank is excluded");
+        if (!bm_get(f, r) && (int32_t)(from - (t->c[r] + WINDOW)) < 0)
+            return bad(rank, "the switch is before a contributor's bound");
+    }
+    if (t->has_prev && (int32_t)(from - t->prev_from) < 0)
+        return bad(rank, "epochs out of order");
+    return 1;
+}
+
+/* One background agreement of a communicator of n ranks: `victims`
+ * (count) dead before it, `extra` (-1: none) dying before its k-th send
+ * during it. Updates the step's previous epoch. */
+static void agree_step(step_t *t, const int *victims, int count, int extra,
+                       unsigned k, uint64_t seed)
+{
+    const coll_op_ops_t *op = coll_op_find("agree", "era");
+    simrun_params_t p;
+    simrun_fail_t fails[MAXN + 1];
+    simrun_result_t res;
+    size_t nf = 0;
+
+    assert_non_null(op);
+    simrun_params_default(&p, op, t->n);
+    p.oracle = &oracle;
+    p.len = coll_agree_len(COLL_REPAIR_WORDS);
+    p.args.count = p.len;
+    p.args.dtype = COLL_DTYPE_UINT8;
+    p.sim.seed = seed;
+    p.seq = (uint32_t)(0x8000u | (seed & 0x7fff));
+    memset(t->dead_before, 0, sizeof(t->dead_before));
+    for (int i = 0; i < count; i++) {
+        fails[nf++] =
+            (simrun_fail_t){SIMRUN_FAIL_BEFORE_OP, victims[i], 0, 0, 0};
+        t->dead_before[victims[i]] = 1;
+    }
+    if (extra >= 0)
+        fails[nf++] = (simrun_fail_t){SIMRUN_FAIL_BEFORE_SEND, extra, k, 0, 0};
+    p.fails = fails;
+    p.nfails = nf;
+    p.inspect = inspect;
+    p.hook_arg = t;
+    /* Each rank at its own point of the sequence. */
+    uint64_t x = seed * 2654435761u + 1;
+    uint32_t base = (uint32_t)(seed % 1000) * 37u;
+    for (int r = 0; r < t->n; r++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        t->c[r] = base + (uint32_t)((x >> 33) % 40);
+    }
+    t->have_first = 0;
+    t->why[0] = 0;
+    cur = t;
+    assert_int_equal(simrun_run(&p, &res, NULL), UCFT_OK);
+    runs++;
+    if (res.unfinished || res.data_errors || res.failed_ops ||
+        res.inconsistent || res.completed != res.live) {
+        fprintf(stderr,
+                "n=%d victims=%d extra=%d k=%u: completed %d of %d live, "
+                "unfinished %d, errors %d, failed %d, inconsistent %d: %s\n",
+                t->n, count, extra, k, res.completed, res.live, res.unfinished,
+                res.data_errors, res.failed_ops, res.inconsistent, t->why);
+        fail();
+    }
+    if (t->first_k >= 0) {
+        t->has_prev = 1;
+        t->prev_ngone = t->first_k;
+        memcpy(t->prev_gone, t->first_gone, BM);
+        t->prev_from = t->first_from;
+    }
+}
+
+/* A whole sequence of victims, one agreement after each. */
+static void sequence(int n, const int *seq, int len, int extra, uint64_t seed)
+{
+    step_t t;
+    memset(&t, 0, sizeof(t));
+    t.n = n;
+    for (int i = 1; i <= len; i++) {
+        int ex = i == len ? extra : -1;
+        agree_step(&t, seq, i, ex, 1 + (unsigned)(seed % 5),
+                   seed + (unsigned)i);
+        /* The extra victim counts as dead from here on; the next agreement
+         * excludes it at the latest. */
+    }
+}
+
+static void all_sequences(int n, int *seq, int len, int maxlen, uint8_t *used,
+                          uint64_t *seed)
+{
+    if (len > 0) {
+        (*seed)++;
+        int extra = -1;
+        /* Sometimes one more dies during the last agreement. */
+        if ((*seed % 3) == 0)
+            for (int r = 0; r < n && extra < 0; r++)
+                if (!used[(r + (int)*seed) % n])
+                    extra = (r + (int)*seed) % n;
+        if (extra >= 0 && len + 1 >= n)
+            extra = -1; /* someone must live */
+        sequence(n, seq, len, extra, *seed);
+    }
+    if (len == maxlen || len + 1 >= n)
+        return;
+    for (int v = 0; v < n; v++) {
+        if (used[v])
+            continue;
+        used[v] = 1;
+        seq[len] = v;
+        all_sequences(n, seq, len + 1, maxlen, used, seed);
+        used[v] = 0;
+    }
+}
+
+static void test_switch_exhaustive(void **state)
+{
+    (void)state;
+    int seq[4];
+    uint8_t used[MAXN] = {0};
+    uint64_t seed = 1;
+    for (int n = 3; n <= 6; n++)
+        all_sequences(n, seq, 0, 4, used, &seed);
+    all_sequences(8, seq, 0, 3, used, &seed);
+    fprintf(stderr, "switch: %llu agreements\n", runs);
+}
+
+static void test_switch_random(void **state)
+{
+    (void)state;
+    static const int ns[] = {16, 32, 64};
+    uint64_t x = 12345;
+    for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++)
+        for (int trial = 0; trial < 60; trial++) {
+            int n = ns[i], seq[4], m = 0;
+            uint8_t used[MAXN] = {0};
+            while (m < 4) {
+                x = x * 6364136223846793005ull + 1442695040888963407ull;
+                int v = (int)((x >> 33) % (uint64_t)n);
+                if (!used[v])
+                    used[v] = 1, seq[m++] = v;
+            }
+            int extra = -1;
+            for (int v = 0; v < n && trial % 2 == 0 && extra < 0; v++)
+                if (!used[(v + trial) % n])
+                    extra = (v + trial) % n;
+            sequence(n, seq, 4, extra, x >> 20);
+        }
+    fprintf(stderr, "switch: %llu agreements in all\n", runs);
+}
+
+/* ---- the operations in an epoch ----------------------------------------- */
+
+typedef struct epoch_map {
+    int m;
+    placement_locus_t loci[MAXN];
+    int rank_at[MAXN], pos_of[MAXN];
+    uint32_t node[MAXN];
+    coll_map_t map;
+} epoch_map_t;
+
+/* The placement of the live members of a communicator of n (in their old
+ * order; `gone` excluded), every PER_NODE consecutive ranks on one node:
+ * what comm/repair.c computes, and what a fresh communicator of those
+ * ranks gets (comm/create.c). */
+static void epoch_place(epoch_map_t *e, int n, const uint8_t *gone)
+{
+    e->m = 0;
+    for (int r = 0; r < n; r++) {
+        if (bm_get(gone, r))
+            continue;
+        e->loci[e->m] = (placement_locus_t){r / PER_NODE, -1, -1, -1};
+        e->node[e->m] = (uint32_t)(r / PER_NODE);
+        e->m++;
+    }
+    assert_int_equal(placement_compute(PLACEMENT_INTERLEAVE, e->loci, e->m,
+                                       e->rank_at, e->pos_of),
+                     UCFT_OK);
+    e->map = (coll_map_t){.n = e->m, .rank = e->rank_at, .pos = e->pos_of};
+}
+
+static simrun_result_t run_op(const coll_op_ops_t *op, const epoch_map_t *e,
+                              int root, const simrun_fail_t *fail)
+{
+    simrun_params_t p;
+    simrun_result_t res;
+    simrun_params_default(&p, op, e->m);
+    p.len = 8 * (size_t)(2 * e->m);
+    p.args.f = 1;
+    p.args.count = 2 * (size_t)e->m;
+    p.args.dtype = COLL_DTYPE_INT64;
+    p.args.redop = COLL_REDOP_SUM;
+    p.args.map = &e->map;
+    p.sim.domain = e->node;
+    p.root = root;
+    p.release_at_done = 1;
+    if (strcmp(op->op, "barrier") == 0)
+        p.len = 0, p.args.count = 0;
+    if (strcmp(op->op, "bcast") == 0)
+        p.args.count = p.len;
+    p.fails = fail;
+    p.nfails = fail != NULL;
+    assert_int_equal(simrun_run(&p, &res, NULL), UCFT_OK);
+    runs++;
+    if (res.unfinished || res.data_errors || res.inconsistent ||
+        res.failed_ops || res.completed != res.live) {
+        fprintf(stderr,
+                "%s/%s on %d: victim %d k %u: completed %d of %d live, "
+                "unfinished %d, errors %d, failed %d, inconsistent %d\n",
+                op->op, op->alg, e->m, fail ? fail->rank : -1,
+                fail ? fail->k : 0, res.completed, res.live, res.unfinished,
+                res.data_errors, res.failed_ops, res.inconsistent);
+        fail();
+    }
+    return res;
+}
+
+static void test_epoch_ops(void **state)
+{
+    (void)state;
+    static const char *const ops[][2] = {{"allreduce", "corrected"},
+                                         {"bcast", "corrected"},
+                                         {"reduce", "corrected"},
+                                         {"barrier", "corrected"}};
+    static const int ns[] = {4, 7, 12, 16, 33, 64};
+    uint64_t x = 777;
+    unsigned long long before = runs;
+    for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
+        int n = ns[i];
+        uint8_t gone[BM] = {0};
+        for (int k = 0; k <= 4 && k < n - 2; k++) {
+            if (k > 0) { /* one more victim, spaced */
+                int v;
+                do {
+                    x = x * 6364136223846793005ull + 1442695040888963407ull;
+                    v = (int)((x >> 33) % (uint64_t)n);
+                } while (bm_get(gone, v));
+                gone[v >> 3] |= (uint8_t)(1u << (v & 7));
+            }
+            epoch_map_t e, fresh;
+            epoch_place(&e, n, gone);
+            /* A fresh communicator of the survivors: their job ranks in
+             * order, the same nodes. */
+            epoch_place(&fresh, n, gone);
+            for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++) {
+                const coll_op_ops_t *op = coll_op_find(ops[o][0], ops[o][1]);
+                assert_non_null(op);
+                int root = (int)(x % (uint64_t)e.m);
+                simrun_result_t a = run_op(op, &e, root, NULL);
+                simrun_result_t b = run_op(op, &fresh, root, NULL);
+                assert_int_equal(a.stats.messages, b.stats.messages);
+                assert_int_equal(a.stats.cross_domain, b.stats.cross_domain);
+                /* Every live rank, before each of its first sends (all
+                 * of them up to 16 ranks, a stride beyond). */
+                int stride = e.m <= 16 ? 1 : e.m / 8;
+                for (int v = 0; v < e.m; v += stride)
+                    for (unsigned s = 1; s <= 6; s++) {
+                        simrun_fail_t f = {SIMRUN_FAIL_BEFORE_SEND, v, s, 0, 0};
+                        if (v == root && strcmp(op->op, "allreduce") != 0 &&
+                            strcmp(op->op, "barrier") != 0)
+                            continue; /* a rooted op's root: nothing to
+                                         correct */
+                        run_op(op, &e, root, &f);
+                    }
+            }
+        }
+    }
+    fprintf(stderr, "epoch operations: %llu runs\n", runs - before);
+}
+
+/* ---- the binomial barrier on rerouted and rebalanced trees --------------- */
+
+static int depth_of(const coll_tree_t *t, int r)
+{
+    int d = 0;
+    while (t->parent[r] >= 0 && d <= t->n)
+        r = t->parent[r], d++;
+    return d;
+}
+
+static void test_tree_designs(void **state)
+{
+    (void)state;
+    const coll_op_ops_t *op = coll_op_find("barrier", "binomial");
+    assert_non_null(op);
+    uint64_t x = 99;
+    for (int n = 1; n <= 64; n++)
+        for (int trial = 0; trial < 12; trial++) {
+            uint8_t dead[MAXN] = {0};
+            int known[MAXN], k = 0;
+            int want = n == 1 ? 0 : (int)((x >> 40) % (uint64_t)n);
+            while (k < want) {
+                x = x * 6364136223846793005ull + 1442695040888963407ull;
+                int v = (int)((x >> 33) % (uint64_t)n);
+                if (v != 0 && !dead[v])
+                    dead[v] = 1, known[k++] = v;
+            }
+            int m = n - k, maxd = 0;
+            while ((1 << maxd) < m)
+                maxd++;
+            for (int design = 0; design < 2; design++) {
+                coll_tree_t t;
+                assert_int_equal(coll_tree_build(&t, n, dead, 0, design), 0);
+                /* Every live rank but the root has a live parent that lists
+                 * it exactly once; the failed ranks are nowhere. */
+                int seen[MAXN] = {0};
+                for (int r = 0; r < n; r++)
+                    for (int i = t.first[r]; i < t.first[r + 1]; i++) {
+                        int c = t.child[i];
+                        assert_false(dead[c]);
+                        assert_false(dead[r]);
+                        assert_int_equal(t.parent[c], r);
+                        seen[c]++;
+                    }
+                for (int r = 0; r < n; r++) {
+                    assert_int_equal(seen[r], dead[r] || r == t.root ? 0 : 1);
+                    if (design == COLL_TREE_REBALANCE && !dead[r])
+                        assert_true(depth_of(&t, r) <= maxd);
+                }
+                /* The barrier on it: every live rank completes, one message
+                 * up and one down per edge. */
+                simrun_params_t p;
+                simrun_result_t res;
+                simrun_params_default(&p, op, n);
+                p.len = 0;
+                p.args.tree = &t;
+                p.known_dead = known;
+                p.nknown_dead = (size_t)k;
+                assert_int_equal(simrun_run(&p, &res, NULL), UCFT_OK);
+                runs++;
+                assert_int_equal(res.completed, m);
+                assert_int_equal(res.unfinished, 0);
+                assert_int_equal(res.stats.messages, 2 * (uint64_t)(m - 1));
+                coll_tree_free(&t);
+            }
+        }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_switch_exhaustive),
+        cmocka_unit_test(test_switch_random),
+        cmocka_unit_test(test_epoch_ops),
+        cmocka_unit_test(test_tree_designs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
