@@ -33,8 +33,9 @@
  * coordinator may query it. Its receive for HELP and QUERY is posted only
  * once it knows of a failure (or goes slow): no round runs without one,
  * every live rank learns of every failure, and a kept instance is retired
- * only after every live rank finished it, so a query waits in the queue
- * at most until the news arrives; a failure-free agreement then costs the
+ * only after every live rank finished it (except when this rank frees the
+ * communicator first: docs/comms.md, Limits), so a query waits in the
+ * queue at most until the news arrives; a failure-free agreement then costs the
  * recursive-doubling exchange alone (no receive posted and cancelled).
  * Slow-path storage is allocated only when a rank goes slow, so a failure-free
  * run needs nothing beyond the state and three copies of the value (the value,
