@@ -58,6 +58,21 @@ static void finish(barrier_binomial_t *s, ucft_status_t st, int in_cb)
 static void recv_cb(tp_req_t *req);
 static void send_cb(tp_req_t *req);
 
+/* Posts the receive of an empty message with this tag: 1 when the
+ * machine must stop here (pending, or finished with the error), 0 when it
+ * completed at once. */
+static int post_recv(barrier_binomial_t *s, uint64_t tag, int in_cb)
+{
+    s->rreq = (tp_req_t){.cb = recv_cb, .arg = s};
+    ucft_status_t st = tp_recv(s->tp, tag, UCFT_TAG_FULL_MASK, s->scratch,
+                               sizeof(s->scratch), &s->rreq);
+    if (st == UCFT_INPROGRESS)
+        s->recv_pending = 1;
+    else if (st != UCFT_OK)
+        finish(s, st, in_cb);
+    return st != UCFT_OK;
+}
+
 /* Runs the state machine as far as it goes without waiting. */
 static void step(barrier_binomial_t *s, int in_cb)
 {
@@ -70,18 +85,8 @@ static void step(barrier_binomial_t *s, int in_cb)
                 s->next = 0;
                 continue;
             }
-            s->rreq = (tp_req_t){.cb = recv_cb, .arg = s};
-            st = tp_recv(s->tp, tag_of(s, kid(s, s->next), 0),
-                         UCFT_TAG_FULL_MASK, s->scratch, sizeof(s->scratch),
-                         &s->rreq);
-            if (st == UCFT_INPROGRESS) {
-                s->recv_pending = 1;
+            if (post_recv(s, tag_of(s, kid(s, s->next), 0), in_cb))
                 return;
-            }
-            if (st != UCFT_OK) {
-                finish(s, st, in_cb);
-                return;
-            }
             s->next++;
             continue;
         case PH_UP_SEND:
@@ -110,17 +115,8 @@ static void step(barrier_binomial_t *s, int in_cb)
             continue;
         }
         case PH_DOWN:
-            s->rreq = (tp_req_t){.cb = recv_cb, .arg = s};
-            st = tp_recv(s->tp, tag_of(s, s->parent, 1), UCFT_TAG_FULL_MASK,
-                         s->scratch, sizeof(s->scratch), &s->rreq);
-            if (st == UCFT_INPROGRESS) {
-                s->recv_pending = 1;
+            if (post_recv(s, tag_of(s, s->parent, 1), in_cb))
                 return;
-            }
-            if (st != UCFT_OK) {
-                finish(s, st, in_cb);
-                return;
-            }
             s->phase = PH_DOWN_SEND;
             s->next = 0;
             continue;

@@ -70,28 +70,13 @@ static ucft_status_t group_check(struct ucft_comm *parent, const uint32_t *slot,
 /* The placement of a sub-communicator: the world's loci of its members. */
 static ucft_status_t place_sub(struct ucft_comm *c)
 {
-    const place_map_t *w = &c->layer->world.place;
     place_map_t *pm = &c->place;
     int n = c->size;
-    pm->policy = w->policy;
-    pm->mate = -1;
-    pm->loci = calloc((size_t)n, sizeof(*pm->loci));
+    ucft_status_t st =
+        place_map_subset(pm, &c->layer->world.place, c->members, n);
     pm->pub_loci = calloc((size_t)n, sizeof(*pm->pub_loci));
-    pm->rank_at = calloc((size_t)n, sizeof(int));
-    pm->pos_of = calloc((size_t)n, sizeof(int));
-    if (!pm->loci || !pm->pub_loci || !pm->rank_at || !pm->pos_of)
-        return UCFT_ERR_NO_MEMORY;
-    if (w->loci == NULL) { /* no world placement: identity */
-        for (int r = 0; r < n; r++)
-            pm->rank_at[r] = pm->pos_of[r] = r;
-    } else {
-        for (int r = 0; r < n; r++)
-            pm->loci[r] = w->loci[c->members[r]];
-        ucft_status_t st =
-            placement_compute(pm->policy, pm->loci, n, pm->rank_at, pm->pos_of);
-        if (st != UCFT_OK)
-            return st;
-    }
+    if (st != UCFT_OK || pm->pub_loci == NULL)
+        return st != UCFT_OK ? st : UCFT_ERR_NO_MEMORY;
     pm->nnodes = 0;
     for (int r = 0; r < n; r++) {
         int seen = 0;
@@ -101,7 +86,6 @@ static ucft_status_t place_sub(struct ucft_comm *c)
         pm->pub_loci[r] = (ucft_locus_t){pm->loci[r].node, pm->loci[r].package,
                                          pm->loci[r].numa, pm->loci[r].core};
     }
-    pm->map = (coll_map_t){.n = n, .rank = pm->rank_at, .pos = pm->pos_of};
     return UCFT_OK;
 }
 

@@ -43,30 +43,9 @@ static void epoch_free(cm_epoch_t *ep)
 static ucft_status_t epoch_place(const struct ucft_comm *comm, cm_epoch_t *ep)
 {
     const place_map_t *cp = &comm->place;
-    place_map_t *pm = &ep->place;
-    int n = ep->n;
-    pm->policy = cp->policy;
-    pm->mate = cp->mate >= 0 ? ep->dense[cp->mate] : -1;
-    pm->rank_at = calloc((size_t)n, sizeof(int));
-    pm->pos_of = calloc((size_t)n, sizeof(int));
-    if (pm->rank_at == NULL || pm->pos_of == NULL)
-        return UCFT_ERR_NO_MEMORY;
-    if (cp->loci == NULL || cp->map.n == 0) {
-        for (int r = 0; r < n; r++)
-            pm->rank_at[r] = pm->pos_of[r] = r;
-    } else {
-        pm->loci = calloc((size_t)n, sizeof(*pm->loci));
-        if (pm->loci == NULL)
-            return UCFT_ERR_NO_MEMORY;
-        for (int r = 0; r < n; r++)
-            pm->loci[r] = cp->loci[ep->live[r]];
-        ucft_status_t st =
-            placement_compute(pm->policy, pm->loci, n, pm->rank_at, pm->pos_of);
-        if (st != UCFT_OK)
-            return st;
-    }
-    pm->map = (coll_map_t){.n = n, .rank = pm->rank_at, .pos = pm->pos_of};
-    return UCFT_OK;
+    ucft_status_t st = place_map_subset(&ep->place, cp, ep->live, ep->n);
+    ep->place.mate = cp->mate >= 0 ? ep->dense[cp->mate] : -1;
+    return st;
 }
 
 /* The epoch of the members of `comm` outside `gone` (owned by it from

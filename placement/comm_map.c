@@ -74,3 +74,28 @@ void place_map_cleanup(place_map_t *pm)
     pm->rank_at = pm->pos_of = NULL;
     pm->map = (coll_map_t){0};
 }
+
+ucft_status_t place_map_subset(place_map_t *pm, const place_map_t *parent,
+                               const int *idx, int n)
+{
+    pm->policy = parent->policy;
+    pm->mate = -1;
+    pm->loci = calloc((size_t)n, sizeof(*pm->loci));
+    pm->rank_at = calloc((size_t)n, sizeof(int));
+    pm->pos_of = calloc((size_t)n, sizeof(int));
+    if (!pm->loci || !pm->rank_at || !pm->pos_of)
+        return UCFT_ERR_NO_MEMORY;
+    if (parent->loci == NULL || parent->map.n == 0) { /* none: identity */
+        for (int r = 0; r < n; r++)
+            pm->rank_at[r] = pm->pos_of[r] = r;
+    } else {
+        for (int r = 0; r < n; r++)
+            pm->loci[r] = parent->loci[idx[r]];
+        ucft_status_t st =
+            placement_compute(pm->policy, pm->loci, n, pm->rank_at, pm->pos_of);
+        if (st != UCFT_OK)
+            return st;
+    }
+    pm->map = (coll_map_t){.n = n, .rank = pm->rank_at, .pos = pm->pos_of};
+    return UCFT_OK;
+}

@@ -25,5 +25,11 @@ ucft_status_t place_map_init(place_map_t *pm, boot_t *boot,
                              const ucft_log_t *log, int policy, int rank,
                              int size);
 void place_map_cleanup(place_map_t *pm);
+/* The map of n of `parent`'s ranks (idx[r]: rank r's index in parent):
+ * parent's policy over their loci, or the identity where parent has none;
+ * mate -1, no public loci (the caller's). On error: partly filled, as
+ * above. */
+ucft_status_t place_map_subset(place_map_t *pm, const place_map_t *parent,
+                               const int *idx, int n);
 
 #endif
