@@ -152,7 +152,11 @@
  *     failure callback runs once per failed rank, after the state it reports is
  *     consistent. Corrected collectives complete at every survivor with up to f
  *     failures (ucft_comm_set_f) and end with UCFT_ERR_PROC_FAILED beyond that,
- *     never hanging.
+ *     never hanging. As in the MPI chapter, the outcome of a collective is not
+ *     uniform: one that fails at some ranks may have completed at others (they
+ *     had all they needed before the failure); only the agreement and the
+ *     communicator makers end alike everywhere. A recovery that repeats work
+ *     agrees on where to resume (examples/shrink).
  *
  * R11. Fail-stop: where ucft ends the process. ucft calls abort() in two cases
  *     only, each after an error line in the log. (a) Fencing: this rank learns
