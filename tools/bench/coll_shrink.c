@@ -19,6 +19,7 @@
 
 typedef struct shrink_rank_result {
     double first_ms, err_ms; /* kill -> result; kill -> the error */
+    double shrink_ms;        /* kill -> the shrink returned */
     int32_t rank, bad, size_after;
     int64_t iters;
 } shrink_rank_result_t;
@@ -26,11 +27,12 @@ typedef struct shrink_rank_result {
 static void report(const coll_opts_t *o, const shrink_rank_result_t *r, int n,
                    int size, int victim, const char *wait)
 {
-    double a[64], e[64];
+    double a[64], e[64], k[64];
     int na = 0, bad = 0;
     for (int i = 0; i < n; i++) {
         if (r[i].first_ms >= 0 && na < 64) {
             e[na] = r[i].err_ms;
+            k[na] = r[i].shrink_ms;
             a[na++] = r[i].first_ms;
         }
         bad += r[i].bad + (r[i].first_ms < 0);
@@ -39,17 +41,21 @@ static void report(const coll_opts_t *o, const shrink_rank_result_t *r, int n,
     double a99 = bench_quantile_sort(a, (size_t)na, 0.99);
     double amax = na ? a[na - 1] : -1;
     double e50 = bench_quantile_sort(e, (size_t)na, 0.5);
+    double k50 = bench_quantile_sort(k, (size_t)na, 0.5);
     if (o->json) {
         printf("{\"bench\":\"coll-kill-to-shrink\",\"ranks\":%d,"
                "\"victim\":%d,\"wait\":\"%s\",\"survivors\":%d,"
                "\"first_ms\":{\"median\":%.3f,\"p99\":%.3f,\"max\":%.3f},"
-               "\"error_ms\":{\"median\":%.3f},\"bad\":%d,\"per_rank\":[",
-               size, victim, wait, n, a50, a99, amax, e50, bad);
+               "\"error_ms\":{\"median\":%.3f},"
+               "\"shrink_ms\":{\"median\":%.3f},\"bad\":%d,\"per_rank\":[",
+               size, victim, wait, n, a50, a99, amax, e50, k50, bad);
         for (int i = 0; i < n; i++)
             printf("%s{\"rank\":%d,\"first_ms\":%.3f,\"error_ms\":%.3f,"
+                   "\"shrink_ms\":%.3f,"
                    "\"size_after\":%d,\"iters\":%lld,\"bad\":%d}",
                    i ? "," : "", r[i].rank, r[i].first_ms, r[i].err_ms,
-                   r[i].size_after, (long long)r[i].iters, r[i].bad);
+                   r[i].shrink_ms, r[i].size_after, (long long)r[i].iters,
+                   r[i].bad);
         printf("]}\n");
         return;
     }
@@ -78,9 +84,9 @@ static void run(ucft_context_h ctx, const coll_opts_t *o,
         return;
     }
     uint64_t end = bench_now_ns() + (uint64_t)(o->bound_s * 1e9);
-    uint64_t t_err = 0, t_done = 0;
+    uint64_t t_err = 0, t_done = 0, t_shrunk = 0;
     int64_t one = 1, sum;
-    res->first_ms = res->err_ms = -1;
+    res->first_ms = res->err_ms = res->shrink_ms = -1;
     for (;;) {
         ucft_status_t st =
             ucft_allreduce(w, &one, &sum, 1, UCFT_INT64, UCFT_SUM);
@@ -99,6 +105,7 @@ static void run(ucft_context_h ctx, const coll_opts_t *o,
             res->bad++;
             break;
         }
+        t_shrunk = bench_now_ns();
         st = ucft_allreduce(nc, &one, &sum, 1, UCFT_INT64, UCFT_SUM);
         t_done = bench_now_ns();
         res->size_after = ucft_comm_size(nc);
@@ -117,6 +124,7 @@ static void run(ucft_context_h ctx, const coll_opts_t *o,
     }
     res->first_ms = (double)(t_done - v.at_ns) / 1e6;
     res->err_ms = (double)(t_err - v.at_ns) / 1e6;
+    res->shrink_ms = (double)(t_shrunk - v.at_ns) / 1e6;
 }
 
 int coll_shrink_main(const coll_opts_t *o)
