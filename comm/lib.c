@@ -5,6 +5,9 @@
  * phase is its layer's; this file only orders them.
  */
 #include "comm/comm.h"
+#include "comm/variables.h"
+
+#include <stdlib.h>
 
 ucft_status_t ucft_init(const ucft_params_t *params, ucft_context_h *ctx_p)
 {
@@ -12,7 +15,11 @@ ucft_status_t ucft_init(const ucft_params_t *params, ucft_context_h *ctx_p)
 
     if (ctx_p == NULL)
         return rt_bad_arg(NULL, "ucft_init", "NULL context pointer");
-    ucft_status_t st = rt_context_open(params, &ctx);
+    char *jobwide = cm_config_jobwide();
+    if (jobwide == NULL)
+        return UCFT_ERR_NO_MEMORY;
+    ucft_status_t st = rt_context_open(params, jobwide, &ctx);
+    free(jobwide);
     if (st != UCFT_OK)
         return st;
     st = cm_layer_create(ctx);

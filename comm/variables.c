@@ -4,6 +4,9 @@
 #include "comm/variables.h"
 
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* In the order of placement_policy_t (placement/comm_map.c checks it). */
 static const char *const placements[] = {"interleave", "locality", "identity",
@@ -123,3 +126,58 @@ static const ucft_config_field_t cm_fields[] = {
 };
 
 const ucft_config_table_t cm_config_table = {"communicators", cm_fields};
+
+/* The variables that every rank must set alike: collectives (algorithms,
+ * trees, wire format, flow-control barriers) that disagree cannot match.
+ * UCFT_INJECT names its rank; UCFT_TREE_REPAIR_WINDOW may differ (the
+ * switch takes the largest); the batching and rendezvous sizes are read
+ * by the sender alone. */
+static const char *const jobwide[] = {
+    "F",
+    "PLACEMENT",
+    "BCAST_ALG",
+    "REDUCE_ALG",
+    "ALLREDUCE_ALG",
+    "BARRIER_ALG",
+    "ALLGATHER_ALG",
+    "REDUCE_SCATTER_ALG",
+    "REDUCE_WINDOW",
+    "CHECKSUM",
+    "TREE_REPAIR",
+    NULL,
+};
+
+static const char *dflt(const char *name)
+{
+    for (const ucft_config_field_t *f = cm_fields; f->name != NULL; f++)
+        if (strcmp(f->name, name) == 0)
+            return f->dflt;
+    return "";
+}
+
+char *cm_config_jobwide(void)
+{
+    size_t len = 1;
+    char *text = NULL;
+    for (int pass = 0; pass < 2; pass++) {
+        size_t at = 0;
+        for (int i = 0; jobwide[i] != NULL; i++) {
+            char var[64];
+            snprintf(var, sizeof(var), UCFT_CONFIG_PREFIX "%s", jobwide[i]);
+            const char *v = getenv(var);
+            int n = snprintf(text != NULL ? text + at : NULL,
+                             text != NULL ? len - at : 0, "%s=%s\n", jobwide[i],
+                             v != NULL ? v : dflt(jobwide[i]));
+            if (n < 0)
+                return NULL;
+            at += (size_t)n;
+        }
+        if (text == NULL) {
+            len = at + 1;
+            if ((text = malloc(len)) == NULL)
+                return NULL;
+            text[0] = '\0';
+        }
+    }
+    return text;
+}

@@ -23,4 +23,9 @@ typedef struct cm_config {
 
 extern const ucft_config_table_t cm_config_table;
 
+/* The variables every rank must set alike, as NAME=value lines (the
+ * environment's value or the default; malloc'ed, the caller frees; NULL:
+ * no memory), for ucft_init's check across the job (runtime/jobwide.h). */
+char *cm_config_jobwide(void);
+
 #endif

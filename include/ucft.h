@@ -181,7 +181,11 @@
  *     communicator the runtime posts a barrier, and the reduce (blocking or
  *     not) that ends the next window waits for that barrier inside its starting
  *     call, so that loops of reduces cannot run ahead of the root without
- *     bound.
+ *     bound. The variables that choose how collectives run (UCFT_F,
+ *     UCFT_PLACEMENT, UCFT_<OP>_ALG, UCFT_REDUCE_WINDOW, UCFT_CHECKSUM,
+ *     UCFT_TREE_REPAIR) must be the same at every rank: ucft_init checks
+ *     them across the job and fails at every rank alike with
+ *     UCFT_ERR_INVALID_PARAM, naming the variable, where one differs.
  */
 #ifndef UCFT_H
 #define UCFT_H

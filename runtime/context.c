@@ -7,6 +7,7 @@
  */
 #include "runtime/context.h"
 #include "runtime/base/clock.h"
+#include "runtime/jobwide.h"
 #include "placement/locality.h"
 #include "transport/ctrl_kinds.h"
 #include "transport/ucp/tp_ucp.h"
@@ -189,7 +190,8 @@ static ucft_status_t setup_fd(struct ucft_context *ctx)
 
 /* The start-up publications (worker and heartbeat addresses, this rank's
  * locus) and the fence that makes them visible to every rank. */
-static ucft_status_t publish_and_exchange(struct ucft_context *ctx)
+static ucft_status_t publish_and_exchange(struct ucft_context *ctx,
+                                          const char *jobwide)
 {
     const void *addr, *hb_addr;
     size_t addr_len, hb_len;
@@ -201,11 +203,15 @@ static ucft_status_t publish_and_exchange(struct ucft_context *ctx)
     if (st == UCFT_OK)
         st = locality_publish(&ctx->boot, &ctx->log);
     if (st == UCFT_OK)
+        st = rt_jobwide_publish(&ctx->boot, jobwide);
+    if (st == UCFT_OK)
         st = exchange(ctx);
+    if (st == UCFT_OK)
+        st = rt_jobwide_check(&ctx->boot, &ctx->log, jobwide);
     return st;
 }
 
-ucft_status_t rt_context_open(const ucft_params_t *params,
+ucft_status_t rt_context_open(const ucft_params_t *params, const char *jobwide,
                               struct ucft_context **ctx_p)
 {
     struct ucft_context *ctx;
@@ -265,7 +271,7 @@ ucft_status_t rt_context_open(const ucft_params_t *params,
     st = boot_watch_deaths(&ctx->boot, death_event, ctx);
     if (st != UCFT_OK)
         goto err_monitor;
-    st = publish_and_exchange(ctx);
+    st = publish_and_exchange(ctx, jobwide);
     if (st != UCFT_OK)
         goto err_exchange;
     *ctx_p = ctx;

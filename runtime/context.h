@@ -68,8 +68,10 @@ struct ucft_context {
 /* context.c: the phases of ucft_init and ucft_finalize, which the
  * communicator layer's entry points (comm/lib.c) run around the making
  * and the teardown of the world communicator. */
-/* Config, PMIx, transport, fd, monitor, and the start-up fence. */
-ucft_status_t rt_context_open(const ucft_params_t *params,
+/* Config, PMIx, transport, fd, monitor, and the start-up fence; then
+ * `jobwide` (NAME=value lines of the variables that must be the same at
+ * every rank, or NULL) is checked across the job (runtime/jobwide.h). */
+ucft_status_t rt_context_open(const ucft_params_t *params, const char *jobwide,
                               struct ucft_context **ctx_p);
 /* The ring wire-up and the monitor's start; then callbacks may run. */
 ucft_status_t rt_context_start(struct ucft_context *ctx);
