@@ -494,6 +494,12 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
         if (rank_ok != NULL)
             rank_ok[r] = (uint8_t)ok;
     }
+    for (int r = 0; op->consistent && bufs != NULL && first_ok >= 0 && r < n;
+         r++)
+        if (dead[r] && op->test(states + (size_t)r * ssize) == UCFT_OK &&
+            memcmp(bufs + (size_t)r * bsize, bufs + (size_t)first_ok * bsize,
+                   p->len) != 0)
+            res->dead_disagree++;
     res->ranks = n;
     res->started_knowing = ctx.started_knowing;
     res->sim_latency_ns = ctx.last - ctx.start;

@@ -106,6 +106,11 @@ typedef struct simrun_result {
                                 consistent) */
     int unfinished;          /* live ranks whose op never completed (a
                                 hang, unless the run was bounded) */
+    int dead_disagree;       /* ranks that completed with success before
+                                they died, with an output other than the
+                                survivors' (ops marked consistent): what a
+                                rank cut off by a partition may have handed
+                                its caller before it fenced itself */
     uint64_t sim_latency_ns; /* last completion, from the start */
     uint64_t ready_ns;       /* the last rank's output final, from the start:
                                 before sim_latency_ns for an algorithm that

@@ -60,6 +60,8 @@ static const char *const cases[][2] = {
 
 typedef struct tally {
     long runs, over_f, host_loss, dead, violations, hangs;
+    long dead_disagree; /* runs where a rank completed before it died with
+                           another output than the survivors' */
 } tally_t;
 
 typedef struct scenario {
@@ -199,6 +201,7 @@ static int run(const scenario_t *s, tally_t *t)
                       nodes.node_of[fl->rank] == nodes.node_of[s->root]);
     }
     t->runs++;
+    t->dead_disagree += r.dead_disagree > 0;
     t->dead += dead;
     t->over_f += dead > s->f;
     for (size_t i = 0; i < s->nfails; i++)
@@ -289,18 +292,21 @@ int main(int argc, char **argv)
             fprintf(stderr, "ucft-campaign: %ld scenarios, %ld violations\n",
                     i + 1, violations);
     }
-    printf("%-15s %-24s %8s %8s %9s %8s %10s %6s\n", "op", "alg", "runs",
-           "over f", "host loss", "dead", "violations", "hangs");
+    printf("%-15s %-24s %8s %8s %9s %8s %10s %6s %14s\n", "op", "alg", "runs",
+           "over f", "host loss", "dead", "violations", "hangs",
+           "dead differed");
     tally_t all = {0};
     for (size_t i = 0; i < NCASES; i++) {
-        printf("%-15s %-24s %8ld %8ld %9ld %8ld %10ld %6ld\n", cases[i][0],
-               cases[i][1], t[i].runs, t[i].over_f, t[i].host_loss, t[i].dead,
-               t[i].violations, t[i].hangs);
+        printf("%-15s %-24s %8ld %8ld %9ld %8ld %10ld %6ld %14ld\n",
+               cases[i][0], cases[i][1], t[i].runs, t[i].over_f, t[i].host_loss,
+               t[i].dead, t[i].violations, t[i].hangs, t[i].dead_disagree);
         all.runs += t[i].runs, all.over_f += t[i].over_f;
         all.host_loss += t[i].host_loss, all.dead += t[i].dead;
         all.violations += t[i].violations, all.hangs += t[i].hangs;
+        all.dead_disagree += t[i].dead_disagree;
     }
-    printf("%-15s %-24s %8ld %8ld %9ld %8ld %10ld %6ld\n", "all", "", all.runs,
-           all.over_f, all.host_loss, all.dead, all.violations, all.hangs);
+    printf("%-15s %-24s %8ld %8ld %9ld %8ld %10ld %6ld %14ld\n", "all", "",
+           all.runs, all.over_f, all.host_loss, all.dead, all.violations,
+           all.hangs, all.dead_disagree);
     return violations > 0;
 }
