@@ -48,13 +48,8 @@
 
 /* A REPORT or DECIDE message: this header, the value words, a bitmap of n
  * bits (undecided report: the sender's acknowledged failures; decision:
- * F). */
-typedef struct ag_msg {
-    uint8_t decided;
-    uint8_t err;
-    uint16_t pad;
-    uint32_t n;
-} ag_msg_t;
+ * F); checked by coll_wire_agree_check. */
+typedef coll_wire_agree_hdr_t ag_msg_t;
 
 enum { AG_POST_NONE, AG_POST_COMBINE, AG_POST_COPY };
 
@@ -573,12 +568,14 @@ static void big_cb(tp_req_t *req)
     if (req->status == UCFT_ERR_CANCELED)
         return;
     int src = sender(s, req);
-    const ag_msg_t *h = (const ag_msg_t *)s->rbig;
     unsigned kind = ucft_tag_coll_kind(req->tag);
-    if (src >= 0 && (req->status != UCFT_OK || req->length != s->msg_len ||
-                     h->n != (uint32_t)s->n || h->decided > 1 ||
-                     (kind == AG_KIND_DECIDE && !h->decided)))
-        coll_log_bad(s->tp, s->args, req, "malformed report or decision");
+    const char *bad =
+        req->status != UCFT_OK
+            ? "receive failed"
+            : coll_wire_agree_check(s->rbig, req->length, s->words, s->n,
+                                    kind == AG_KIND_DECIDE);
+    if (src >= 0 && bad != NULL)
+        coll_log_bad(s->tp, s->args, req, bad);
     else if (src >= 0 && !is_failed(s, src) && kind == AG_KIND_REPORT) {
         if (s->round && !s->round_done && !bm_get(s->got, src)) {
             round_add(s, src, s->rbig);

@@ -114,3 +114,32 @@ const void *coll_wire_batch_find(const void *data, size_t len, uint32_t seq,
     }
     return NULL;
 }
+
+const char *coll_wire_agree_check(const void *buf, size_t length, size_t words,
+                                  int n, int decision)
+{
+    coll_wire_agree_hdr_t h;
+    if (n < 1 || length != coll_wire_agree_len(words, n))
+        return "an agreement message of another length";
+    memcpy(&h, buf, sizeof(h));
+    if (h.n != (uint32_t)n)
+        return "an agreement message for another rank count";
+    if (h.decided > 1 || h.err > 1 || h.pad != 0)
+        return "an agreement message with a bad header";
+    if (decision && !h.decided)
+        return "a DECIDE message without a decision";
+    if (!h.decided && h.err)
+        return "an undecided report with the error bit";
+    const uint8_t *bm = (const uint8_t *)buf + sizeof(h) + words * 4;
+    if (n % 8 != 0 && (bm[n / 8] >> (n % 8)) != 0)
+        return "an agreement bitmap with bits past the last rank";
+    return NULL;
+}
+
+int coll_wire_fact(const void *buf, size_t length, uint32_t fact[2])
+{
+    if (length != 2 * sizeof(uint32_t))
+        return 0;
+    memcpy(fact, buf, 2 * sizeof(uint32_t));
+    return 1;
+}

@@ -72,4 +72,32 @@ static inline int coll_wire_after(uint32_t a, uint32_t b)
 const void *coll_wire_batch_find(const void *data, size_t len, uint32_t seq,
                                  size_t *plen);
 
+/* An agreement's REPORT or DECIDE message (collectives/agree.c): this
+ * header, `words` value words, then a bitmap of n bits (a report: the
+ * sender's acknowledged failures, or its decision's F; a decision: F). */
+typedef struct coll_wire_agree_hdr {
+    uint8_t decided; /* 0 or 1 */
+    uint8_t err;     /* 0 or 1 */
+    uint16_t pad;    /* 0 */
+    uint32_t n;      /* ranks of the communicator */
+} coll_wire_agree_hdr_t;
+
+static inline size_t coll_wire_agree_len(size_t words, int n)
+{
+    return sizeof(coll_wire_agree_hdr_t) + words * sizeof(uint32_t) +
+           ((size_t)n + 7) / 8;
+}
+
+/* Checks a REPORT (decision 0) or DECIDE (decision 1: it must carry one)
+ * of `length` bytes for an agreement of n ranks and `words` value words:
+ * the length, the header's fields and the bitmap's unused bits. NULL when
+ * it is well formed, else what is wrong. */
+const char *coll_wire_agree_check(const void *buf, size_t length, size_t words,
+                                  int n, int decision);
+
+/* A revoke (comm/revoke.c, sent by collectives/rbcast.c): two uint32, the
+ * communicator's context id and uid. 1 and the words in fact[] when
+ * `length` bytes are one. */
+int coll_wire_fact(const void *buf, size_t length, uint32_t fact[2]);
+
 #endif

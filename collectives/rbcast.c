@@ -1,5 +1,6 @@
 /* Reliable broadcast of small facts (rbcast.h). */
 #include "rbcast.h"
+#include "collectives/coll_wire.h"
 #include "transport/ctrl_kinds.h"
 
 #include <stdlib.h>
@@ -72,7 +73,9 @@ static void rbc_got(tp_req_t *req)
     rb->rbusy = 0;
     if (req->status == UCFT_ERR_CANCELED || rb->stopped)
         return;
-    if (req->status != UCFT_OK || req->length != sizeof(rb->rbuf)) {
+    uint32_t fact[2];
+    if (req->status != UCFT_OK ||
+        !coll_wire_fact(rb->rbuf, req->length, fact)) {
         ucft_warn(rb->tp->log,
                   "broadcast fact (kind %u) from rank %u: %zu bytes, "
                   "expected %zu (%s): dropped",
@@ -81,7 +84,6 @@ static void rbc_got(tp_req_t *req)
     } else {
         const int *to = NULL;
         int n = 0;
-        uint32_t fact[2] = {rb->rbuf[0], rb->rbuf[1]};
         if (rb->deliver(rb->arg, fact, &to, &n) &&
             enqueue(rb, fact, to, n) != UCFT_OK)
             ucft_warn(rb->tp->log, "broadcast fact: no memory to pass it on");
