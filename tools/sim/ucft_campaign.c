@@ -3,11 +3,11 @@
  * collective and the agreement (docs/sim.md, "Campaign"). Scenario i
  * draws, from seed + i: an operation and algorithm, N (log-uniform from
  * 2 to --max-ranks), f (1..3), a root, K pretend nodes (failure domains,
- * interleaved placement), and failures: ranks that die before the
- * operation, before their k-th send, or at a random simulated time, and
- * whole nodes that vanish at one instant (a lost host, or the minority
- * side of a partition, which fences itself under the majority rule:
- * docs/detector.md). One scenario in five gets more failures than f.
+ * 2 to 8 and at most 64 ranks each, interleaved placement), and failures: ranks
+ * that die before the operation, before their k-th send, or at a random
+ * simulated time, and whole nodes that vanish at one instant (a lost host, or
+ * the minority side of a partition, which fences itself under the majority
+ * rule: docs/detector.md). One scenario in five gets more failures than f.
  *
  * Checks, at every scenario: no live rank is left unfinished (a hang);
  * no rank that completed holds a wrong output (the operation's oracle:
@@ -97,7 +97,10 @@ static void draw(scenario_t *s, uint64_t seed, int max_ranks)
     if (s->f >= s->n)
         s->f = s->n > 1 ? s->n - 1 : 1;
     s->root = (int)(next(&x) % (uint64_t)s->n);
+    /* 2 to 8 nodes, and at most 64 ranks on one (a host's worth). */
     s->nodes = s->n >= 4 ? 2 + (int)(next(&x) % 7) : 0;
+    if (s->nodes > 0 && s->nodes < (s->n + 63) / 64)
+        s->nodes = (s->n + 63) / 64;
     if (s->nodes > s->n / 2)
         s->nodes = s->n / 2;
     int over = next(&x) % 5 == 0;
