@@ -69,7 +69,15 @@ int ucft_context_progress(ucft_context_h ctx)
     if (atomic_load_explicit(&ctx->inbox.pending, memory_order_relaxed) ||
         ctx->nfailed_reported < ctx->nfailed)
         n += rt_failure_progress(ctx);
-    n += rt_modules_progress(ctx);
+    /* The modules' progress is housekeeping (module.h): a spinning wait
+     * calls it once in RT_MODULES_IDLE_EVERY turns, not at each. */
+    rt_modules_t *m = &ctx->modules;
+    if (n > 0 || m->busy ||
+        (++m->idle_calls & (RT_MODULES_IDLE_EVERY - 1)) == 0) {
+        unsigned k = rt_modules_progress(ctx);
+        m->busy = k > 0;
+        n += k;
+    }
     return (int)n;
 }
 
@@ -78,6 +86,11 @@ ucft_status_t ucft_context_arm(ucft_context_h ctx, int *timeout_ms)
     if (ctx == NULL)
         return rt_bad_arg(ctx, "ucft_context_arm", "NULL context");
     rt_modules_flush(ctx); /* nothing is held back while the caller sleeps */
+    /* Nor is their housekeeping, which idle progress calls run only now
+     * and then. */
+    ctx->modules.busy = rt_modules_progress(ctx) > 0;
+    if (ctx->modules.busy)
+        return UCFT_INPROGRESS;
     if (atomic_load(&ctx->inbox.pending) ||
         ctx->nfailed_reported < ctx->nfailed)
         return UCFT_INPROGRESS;
