@@ -55,9 +55,13 @@ ucft_status_t tp_ucp_send(tp_t *t, int dst, uint64_t tag, const void *buf,
 
     if (dst < 0 || dst >= t->size)
         return UCFT_ERR_INVALID_PARAM;
-    st = tp_ucp__ep_get(tp, dst, &ep);
-    if (st != UCFT_OK)
-        return st;
+    if (tp->peers[dst].state == PEER_UP) { /* the common case, in line */
+        ep = tp->peers[dst].ep;
+    } else {
+        st = tp_ucp__ep_get(tp, dst, &ep);
+        if (st != UCFT_OK)
+            return st;
+    }
     ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
                                              UCP_OP_ATTR_FIELD_USER_DATA,
                              .cb.send = send_cb,
