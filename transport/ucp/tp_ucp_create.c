@@ -173,6 +173,7 @@ static const tp_ops_t tp_ucp_ops = {
     .address = tp_ucp_address,
     .flush = tp_ucp_flush,
     .progress = tp_ucp_progress,
+    .progress_spin = tp_ucp_progress_spin,
     .fd = tp_ucp_fd,
     .arm = tp_ucp_arm,
     .now = tp_ucp_now,

@@ -164,6 +164,7 @@ void tp_ucp__probe_timer_cb(ucft_timer_t *timer);
 /* ---- tp_ucp_progress.c --------------------------------------------------- */
 
 unsigned tp_ucp_progress(tp_t *t);
+unsigned tp_ucp_progress_spin(tp_t *t, unsigned turns);
 int tp_ucp_fd(tp_t *t);
 ucft_status_t tp_ucp_arm(tp_t *t);
 uint64_t tp_ucp_now(tp_t *t);
