@@ -645,6 +645,45 @@ static void test_conformance_rndv_send_waits(void **state)
     free(out);
 }
 
+/* progress_spin (optional; tp_progress_spin falls back to progress): a
+ * transport driven by it alone completes a message, the call that ran the
+ * completion counts it, and a completion already queued (a cancelled
+ * receive) ends the spin at its first poll however many turns it was
+ * given. */
+static void test_conformance_progress_spin(void **state)
+{
+    fixture_t *f = *state;
+    uint64_t out = 0x1122334455667788ull, in = 0;
+    creq_t s, r, c;
+
+    if (f->tp[0]->ops->progress_spin == NULL)
+        return; /* the fallback is progress itself: nothing more to check */
+    post_recv(f->tp[0], p2p(1, 7), UCFT_TAG_FULL_MASK, &in, sizeof(in), &r);
+    post_send(f->tp[1], 0, p2p(1, 7), &out, sizeof(out), &s);
+    uint64_t until = ucft_clock_now_ns() + 10 * UCFT_NSEC_PER_SEC;
+    while (!r.done && ucft_clock_now_ns() < until) {
+        unsigned n = tp_progress_spin(f->tp[0], 8);
+        if (r.done)
+            assert_true(n > 0);
+        tp_progress_spin(f->tp[1], 8);
+    }
+    assert_int_equal(r.done, 1);
+    assert_int_equal(r.req.status, UCFT_OK);
+    assert_true(in == out);
+    wait_done(f, &s);
+
+    assert_int_equal(
+        post_recv(f->tp[0], p2p(2, 8), UCFT_TAG_FULL_MASK, &in, sizeof(in), &c),
+        UCFT_INPROGRESS);
+    tp_cancel(f->tp[0], &c.req);
+    uint64_t t0 = ucft_clock_now_ns();
+    for (int i = 0; i < 4 && !c.done; i++)
+        tp_progress_spin(f->tp[0], 1u << 24); /* seconds if it spun */
+    assert_int_equal(c.done, 1);
+    assert_int_equal(c.req.status, UCFT_ERR_CANCELED);
+    assert_true(ucft_clock_now_ns() - t0 < UCFT_NSEC_PER_SEC);
+}
+
 /* T8: every rank has an address of its own, the same bytes at the same
  * place on every call. T9: with nothing sent, flush returns UCFT_OK. (What
  * it waits for after sends is backend-specific: on UCP over TCP the peers
@@ -691,6 +730,7 @@ int main(void)
         T(test_conformance_coll_send_buffered),
         T(test_conformance_rndv_send_waits),
         T(test_conformance_address_flush_idle),
+        T(test_conformance_progress_spin),
 #undef T
     };
     return cmocka_run_group_tests_name(harness_name(), tests, NULL, NULL);
