@@ -8,6 +8,7 @@
  * the posting call (T3) and every request completes exactly once.
  */
 #include "harness.h"
+#include "transport/ctrl_kinds.h"
 
 #include "runtime/base/clock.h"
 
@@ -645,6 +646,96 @@ static void test_conformance_rndv_send_waits(void **state)
     free(out);
 }
 
+/* Control messages (class CTRL; the UCP backend carries them apart from
+ * the tagged data path, tp_ucp_ctrl.c) keep the contract: an ANY_SOURCE
+ * receive names the sender in the tag; a message that came first waits,
+ * in arrival order, for a receive or a probe; classes never mix (an
+ * any-source, any-tag receive of another class takes none); truncation
+ * (T2); cancel (T4); a declared sender's message that arrives afterwards
+ * is dropped while one from before is still received (T5). */
+static uint64_t ctrl(int src, unsigned kind)
+{
+    return ucft_ctrl_tag((uint32_t)src, kind);
+}
+
+static void test_conformance_ctrl_class(void **state)
+{
+    fixture_t *f = *state;
+    const uint64_t any = ucft_ctrl_mask_any_source();
+    uint32_t a = 101, b = 102, c = 103, big[8] = {0}, got = 0, small = 0;
+    creq_t s1, s2, s3, s4, r, rp;
+    tp_probe_info_t pi;
+
+    /* Posted first: rank 2's message completes it, its tag names rank 2. */
+    assert_int_equal(
+        post_recv(f->tp[0], ctrl(0, 7), any, &got, sizeof(got), &r),
+        UCFT_INPROGRESS);
+    post_send(f->tp[2], 0, ctrl(2, 7), &a, sizeof(a), &s1);
+    wait_done(f, &r);
+    assert_int_equal(r.req.status, UCFT_OK);
+    assert_int_equal(got, 101);
+    assert_true(r.req.tag == ctrl(2, 7));
+    assert_int_equal(r.req.length, sizeof(got));
+
+    /* Sent first: two messages of rank 1 wait in arrival order; an
+     * any-source, any-tag point-to-point receive takes neither. */
+    post_recv(f->tp[0], p2p(0, 0), ucft_tag_mask(1, 1), &got, sizeof(got), &rp);
+    post_send(f->tp[1], 0, ctrl(1, 7), &b, sizeof(b), &s2);
+    post_send(f->tp[1], 0, ctrl(1, 7), &c, sizeof(c), &s3);
+    wait_done(f, &s2);
+    wait_done(f, &s3);
+    harness_settle(f->h);
+    assert_int_equal(rp.done, 0);
+    assert_int_equal(tp_probe(f->tp[0], ctrl(0, 7), any, &pi), UCFT_OK);
+    assert_true(pi.tag == ctrl(1, 7));
+    assert_int_equal(pi.length, sizeof(b));
+    assert_int_equal(tp_probe(f->tp[0], ctrl(0, 6), any, &pi),
+                     UCFT_ERR_NO_MESSAGE);
+    post_recv(f->tp[0], ctrl(0, 7), any, &got, sizeof(got), &r);
+    wait_done(f, &r);
+    assert_int_equal(got, 102);
+    /* Truncated: the tag, no length, nothing written past the buffer. */
+    uint16_t tiny[2] = {0, 0xbeef};
+    post_recv(f->tp[0], ctrl(0, 7), any, tiny, sizeof(tiny[0]), &r);
+    wait_done(f, &r);
+    assert_int_equal(r.req.status, UCFT_ERR_TRUNCATED);
+    assert_true(r.req.tag == ctrl(1, 7));
+    assert_true(r.req.length <= sizeof(tiny[0])); /* T2: filled, or 0 */
+    assert_int_equal(tiny[1], 0xbeef);
+    tp_cancel(f->tp[0], &rp.req);
+    wait_done(f, &rp);
+    assert_int_equal(rp.req.status, UCFT_ERR_CANCELED);
+
+    /* Cancel: completes once, from progress, and takes no later message. */
+    assert_int_equal(
+        post_recv(f->tp[0], ctrl(0, 5), any, &small, sizeof(small), &r),
+        UCFT_INPROGRESS);
+    tp_cancel(f->tp[0], &r.req);
+    assert_int_equal(r.done, 0); /* T3 */
+    wait_done(f, &r);
+    assert_int_equal(r.req.status, UCFT_ERR_CANCELED);
+
+    /* T5: rank 3's message from before its declaration is received; the
+     * one sent afterwards is dropped. */
+    big[0] = 104;
+    post_send(f->tp[3], 0, ctrl(3, 5), big, sizeof(big), &s4);
+    wait_done(f, &s4);
+    harness_settle(f->h);
+    tp_peer_failed(f->tp[0], 3);
+    post_recv(f->tp[0], ctrl(0, 5), any, big, sizeof(big), &r);
+    wait_done(f, &r);
+    assert_int_equal(r.req.status, UCFT_OK);
+    assert_int_equal(big[0], 104);
+    assert_true(r.req.tag == ctrl(3, 5));
+    post_send(f->tp[3], 0, ctrl(3, 5), &a, sizeof(a), &s4);
+    post_recv(f->tp[0], ctrl(0, 5), any, &got, sizeof(got), &r);
+    harness_settle(f->h);
+    assert_int_equal(r.done, 0);
+    tp_cancel(f->tp[0], &r.req);
+    wait_done(f, &r);
+    assert_int_equal(r.req.status, UCFT_ERR_CANCELED);
+}
+
 /* progress_spin (optional; tp_progress_spin falls back to progress): a
  * transport driven by it alone completes a message, the call that ran the
  * completion counts it, and a completion already queued (a cancelled
@@ -731,6 +822,7 @@ int main(void)
         T(test_conformance_rndv_send_waits),
         T(test_conformance_address_flush_idle),
         T(test_conformance_progress_spin),
+        T(test_conformance_ctrl_class),
 #undef T
     };
     return cmocka_run_group_tests_name(harness_name(), tests, NULL, NULL);
