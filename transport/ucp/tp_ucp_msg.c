@@ -8,24 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Runs the owner's callback, or queues it (in completion order) for the
- * end of the current or next progress call when UCX is running us: every
- * completion inside ucp_worker_progress is queued (tp_ucp_progress.c says
- * why), and so are those caused by a cancel or a peer's declaration. */
-void tp_ucp__complete(tp_ucp_t *tp, tp_req_t *req)
-{
-    req->priv = NULL;
-    if (tp->deferring) {
-        if (tp->deferred == NULL)
-            tp->deferred = req;
-        else
-            tp->deferred_last->priv = req;
-        tp->deferred_last = req;
-        return;
-    }
-    req->cb(req);
-}
-
 static int peer_is_failed(tp_ucp_t *tp, uint64_t tag)
 {
     uint32_t src = ucft_tag_src(tag);

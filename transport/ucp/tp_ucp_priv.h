@@ -161,9 +161,23 @@ ucft_status_t tp_ucp_probe(tp_t *t, uint64_t tag, uint64_t mask,
                            tp_probe_info_t *info);
 void tp_ucp_cancel(tp_t *t, tp_req_t *req);
 
-/* Runs the owner's callback of a completed request, or queues it for the
- * end of progress when UCX is running us. */
-void tp_ucp__complete(tp_ucp_t *tp, tp_req_t *req);
+/* Runs the owner's callback, or queues it (in completion order) for the
+ * end of the current or next progress call when UCX is running us: every
+ * completion inside ucp_worker_progress is queued (tp_ucp_progress.c says
+ * why), and so are those caused by a cancel or a peer's declaration. */
+static inline void tp_ucp__complete(tp_ucp_t *tp, tp_req_t *req)
+{
+    req->priv = NULL;
+    if (tp->deferring) {
+        if (tp->deferred == NULL)
+            tp->deferred = req;
+        else
+            tp->deferred_last->priv = req;
+        tp->deferred_last = req;
+        return;
+    }
+    req->cb(req);
+}
 
 /* ---- tp_ucp_ctrl.c ------------------------------------------------------- */
 
