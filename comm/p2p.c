@@ -36,7 +36,15 @@ static ucft_status_t recv_blocked(const struct ucft_request *r)
 }
 
 static const rt_req_ops_t send_ops = {.cancel = send_cancel};
-static const rt_req_ops_t recv_ops = {.blocked = recv_blocked};
+/* An ANY_SOURCE receive can be blocked by a failure; one from a named rank
+ * cannot, and its waits skip the check. */
+static const rt_req_ops_t recv_any_ops = {.blocked = recv_blocked};
+static const rt_req_ops_t recv_ops = {0};
+
+static int is_recv(const struct ucft_request *r)
+{
+    return r->ops == &recv_ops || r->ops == &recv_any_ops;
+}
 
 /* ---- pending requests ---------------------------------------------------- */
 
@@ -60,7 +68,7 @@ void cm_p2p_cancel_all(cm_layer_t *cl)
 {
     for (struct ucft_request *r = cl->pending.next; r != &cl->pending;
          r = r->next) {
-        if (r->ops == &recv_ops && r->cancel_status == UCFT_OK)
+        if (is_recv(r) && r->cancel_status == UCFT_OK)
             tp_cancel(cl->ctx->tp, &r->tp);
     }
 }
@@ -74,7 +82,7 @@ void cm_p2p_failure(cm_layer_t *cl, int rank)
 {
     for (struct ucft_request *r = cl->pending.next; r != &cl->pending;
          r = r->next) {
-        if (r->ops != &recv_ops || r->done || r->cancel_status != UCFT_OK)
+        if (!is_recv(r) || r->done || r->cancel_status != UCFT_OK)
             continue;
         if (r->peer_world != rank)
             continue;
@@ -87,7 +95,7 @@ void cm_p2p_revoke(cm_layer_t *cl, struct ucft_comm *comm)
 {
     for (struct ucft_request *r = cl->pending.next; r != &cl->pending;
          r = r->next) {
-        if (r->ops != &recv_ops || r->done || r->comm != comm ||
+        if (!is_recv(r) || r->done || r->comm != comm ||
             r->cancel_status != UCFT_OK)
             continue;
         r->cancel_status = UCFT_ERR_REVOKED;
@@ -113,10 +121,14 @@ static int tag_source(struct ucft_comm *comm, uint64_t tag, size_t length)
     return -1;
 }
 
-/* Fills the receive part of info from the matched tag. */
+/* Fills the receive part of info from the matched tag. A receive from a
+ * named rank matched that rank's job rank in the tag: its source is the
+ * rank it named. */
 static void set_recv_info(struct ucft_request *r)
 {
-    r->info.source = tag_source(r->comm, r->tp.tag, r->tp.length);
+    r->info.source = r->peer != UCFT_ANY_SOURCE
+                         ? r->peer
+                         : tag_source(r->comm, r->tp.tag, r->tp.length);
     r->info.tag = (int)ucft_tag_payload(r->tp.tag);
     r->info.length = r->tp.length;
     if (r->info.source < 0)
@@ -131,7 +143,7 @@ static void req_tp_done(tp_req_t *t)
     if (st == UCFT_ERR_CANCELED && r->cancel_status != UCFT_OK)
         st = r->cancel_status;
     r->info.status = st;
-    if (r->ops == &recv_ops && (st == UCFT_OK || st == UCFT_ERR_TRUNCATED))
+    if (is_recv(r) && (st == UCFT_OK || st == UCFT_ERR_TRUNCATED))
         set_recv_info(r);
     r->done = 1;
     pending_del(r);
@@ -249,7 +261,8 @@ ucft_status_t ucft_irecv(ucft_comm_h comm, void *buf, size_t length, int source,
                                         : cm_comm_job_rank(comm, source);
     if (job != UCFT_ANY_SOURCE && rt_is_failed(ctx, job))
         return UCFT_ERR_PROC_FAILED;
-    struct ucft_request *r = rt_req_get(ctx, &recv_ops);
+    struct ucft_request *r =
+        rt_req_get(ctx, job == UCFT_ANY_SOURCE ? &recv_any_ops : &recv_ops);
     if (r == NULL)
         return UCFT_ERR_NO_MEMORY;
     if (job != UCFT_ANY_SOURCE && !ctx->watched[job]) {

@@ -112,6 +112,14 @@ ucft_status_t rt_bad_arg_at(const struct ucft_context *ctx, const char *call,
 #define rt_bad_arg(ctx, call, what)                                            \
     rt_bad_arg_at((ctx), (call), (what), __FILE__, __LINE__)
 
+/* progress.c: ucft_context_progress, with the transport's polls repeated
+ * while they find nothing, `turns` at most (tp_progress_spin): for
+ * spinning waits. */
+unsigned rt_progress_spin(struct ucft_context *ctx, unsigned turns);
+/* The turns of one rt_progress_spin in a spinning wait (a power of 2, at
+ * most 64): failure news and the modules are looked at between them. */
+#define RT_SPIN_TURNS 8
+
 /* progress.c: progress until cond(arg) holds or timeout_ns passes. Returns
  * UCFT_OK or UCFT_ERR_TIMED_OUT. */
 ucft_status_t rt_wait_until(struct ucft_context *ctx, int (*cond)(void *),

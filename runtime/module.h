@@ -23,8 +23,12 @@ typedef struct rt_module_ops {
     const char *name;
     /* `rank` was declared failed; the transport has already fenced it. */
     void (*on_failure)(void *state, int rank);
-    /* From every ucft_context_progress, after the transport and the failure
-     * news; returns the work done. */
+    /* From ucft_context_progress, after the transport and the failure
+     * news: at every call where those did work or where the module's
+     * last call did, at every RT_MODULES_IDLE_EVERY-th call otherwise,
+     * and from ucft_context_arm before a sleep (progress.c). Returns the
+     * work done. Housekeeping only: what must happen at once happens in
+     * the transport's callbacks. */
     unsigned (*progress)(void *state);
     /* The rank is about to wait or sleep (a wait that has lasted 20 us,
      * ucft_context_arm, a ucft_test that finds its request pending): send
@@ -35,6 +39,9 @@ typedef struct rt_module_ops {
 } rt_module_ops_t;
 
 #define RT_MODULES_MAX 4
+/* A power of 2: the period of the modules' progress while nothing
+ * happens (a spinning wait on a point-to-point message). */
+#define RT_MODULES_IDLE_EVERY 16
 
 typedef struct rt_module {
     const rt_module_ops_t *ops;
@@ -44,6 +51,8 @@ typedef struct rt_module {
 typedef struct rt_modules {
     rt_module_t mod[RT_MODULES_MAX];
     int n;
+    unsigned idle_calls; /* ucft_context_progress calls that skipped them */
+    int busy;            /* their last progress did work */
 } rt_modules_t;
 
 /* Attaches `ops` with `state`: UCFT_ERR_NO_RESOURCE when the table is

@@ -65,12 +65,25 @@ int ucft_context_progress(ucft_context_h ctx)
 {
     if (ctx == NULL)
         return 0;
-    unsigned n = tp_progress(ctx->tp);
+    return (int)rt_progress_spin(ctx, 1);
+}
+
+unsigned rt_progress_spin(struct ucft_context *ctx, unsigned turns)
+{
+    unsigned n = tp_progress_spin(ctx->tp, turns);
     if (atomic_load_explicit(&ctx->inbox.pending, memory_order_relaxed) ||
         ctx->nfailed_reported < ctx->nfailed)
         n += rt_failure_progress(ctx);
-    n += rt_modules_progress(ctx);
-    return (int)n;
+    /* The modules' progress is housekeeping (module.h): a spinning wait
+     * calls it once in RT_MODULES_IDLE_EVERY turns, not at each. */
+    rt_modules_t *m = &ctx->modules;
+    if (n > 0 || m->busy ||
+        (++m->idle_calls & (RT_MODULES_IDLE_EVERY - 1)) == 0) {
+        unsigned k = rt_modules_progress(ctx);
+        m->busy = k > 0;
+        n += k;
+    }
+    return n;
 }
 
 ucft_status_t ucft_context_arm(ucft_context_h ctx, int *timeout_ms)
@@ -78,6 +91,11 @@ ucft_status_t ucft_context_arm(ucft_context_h ctx, int *timeout_ms)
     if (ctx == NULL)
         return rt_bad_arg(ctx, "ucft_context_arm", "NULL context");
     rt_modules_flush(ctx); /* nothing is held back while the caller sleeps */
+    /* Nor is their housekeeping, which idle progress calls run only now
+     * and then. */
+    ctx->modules.busy = rt_modules_progress(ctx) > 0;
+    if (ctx->modules.busy)
+        return UCFT_INPROGRESS;
     if (atomic_load(&ctx->inbox.pending) ||
         ctx->nfailed_reported < ctx->nfailed)
         return UCFT_INPROGRESS;
@@ -153,9 +171,9 @@ ucft_status_t rt_wait_hinted(struct ucft_context *ctx, int (*cond)(void *),
         for (unsigned i = 1;; i++) {
             if (cond(arg))
                 return UCFT_OK;
-            ucft_context_progress(ctx);
-            /* Reading the clock costs ~20 ns: do it once every 64 turns. */
-            if ((i & 63) != 0)
+            rt_progress_spin(ctx, RT_SPIN_TURNS);
+            /* Reading the clock costs ~20 ns: do it once every 64 polls. */
+            if ((i & (64 / RT_SPIN_TURNS - 1)) != 0)
                 continue;
             uint64_t now = ucft_clock_now_ns();
             if (flush_at == UINT64_MAX) /* the first clock read */

@@ -148,8 +148,8 @@ ucft_status_t ucft_wait(ucft_request_h *req, ucft_info_t *info)
                               ctx->cfg.spin_ns == 0)
                          ? 0
                          : WAIT_INLINE_POLLS;
-        while (n-- > 0 && !r->done)
-            ucft_context_progress(ctx);
+        for (; n > 0 && !r->done; n -= RT_SPIN_TURNS)
+            rt_progress_spin(ctx, RT_SPIN_TURNS);
         if (!req_is_done(r))
             rt_wait_hinted(ctx, req_is_done, r->ops->spin, r, UINT64_MAX);
     }

@@ -147,6 +147,11 @@ struct tp_ops {
     ucft_status_t (*flush)(tp_t *tp, uint64_t timeout_ns);
     /* Returns the number of events handled. */
     unsigned (*progress)(tp_t *tp);
+    /* Optional (may be NULL: progress once): progress, and while that
+     * finds nothing, again, `turns` polls at most in all. For spinning
+     * waits: a poll that finds nothing costs the backend's own poll and
+     * no more. Returns the number of events handled. */
+    unsigned (*progress_spin)(tp_t *tp, unsigned turns);
     /* A file descriptor that is readable when progress has work, or -1
      * (sim). */
     int (*fd)(tp_t *tp);
@@ -228,6 +233,12 @@ static inline uint64_t tp_timer_next(tp_t *tp)
 static inline unsigned tp_progress(tp_t *tp)
 {
     return tp->ops->progress(tp);
+}
+
+static inline unsigned tp_progress_spin(tp_t *tp, unsigned turns)
+{
+    return tp->ops->progress_spin != NULL ? tp->ops->progress_spin(tp, turns)
+                                          : tp->ops->progress(tp);
 }
 
 static inline uint64_t tp_now(tp_t *tp)

@@ -8,6 +8,7 @@
  * the posting call (T3) and every request completes exactly once.
  */
 #include "harness.h"
+#include "transport/ctrl_kinds.h"
 
 #include "runtime/base/clock.h"
 
@@ -645,6 +646,135 @@ static void test_conformance_rndv_send_waits(void **state)
     free(out);
 }
 
+/* Control messages (class CTRL; the UCP backend carries them apart from
+ * the tagged data path, tp_ucp_ctrl.c) keep the contract: an ANY_SOURCE
+ * receive names the sender in the tag; a message that came first waits,
+ * in arrival order, for a receive or a probe; classes never mix (an
+ * any-source, any-tag receive of another class takes none); truncation
+ * (T2); cancel (T4); a declared sender's message that arrives afterwards
+ * is dropped while one from before is still received (T5). */
+static uint64_t ctrl(int src, unsigned kind)
+{
+    return ucft_ctrl_tag((uint32_t)src, kind);
+}
+
+static void test_conformance_ctrl_class(void **state)
+{
+    fixture_t *f = *state;
+    const uint64_t any = ucft_ctrl_mask_any_source();
+    uint32_t a = 101, b = 102, c = 103, big[8] = {0}, got = 0, small = 0;
+    creq_t s1, s2, s3, s4, r, rp;
+    tp_probe_info_t pi;
+
+    /* Posted first: rank 2's message completes it, its tag names rank 2. */
+    assert_int_equal(
+        post_recv(f->tp[0], ctrl(0, 7), any, &got, sizeof(got), &r),
+        UCFT_INPROGRESS);
+    post_send(f->tp[2], 0, ctrl(2, 7), &a, sizeof(a), &s1);
+    wait_done(f, &r);
+    assert_int_equal(r.req.status, UCFT_OK);
+    assert_int_equal(got, 101);
+    assert_true(r.req.tag == ctrl(2, 7));
+    assert_int_equal(r.req.length, sizeof(got));
+
+    /* Sent first: two messages of rank 1 wait in arrival order; an
+     * any-source, any-tag point-to-point receive takes neither. */
+    post_recv(f->tp[0], p2p(0, 0), ucft_tag_mask(1, 1), &got, sizeof(got), &rp);
+    post_send(f->tp[1], 0, ctrl(1, 7), &b, sizeof(b), &s2);
+    post_send(f->tp[1], 0, ctrl(1, 7), &c, sizeof(c), &s3);
+    wait_done(f, &s2);
+    wait_done(f, &s3);
+    harness_settle(f->h);
+    assert_int_equal(rp.done, 0);
+    assert_int_equal(tp_probe(f->tp[0], ctrl(0, 7), any, &pi), UCFT_OK);
+    assert_true(pi.tag == ctrl(1, 7));
+    assert_int_equal(pi.length, sizeof(b));
+    assert_int_equal(tp_probe(f->tp[0], ctrl(0, 6), any, &pi),
+                     UCFT_ERR_NO_MESSAGE);
+    post_recv(f->tp[0], ctrl(0, 7), any, &got, sizeof(got), &r);
+    wait_done(f, &r);
+    assert_int_equal(got, 102);
+    /* Truncated: the tag, no length, nothing written past the buffer. */
+    uint16_t tiny[2] = {0, 0xbeef};
+    post_recv(f->tp[0], ctrl(0, 7), any, tiny, sizeof(tiny[0]), &r);
+    wait_done(f, &r);
+    assert_int_equal(r.req.status, UCFT_ERR_TRUNCATED);
+    assert_true(r.req.tag == ctrl(1, 7));
+    assert_true(r.req.length <= sizeof(tiny[0])); /* T2: filled, or 0 */
+    assert_int_equal(tiny[1], 0xbeef);
+    tp_cancel(f->tp[0], &rp.req);
+    wait_done(f, &rp);
+    assert_int_equal(rp.req.status, UCFT_ERR_CANCELED);
+
+    /* Cancel: completes once, from progress, and takes no later message. */
+    assert_int_equal(
+        post_recv(f->tp[0], ctrl(0, 5), any, &small, sizeof(small), &r),
+        UCFT_INPROGRESS);
+    tp_cancel(f->tp[0], &r.req);
+    assert_int_equal(r.done, 0); /* T3 */
+    wait_done(f, &r);
+    assert_int_equal(r.req.status, UCFT_ERR_CANCELED);
+
+    /* T5: rank 3's message from before its declaration is received; the
+     * one sent afterwards is dropped. */
+    big[0] = 104;
+    post_send(f->tp[3], 0, ctrl(3, 5), big, sizeof(big), &s4);
+    wait_done(f, &s4);
+    harness_settle(f->h);
+    tp_peer_failed(f->tp[0], 3);
+    post_recv(f->tp[0], ctrl(0, 5), any, big, sizeof(big), &r);
+    wait_done(f, &r);
+    assert_int_equal(r.req.status, UCFT_OK);
+    assert_int_equal(big[0], 104);
+    assert_true(r.req.tag == ctrl(3, 5));
+    post_send(f->tp[3], 0, ctrl(3, 5), &a, sizeof(a), &s4);
+    post_recv(f->tp[0], ctrl(0, 5), any, &got, sizeof(got), &r);
+    harness_settle(f->h);
+    assert_int_equal(r.done, 0);
+    tp_cancel(f->tp[0], &r.req);
+    wait_done(f, &r);
+    assert_int_equal(r.req.status, UCFT_ERR_CANCELED);
+}
+
+/* progress_spin (optional; tp_progress_spin falls back to progress): a
+ * transport driven by it alone completes a message, the call that ran the
+ * completion counts it, and a completion already queued (a cancelled
+ * receive) ends the spin at its first poll however many turns it was
+ * given. */
+static void test_conformance_progress_spin(void **state)
+{
+    fixture_t *f = *state;
+    uint64_t out = 0x1122334455667788ull, in = 0;
+    creq_t s, r, c;
+
+    if (f->tp[0]->ops->progress_spin == NULL)
+        return; /* the fallback is progress itself: nothing more to check */
+    post_recv(f->tp[0], p2p(1, 7), UCFT_TAG_FULL_MASK, &in, sizeof(in), &r);
+    post_send(f->tp[1], 0, p2p(1, 7), &out, sizeof(out), &s);
+    uint64_t until = ucft_clock_now_ns() + 10 * UCFT_NSEC_PER_SEC;
+    while (!r.done && ucft_clock_now_ns() < until) {
+        unsigned n = tp_progress_spin(f->tp[0], 8);
+        if (r.done)
+            assert_true(n > 0);
+        tp_progress_spin(f->tp[1], 8);
+    }
+    assert_int_equal(r.done, 1);
+    assert_int_equal(r.req.status, UCFT_OK);
+    assert_true(in == out);
+    wait_done(f, &s);
+
+    assert_int_equal(
+        post_recv(f->tp[0], p2p(2, 8), UCFT_TAG_FULL_MASK, &in, sizeof(in), &c),
+        UCFT_INPROGRESS);
+    tp_cancel(f->tp[0], &c.req);
+    uint64_t t0 = ucft_clock_now_ns();
+    for (int i = 0; i < 4 && !c.done; i++)
+        tp_progress_spin(f->tp[0], 1u << 24); /* seconds if it spun */
+    assert_int_equal(c.done, 1);
+    assert_int_equal(c.req.status, UCFT_ERR_CANCELED);
+    assert_true(ucft_clock_now_ns() - t0 < UCFT_NSEC_PER_SEC);
+}
+
 /* T8: every rank has an address of its own, the same bytes at the same
  * place on every call. T9: with nothing sent, flush returns UCFT_OK. (What
  * it waits for after sends is backend-specific: on UCP over TCP the peers
@@ -691,6 +821,8 @@ int main(void)
         T(test_conformance_coll_send_buffered),
         T(test_conformance_rndv_send_waits),
         T(test_conformance_address_flush_idle),
+        T(test_conformance_progress_spin),
+        T(test_conformance_ctrl_class),
 #undef T
     };
     return cmocka_run_group_tests_name(harness_name(), tests, NULL, NULL);

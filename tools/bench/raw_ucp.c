@@ -270,7 +270,7 @@ static int ucp_setup(raw_ucp_t *u)
         .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_REQUEST_SIZE |
                       UCP_PARAM_FIELD_TAG_SENDER_MASK |
                       UCP_PARAM_FIELD_ESTIMATED_NUM_EPS,
-        .features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP,
+        .features = UCP_FEATURE_TAG | UCP_FEATURE_AM | UCP_FEATURE_WAKEUP,
         .request_size = sizeof(raw_rq_t),
         .tag_sender_mask = UCFT_TAG_SRC_MASK,
         .estimated_num_eps = (size_t)u->size,

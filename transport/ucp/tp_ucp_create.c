@@ -133,6 +133,7 @@ static void tp_ucp_destroy(tp_t *t)
     /* Run completions still queued so that owners see every request end. */
     tp_ucp_progress(t);
     drain_unexpected(tp); /* what arrived while the endpoints closed */
+    tp_ucp__ctrl_cleanup(tp);
     tp->outstanding += (unsigned)tp->nclosing;
     if (tp->outstanding != 0)
         ucft_warn(t->log,
@@ -173,6 +174,7 @@ static const tp_ops_t tp_ucp_ops = {
     .address = tp_ucp_address,
     .flush = tp_ucp_flush,
     .progress = tp_ucp_progress,
+    .progress_spin = tp_ucp_progress_spin,
     .fd = tp_ucp_fd,
     .arm = tp_ucp_arm,
     .now = tp_ucp_now,
@@ -197,6 +199,8 @@ ucft_status_t tp_ucp_create(const tp_ucp_params_t *params, tp_t **tp_p)
         return UCFT_ERR_NO_MEMORY;
     tp_kept_init(&tp->kept);
     tp_kept_init(&tp->abandoned);
+    tp_kept_init(&tp->ctrl_unexp);
+    tp->ctrl_tail = &tp->ctrl_posted;
     tp->peers = calloc((size_t)params->size, sizeof(*tp->peers));
     if (tp->peers == NULL)
         goto err_free;
@@ -223,7 +227,8 @@ ucft_status_t tp_ucp_create(const tp_ucp_params_t *params, tp_t **tp_p)
         .field_mask = UCP_PARAM_FIELD_FEATURES |
                       UCP_PARAM_FIELD_TAG_SENDER_MASK |
                       UCP_PARAM_FIELD_ESTIMATED_NUM_EPS,
-        .features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP,
+        /* AM: control messages (tp_ucp_ctrl.c). */
+        .features = UCP_FEATURE_TAG | UCP_FEATURE_AM | UCP_FEATURE_WAKEUP,
         .tag_sender_mask = UCFT_TAG_SRC_MASK,
         .estimated_num_eps = (size_t)params->size,
     };
@@ -245,6 +250,12 @@ ucft_status_t tp_ucp_create(const tp_ucp_params_t *params, tp_t **tp_p)
     us = ucp_worker_get_efd(tp->worker, &tp->efd);
     if (us != UCS_OK) {
         ucft_error(log, "ucp_worker_get_efd: %s", ucs_status_string(us));
+        goto err_worker;
+    }
+    us = tp_ucp__ctrl_init(tp);
+    if (us != UCS_OK) {
+        ucft_error(log, "ucp_worker_set_am_recv_handler: %s",
+                   ucs_status_string(us));
         goto err_worker;
     }
     us = ucp_worker_get_address(tp->worker, &tp->address, &tp->address_len);

@@ -8,24 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Runs the owner's callback, or queues it (in completion order) for the
- * end of the current or next progress call when UCX is running us: every
- * completion inside ucp_worker_progress is queued (tp_ucp_progress.c says
- * why), and so are those caused by a cancel or a peer's declaration. */
-static void complete(tp_ucp_t *tp, tp_req_t *req)
-{
-    req->priv = NULL;
-    if (tp->deferring) {
-        if (tp->deferred == NULL)
-            tp->deferred = req;
-        else
-            tp->deferred_last->priv = req;
-        tp->deferred_last = req;
-        return;
-    }
-    req->cb(req);
-}
-
 static int peer_is_failed(tp_ucp_t *tp, uint64_t tag)
 {
     uint32_t src = ucft_tag_src(tag);
@@ -43,7 +25,7 @@ static void send_cb(void *request, ucs_status_t status, void *user_data)
         req->status = UCFT_ERR_PROC_FAILED;
     tp->outstanding--;
     ucp_request_free(request);
-    complete(tp, req);
+    tp_ucp__complete(tp, req);
 }
 
 ucft_status_t tp_ucp_send(tp_t *t, int dst, uint64_t tag, const void *buf,
@@ -55,9 +37,13 @@ ucft_status_t tp_ucp_send(tp_t *t, int dst, uint64_t tag, const void *buf,
 
     if (dst < 0 || dst >= t->size)
         return UCFT_ERR_INVALID_PARAM;
-    st = tp_ucp__ep_get(tp, dst, &ep);
-    if (st != UCFT_OK)
-        return st;
+    if (tp->peers[dst].state == PEER_UP) { /* the common case, in line */
+        ep = tp->peers[dst].ep;
+    } else {
+        st = tp_ucp__ep_get(tp, dst, &ep);
+        if (st != UCFT_OK)
+            return st;
+    }
     ucp_request_param_t p = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
                                              UCP_OP_ATTR_FIELD_USER_DATA,
                              .cb.send = send_cb,
@@ -70,7 +56,13 @@ ucft_status_t tp_ucp_send(tp_t *t, int dst, uint64_t tag, const void *buf,
     req->priv_peer = dst;
     req->priv = NULL;
     tp->outstanding++;
-    void *r = ucp_tag_send_nbx(ep, buf, len, tag, &p);
+    void *r;
+    if (ucft_tag_class(tag) == UCFT_TAG_CLASS_CTRL) {
+        req->priv_tag = tag;
+        r = tp_ucp__ctrl_send(tp, ep, buf, len, req, &p);
+    } else {
+        r = ucp_tag_send_nbx(ep, buf, len, tag, &p);
+    }
     if (r == NULL || UCS_PTR_IS_ERR(r))
         tp->outstanding--;
     if (r == NULL)
@@ -113,7 +105,7 @@ static void recv_cb(void *request, ucs_status_t status,
                 req->priv = r; /* still pending */
             } else if (!tp->posting) {
                 req->priv = NULL; /* completed inside the repost */
-                complete(tp, req);
+                tp_ucp__complete(tp, req);
             }
             return;
         }
@@ -133,7 +125,7 @@ static void recv_cb(void *request, ucs_status_t status,
         req->priv = RECV_DONE_AT_POST;
         return;
     }
-    complete(tp, req);
+    tp_ucp__complete(tp, req);
 }
 
 static void *post_recv(tp_ucp_t *tp, tp_req_t *req)
@@ -168,6 +160,8 @@ ucft_status_t tp_ucp_recv(tp_t *t, uint64_t tag, uint64_t mask, void *buf,
             return UCFT_OK;
         }
     }
+    if (tp_ucp__is_ctrl(tag, mask))
+        return tp_ucp__ctrl_recv(tp, tag, mask, buf, len, req);
     req->priv_owner = tp;
     req->priv_buf = buf;
     req->priv_len = len;
@@ -194,11 +188,15 @@ ucft_status_t tp_ucp_probe(tp_t *t, uint64_t tag, uint64_t mask,
 {
     tp_ucp_t *tp = TP(t);
     const tp_kept_msg_t *k = tp_kept_find(&tp->kept, tag, mask);
+    if (k == NULL)
+        k = tp_ucp__ctrl_find(tp, tag, mask);
     if (k != NULL) {
         info->tag = k->tag;
         info->length = k->len;
         return UCFT_OK;
     }
+    if (tp_ucp__is_ctrl(tag, mask))
+        return UCFT_ERR_NO_MESSAGE;
     ucp_tag_recv_info_t ri;
     ucp_tag_message_h m = ucp_tag_probe_nb(tp->worker, tag, mask, 0, &ri);
     if (m == NULL)
@@ -211,7 +209,7 @@ ucft_status_t tp_ucp_probe(tp_t *t, uint64_t tag, uint64_t mask,
 void tp_ucp_cancel(tp_t *t, tp_req_t *req)
 {
     tp_ucp_t *tp = TP(t);
-    if (req->priv == NULL)
+    if (req->priv == NULL || tp_ucp__ctrl_cancel(tp, req))
         return;
     /* Already done, its callback waiting for our next progress (req->priv
      * links the deferred list then): it completes normally (T4). */

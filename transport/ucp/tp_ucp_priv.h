@@ -26,6 +26,9 @@
  *   tp_ucp_ep.c        endpoints: made on first use, errors queued for
  *                      progress, closed without waiting; watch
  *   tp_ucp_msg.c       send, recv, probe, cancel
+ *   tp_ucp_ctrl.c      control messages (tag class CTRL) as active
+ *                      messages, matched here: no ANY_SOURCE receive in
+ *                      UCX's wildcard queue
  *   tp_ucp_peer.c      peer_failed (the messages of a declared peer taken
  *                      out of UCX, kept.h), disconnect
  *   fifo_probe.c       the FIFO self-probe, and when the backend runs it
@@ -85,10 +88,16 @@ struct tp_ucp {
     size_t nclosing, closing_cap;
     int *errors; /* ranks with an endpoint error to report */
     size_t nerrors, errors_cap;
-    tp_kept_t kept;      /* messages of declared peers from before (kept.h) */
-    tp_kept_t abandoned; /* their cancelled rendezvous receives: freed
-                            once UCX has called back, or after the worker */
-    fifo_probe_t probe;  /* of this worker's FIFO, after a death */
+    tp_kept_t kept; /* messages of declared peers from before (kept.h) */
+    /* Control messages (tp_ucp_ctrl.c): those no receive has taken yet,
+     * in arrival order; the posted control receives, in post order,
+     * linked through their priv_owner. */
+    tp_kept_t ctrl_unexp;
+    void *ctrl_posted;
+    void **ctrl_tail;
+    tp_kept_t abandoned;      /* their cancelled rendezvous receives: freed
+                                 once UCX has called back, or after the worker */
+    fifo_probe_t probe;       /* of this worker's FIFO, after a death */
     ucft_timer_t probe_timer; /* its next verdict, for a sleeping owner */
     uint64_t probe_due;       /* when the next probe starts (0: none) */
     void (*cut_off_cb)(void *arg);
@@ -152,6 +161,44 @@ ucft_status_t tp_ucp_probe(tp_t *t, uint64_t tag, uint64_t mask,
                            tp_probe_info_t *info);
 void tp_ucp_cancel(tp_t *t, tp_req_t *req);
 
+/* Runs the owner's callback, or queues it (in completion order) for the
+ * end of the current or next progress call when UCX is running us: every
+ * completion inside ucp_worker_progress is queued (tp_ucp_progress.c says
+ * why), and so are those caused by a cancel or a peer's declaration. */
+static inline void tp_ucp__complete(tp_ucp_t *tp, tp_req_t *req)
+{
+    req->priv = NULL;
+    if (tp->deferring) {
+        if (tp->deferred == NULL)
+            tp->deferred = req;
+        else
+            tp->deferred_last->priv = req;
+        tp->deferred_last = req;
+        return;
+    }
+    req->cb(req);
+}
+
+/* ---- tp_ucp_ctrl.c ------------------------------------------------------- */
+
+/* Registers the control messages' handler on the worker. */
+ucs_status_t tp_ucp__ctrl_init(tp_ucp_t *tp);
+/* A receive or probe of control messages (the class in the mask). */
+int tp_ucp__is_ctrl(uint64_t tag, uint64_t mask);
+/* Sends a control message; `p` is the send's parameters, req->priv_tag the
+ * tag. Returns what ucp_am_send_nbx returns. */
+void *tp_ucp__ctrl_send(tp_ucp_t *tp, ucp_ep_h ep, const void *buf, size_t len,
+                        tp_req_t *req, ucp_request_param_t *p);
+ucft_status_t tp_ucp__ctrl_recv(tp_ucp_t *tp, uint64_t tag, uint64_t mask,
+                                void *buf, size_t len, tp_req_t *req);
+/* The first control message waiting that matches, or NULL. */
+const tp_kept_msg_t *tp_ucp__ctrl_find(const tp_ucp_t *tp, uint64_t tag,
+                                       uint64_t mask);
+/* 1 when `req` is a control receive (cancelled if still posted). */
+int tp_ucp__ctrl_cancel(tp_ucp_t *tp, tp_req_t *req);
+/* Destroy: frees the waiting messages, forgets the posted receives. */
+void tp_ucp__ctrl_cleanup(tp_ucp_t *tp);
+
 /* ---- fifo_probe.c -------------------------------------------------------- */
 
 /* A peer died: schedules a probe of this worker's FIFO. */
@@ -164,6 +211,7 @@ void tp_ucp__probe_timer_cb(ucft_timer_t *timer);
 /* ---- tp_ucp_progress.c --------------------------------------------------- */
 
 unsigned tp_ucp_progress(tp_t *t);
+unsigned tp_ucp_progress_spin(tp_t *t, unsigned turns);
 int tp_ucp_fd(tp_t *t);
 ucft_status_t tp_ucp_arm(tp_t *t);
 uint64_t tp_ucp_now(tp_t *t);

@@ -19,12 +19,17 @@
  * the process (tcp_iface.c:307) or, once the endpoint is freed, crashes
  * it (docs/transport.md, "A kill can crash a survivor (TCP)").
  */
-unsigned tp_ucp_progress(tp_t *t)
+static unsigned progress(tp_ucp_t *tp, unsigned turns)
 {
-    tp_ucp_t *tp = TP(t);
+    tp_t *t = &tp->super;
     tp->progressing++;
     tp->deferring++;
     unsigned n = ucp_worker_progress(tp->worker);
+    /* Spinning: poll again while nothing happened, and nothing waits for
+     * the rest of this function (an endpoint error reported inside
+     * ucp_worker_progress counts no event). */
+    while (n == 0 && --turns > 0 && tp->deferred == NULL && tp->nerrors == 0)
+        n = ucp_worker_progress(tp->worker);
     tp->deferring--;
     if (tp->probe.state == FIFO_PROBE_WAITING)
         tp_ucp__probe_tick(tp);
@@ -49,6 +54,16 @@ unsigned tp_ucp_progress(tp_t *t)
     if (tp->timers.count > 0)
         n += ucft__timerq_expire(&tp->timers, ucft_clock_now_ns(), 64);
     return n;
+}
+
+unsigned tp_ucp_progress(tp_t *t)
+{
+    return progress(TP(t), 1);
+}
+
+unsigned tp_ucp_progress_spin(tp_t *t, unsigned turns)
+{
+    return progress(TP(t), turns > 0 ? turns : 1);
 }
 
 int tp_ucp_fd(tp_t *t)
