@@ -26,7 +26,11 @@
  * allreduce, which gives its own guarantee. Nobody waits for ever: the
  * ring ends everywhere whatever fails, the corrected parts end with at
  * most f failures (more: an error, never a hang), and no phase waits for
- * a later one.
+ * a later one Beyond f the flag allreduce may end with an error at
+ * some ranks and with 0 at others, which then run the fallback: a rank
+ * that ends with the error joins the fallback all the same (the state is
+ * kept after done), or they would wait for it for ever (found by
+ * ucft-campaign).
  *
  * Reduce-scatter ("corrected-ring" too): the ring reduce-scatter, and
  * as fallback the corrected reduce-scatter (the corrected allreduce of
@@ -129,13 +133,18 @@ static void fb_done(void *arg, int rank, ucft_status_t st)
 static void flag_over(cr_state_t *s, ucft_status_t st)
 {
     if (st != UCFT_OK) {
-        finish(s, st); /* more than f failures */
-        return;
-    }
-    if (s->flag == 1) {
+        /* More than f failures: this rank ends with the error. Another
+         * may have completed the flag with 0 and run the fallback, which
+         * would wait for this live rank for ever: it joins the fallback
+         * with its input all the same (the state is kept after done), and
+         * the fallback's outcome changes nothing here. */
+        finish(s, st);
+    } else if (s->flag == 1) {
         finish(s, UCFT_OK);
         return;
     }
+    if (s->cleaned)
+        return;
     if (s->mode == RB_ALLGATHER) {
         /* The corrected allgather's encoding (gather_corrected.c). */
         size_t vbytes = s->len - (size_t)s->tp->size;
