@@ -238,9 +238,9 @@ void hb_tick_at(hb_t *hb, uint64_t now, uint64_t deadline)
     }
     /* Kernel truth: for a rank on this node the owner can see whether its
      * process is stopped, dead, or alive but starved. */
+    hb_vouch_t v = HB_VOUCH_NONE;
     if (hb->ops.vouch_cb != NULL) {
-        hb_vouch_t v =
-            hb->ops.vouch_cb(hb->ops.arg, hb->observed, now - hb->last_heard);
+        v = hb->ops.vouch_cb(hb->ops.arg, hb->observed, now - hb->last_heard);
         if (v == HB_VOUCH_ALIVE) {
             hb->hold_until = now + eta;
             hb->stats.vouched++;
@@ -264,7 +264,8 @@ void hb_tick_at(hb_t *hb, uint64_t now, uint64_t deadline)
 suspect:
     hb->suspected = hb->observed;
     hb->stats.suspicions++;
-    hb->ops.suspect_cb(hb->ops.arg, hb->observed); /* may re-target */
+    /* may re-target */
+    hb->ops.suspect_cb(hb->ops.arg, hb->observed, v == HB_VOUCH_DEAD);
 }
 
 /* When the tick has something to do next: our next heartbeat, or the
@@ -291,6 +292,18 @@ static ucft_status_t hb_rearm(hb_t *hb, uint64_t now)
 {
     hb->tick_deadline = hb_next_tick(hb, now);
     return tp_timer_start(hb->tp, &hb->tick, hb->tick_deadline);
+}
+
+void hb_refute(hb_t *hb, int rank)
+{
+    if (rank < 0 || rank != hb->observed || rank != hb->suspected)
+        return;
+    uint64_t now = tp_now(hb->tp);
+    hb->suspected = -1;
+    hb->stats.refuted++;
+    hb_heard(hb, now);
+    if (hb->running)
+        (void)hb_rearm(hb, now);
 }
 
 static void hb_tick_cb(ucft_timer_t *t)
@@ -361,6 +374,10 @@ static void hb_on_msg(hb_t *hb, unsigned kind, int src, uint64_t body)
     case UCFT_CTRL_HB:
         hb_compare(hb, src, body);
         if (src == hb->observed) {
+            if (hb->suspected == src) { /* it was only late */
+                hb->suspected = -1;
+                hb->stats.recovered++;
+            }
             if (hb->heard_once)
                 hb_note_gap(hb, now, now - hb->last_heard);
             hb->heard_once = 1;

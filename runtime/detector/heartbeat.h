@@ -102,8 +102,12 @@ typedef enum hb_vouch {
 } hb_vouch_t;
 
 typedef struct hb_ops {
-    /* The observed rank was silent for more than delta. Required. */
-    void (*suspect_cb)(void *arg, int rank);
+    /* The observed rank was silent for more than delta (kernel = 1: and
+     * the owner's vouch_cb said it is dead). Required. The owner may
+     * declare it, or confirm first (probe.h) and call hb_refute() if it
+     * is alive after all; until either, the rank is not suspected again,
+     * and a heartbeat from it ends the suspicion (stats.recovered). */
+    void (*suspect_cb)(void *arg, int rank, int kernel);
     /* Our own heartbeat went out gap_ns after the previous one (>= 2 eta).
      * Optional. */
     void (*warn_late_cb)(void *arg, uint64_t gap_ns);
@@ -142,6 +146,8 @@ typedef struct hb_stats {
     uint64_t kernel;     /* suspicions on the owner's DEAD */
     uint64_t own_wait;   /* deadlines moved by our own run-queue wait */
     uint64_t adapted;    /* deadlines moved by the rank's recent gaps */
+    uint64_t recovered;  /* suspicions ended by the rank's own heartbeat */
+    uint64_t refuted;    /* suspicions ended by hb_refute */
     uint64_t ticks;
 } hb_stats_t;
 
@@ -199,6 +205,9 @@ ucft_status_t hb_start(hb_t *hb);
 /* The membership grew: re-target the observed rank and/or the observer if
  * they are now failed. */
 void hb_membership_changed(hb_t *hb);
+/* The owner found the suspected observed rank `rank` alive (another
+ * observer reached it): no longer suspected, a full delta from now. */
+void hb_refute(hb_t *hb, int rank);
 /* Stops the tick and cancels the receives (their callbacks still run, from
  * progress). notify = 1: tell the observer to stop watching (clean
  * finalize); 0: just go quiet (this rank was declared failed). */
