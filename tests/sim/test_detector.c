@@ -78,8 +78,9 @@ static void h_self_cb(void *arg)
         sim_world_kill(c->h->w, c->rank);
 }
 
-static void h_create(harness_t *h, int n, uint64_t eta, uint64_t delta,
-                     int window, uint64_t seed)
+/* With indirect probes when `probe` is not NULL. */
+static void h_create_probe(harness_t *h, int n, uint64_t eta, uint64_t delta,
+                           int window, uint64_t seed, const pb_params_t *probe)
 {
     sim_params_t sp;
 
@@ -93,6 +94,8 @@ static void h_create(harness_t *h, int n, uint64_t eta, uint64_t delta,
     h->params.hb.eta_ns = eta;
     h->params.hb.delta_ns = delta;
     h->params.prop_window = window;
+    if (probe != NULL)
+        h->params.probe = *probe;
     h->dets = calloc((size_t)n, sizeof(*h->dets));
     h->ctx = calloc((size_t)n, sizeof(*h->ctx));
     h->first = calloc((size_t)n, sizeof(*h->first));
@@ -113,6 +116,12 @@ static void h_create(harness_t *h, int n, uint64_t eta, uint64_t delta,
     }
     for (int r = 0; r < n; r++)
         assert_int_equal(det_start(h->dets[r]), UCFT_OK);
+}
+
+static void h_create(harness_t *h, int n, uint64_t eta, uint64_t delta,
+                     int window, uint64_t seed)
+{
+    h_create_probe(h, n, eta, delta, window, seed, NULL);
 }
 
 static void h_destroy(harness_t *h)
@@ -711,6 +720,163 @@ static void test_detector_determinism(void **state)
     assert_true(a != c);
 }
 
+/* Indirect probes (probe.h). N = 16, eta = 10 ms, delta = 40 ms, 2
+ * helpers per round, a round every eta, a window of 2 eta. Rank 5's
+ * heartbeats to its observer 6 all vanish from 50 ms on (a link that
+ * loses them, the others intact): with probes nobody declares rank 5 in
+ * 2 s (each suspicion is refuted through a helper); without them rank 6
+ * declares it after delta, a false declaration. Then rank 5 dies, its
+ * heartbeats still lost: every survivor knows it within delta + eta/10 +
+ * the window (+ a broadcast) of the kill, and nobody else is declared. */
+static const pb_params_t probe_params = {
+    .helpers = 2, .window_ns = 20 * MS, .round_ns = 10 * MS};
+
+static void lose_heartbeats(harness_t *h, int src, int dst)
+{
+    assert_int_equal(sim_world_lose(h->w, src, dst, 1000000,
+                                    ucft_ctrl_tag((uint32_t)src, UCFT_CTRL_HB),
+                                    ucft_ctrl_mask_any_source()),
+                     UCFT_OK);
+}
+
+static void test_detector_probe_lossy_link(void **state)
+{
+    const int n = 16, victim = 5, obs = 6;
+    const uint64_t eta = 10 * MS, delta = 40 * MS;
+    harness_t h;
+
+    /* Without probes: the lossy link alone gets rank 5 declared. */
+    h_create(&h, n, eta, delta, 0, 3);
+    sim_world_run(h.w, 5 * eta, UINT64_MAX);
+    lose_heartbeats(&h, victim, obs);
+    sim_world_run(h.w, 5 * eta + delta + 2 * eta, UINT64_MAX);
+    assert_true(det_is_failed(h.dets[obs], victim));
+    assert_true(h.false_decl >= 1);
+    h_destroy(&h);
+
+    h_create_probe(&h, n, eta, delta, 0, 3, &probe_params);
+    sim_world_run(h.w, 5 * eta, UINT64_MAX);
+    lose_heartbeats(&h, victim, obs);
+    sim_world_run(h.w, 2000 * MS, UINT64_MAX);
+    for (int r = 0; r < n; r++) {
+        assert_int_equal(det_epoch(h.dets[r]), 0);
+        assert_int_equal(h.self_declared[r], 0);
+    }
+    assert_int_equal(h.false_decl, 0);
+    const pb_stats_t *ps = &h.dets[obs]->pb.stats;
+    const hb_stats_t *hs = &h.dets[obs]->hb.stats;
+    printf("probes, lossy link: rank %d suspected %" PRIu64 " times in 2 s, "
+           "%" PRIu64 " refuted through helpers (%" PRIu64 " requests), "
+           "%" PRIu64 " confirmed\n",
+           victim, hs->suspicions, ps->refuted, ps->requests, ps->confirmed);
+    assert_true(hs->suspicions >= 30); /* one per delta + a round trip */
+    assert_true(ps->refuted + 1 >= hs->suspicions); /* one may be pending */
+    assert_int_equal(hs->refuted, ps->refuted);
+    assert_int_equal(ps->confirmed, 0);
+
+    /* A real death behind the same lossy link: found and confirmed. */
+    uint64_t t0 = sim_world_now(h.w) + 3700 * US;
+    sim_world_kill_at(h.w, victim, t0);
+    const uint64_t bound =
+        delta + eta / 10 + probe_params.window_ns + prop_bound(n);
+    sim_world_run(h.w, t0 + bound, UINT64_MAX);
+    int failed[1] = {victim};
+    h_assert_all_learned(&h, failed, 1);
+    assert_int_equal(h.false_decl, 0);
+    assert_int_equal(h.hb_decl, 1);
+    uint64_t detect = h.first[victim] - t0;
+    printf("probes, lossy link: death found %.3f ms after the kill (bound "
+           "%.3f = delta + eta/10 + window + broadcast)\n",
+           detect / 1e6, bound / 1e6);
+    assert_true(detect <= delta + eta / 10 + probe_params.window_ns + 10 * US);
+    assert_int_equal(ps->confirmed, 1);
+    h_destroy(&h);
+}
+
+/* Probes on, no loss: a death costs the window on top of delta, no more;
+ * every survivor knows it; a dead helper only costs its answer. */
+static void test_detector_probe_death(void **state)
+{
+    const int n = 16, victim = 9;
+    const uint64_t eta = 10 * MS, delta = 40 * MS;
+    const uint64_t t0 = 1 * eta + 3700 * US;
+    harness_t h;
+
+    h_create_probe(&h, n, eta, delta, 0, 7, &probe_params);
+    sim_world_kill_at(h.w, victim, t0);
+    sim_world_kill_at(h.w, victim + 2, t0); /* a helper of rank 10 */
+    const uint64_t bound = delta + eta / 10 + probe_params.window_ns + 10 * US;
+    sim_world_run(h.w, t0 + bound + prop_bound(n), UINT64_MAX);
+    int failed[2] = {victim, victim + 2};
+    h_assert_all_learned(&h, failed, 2);
+    assert_int_equal(h.false_decl, 0);
+    uint64_t detect = h.first[victim] - t0;
+    printf("probes, no loss: death found %.3f ms after the kill (bound "
+           "%.3f = delta + eta/10 + window)\n",
+           detect / 1e6, bound / 1e6);
+    assert_true(detect <= bound);
+    assert_true(detect >= delta + probe_params.window_ns - eta);
+    h_destroy(&h);
+}
+
+/* Malformed and forged probes are dropped (counted), nobody is declared
+ * or refuted by them, and a forged relay does not save a dead rank. */
+static void test_detector_probe_malformed(void **state)
+{
+    const int n = 8, to = 3;
+    const uint64_t eta = 10 * MS;
+    harness_t h;
+
+    h_create_probe(&h, n, eta, 40 * MS, 0, 1, &probe_params);
+    sim_world_run(h.w, 5 * eta, UINT64_MAX);
+    static const uint32_t bodies[][4] = {
+        {9, 1, 2, 1},          /* unknown op */
+        {1, 99, 2, 1},         /* origin out of range */
+        {1, 2, 2, 1},          /* origin is the suspect */
+        {1, 1, 2, 1},          /* request not from its origin (src 2) */
+        {2, 1, 5, 1},          /* ping not to its suspect */
+        {3, 1, 4, 1},          /* ack from a rank other than its suspect */
+        {4, 3, 2, 1},          /* relay from the suspect itself */
+        {1, 2, 0xffffffff, 1}, /* suspect out of range */
+    };
+    const size_t nb = sizeof(bodies) / sizeof(bodies[0]);
+    tp_t *tp2 = sim_world_tp(h.w, 2);
+    static tp_req_t reqs[10];
+    for (size_t i = 0; i < nb; i++) {
+        reqs[i] = (tp_req_t){.cb = noop_cb, .buffered = 1};
+        assert_true(tp_send(tp2, to, ucft_ctrl_tag(2, UCFT_CTRL_PROBE),
+                            bodies[i], 16, &reqs[i]) != UCFT_ERR_INVALID_PARAM);
+    }
+    reqs[nb] = (tp_req_t){.cb = noop_cb, .buffered = 1};
+    assert_true(tp_send(tp2, to, ucft_ctrl_tag(2, UCFT_CTRL_PROBE), bodies[0],
+                        12, &reqs[nb]) != UCFT_ERR_INVALID_PARAM); /* short */
+    sim_world_run(h.w, sim_world_now(h.w) + 200 * MS, UINT64_MAX);
+    /* The short one is dropped by the standing receive (fixed length). */
+    assert_int_equal(h.dets[to]->pb.stats.malformed, nb);
+    for (int r = 0; r < n; r++)
+        assert_int_equal(det_epoch(h.dets[r]), 0);
+
+    /* Rank 2 dies; rank 3 suspects it; a forged relay "from rank 5" with a
+     * wrong nonce does not refute it. */
+    uint64_t t0 = sim_world_now(h.w);
+    sim_world_kill(h.w, 2);
+    sim_world_run(h.w, t0 + 40 * MS + 2 * MS, UINT64_MAX);
+    assert_int_equal(h.dets[to]->pb.suspect, 2);
+    uint32_t forged[4] = {4, 3, 2, h.dets[to]->pb.nonce + 1};
+    tp_t *tp5 = sim_world_tp(h.w, 5);
+    static tp_req_t freq;
+    freq = (tp_req_t){.cb = noop_cb, .buffered = 1};
+    assert_true(tp_send(tp5, to, ucft_ctrl_tag(5, UCFT_CTRL_PROBE), forged, 16,
+                        &freq) != UCFT_ERR_INVALID_PARAM);
+    sim_world_run(h.w, t0 + 500 * MS, UINT64_MAX);
+    int failed[1] = {2};
+    h_assert_all_learned(&h, failed, 1);
+    assert_true(h.dets[to]->pb.stats.stale >= 1);
+    assert_int_equal(h.dets[to]->pb.stats.refuted, 0);
+    assert_int_equal(h.false_decl, 0);
+    h_destroy(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -730,6 +896,9 @@ int main(void)
         cmocka_unit_test(test_detector_malformed_control),
         cmocka_unit_test(test_detector_kernel_evidence),
         cmocka_unit_test(test_detector_determinism),
+        cmocka_unit_test(test_detector_probe_lossy_link),
+        cmocka_unit_test(test_detector_probe_death),
+        cmocka_unit_test(test_detector_probe_malformed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
