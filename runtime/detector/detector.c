@@ -49,6 +49,8 @@ void det_declare(det_t *det, int rank, det_why_t why)
     hb_membership_changed(&det->hb);
 }
 
+static hb_vouch_t det_vouch_cb(void *arg, int rank, uint64_t silent_ns);
+
 /* The observed rank is overdue: declared at once on the kernel's word or
  * without probes; else other ranks are asked to reach it first. */
 static void det_suspect_cb(void *arg, int rank, int kernel)
@@ -62,12 +64,24 @@ static void det_suspect_cb(void *arg, int rank, int kernel)
 }
 
 /* Nobody reached it within the window: declared, unless its own
- * heartbeat ended the suspicion meanwhile (or it is no longer ours). */
+ * heartbeat ended the suspicion meanwhile (or it is no longer ours).
+ * Then the rank before it, our new target, is confirmed at once instead
+ * of after a delta of its own: a vanished host takes consecutive ranks
+ * with it, and the ring would find them one delta apart. It has the
+ * window to answer (its heartbeat, which our request asks for, or the
+ * helpers' relays); a rank the kernel can see is left to the kernel. */
 static void det_confirmed_cb(void *arg, int rank)
 {
     det_t *det = arg;
-    if (det->hb.observed == rank && det->hb.suspected == rank)
-        det_declare(det, rank, DET_WHY_HEARTBEAT);
+    if (det->hb.observed != rank || det->hb.suspected != rank)
+        return;
+    det_declare(det, rank, DET_WHY_HEARTBEAT);
+    int next = det->hb.observed;
+    if (!det->running || next < 0 || next == rank ||
+        det_vouch_cb(det, next, 0) != HB_VOUCH_NONE)
+        return;
+    if (hb_presume(&det->hb, next))
+        pb_suspect(&det->pb, next);
 }
 
 static void det_refuted_cb(void *arg, int rank, int helper)

@@ -294,6 +294,15 @@ static ucft_status_t hb_rearm(hb_t *hb, uint64_t now)
     return tp_timer_start(hb->tp, &hb->tick, hb->tick_deadline);
 }
 
+int hb_presume(hb_t *hb, int rank)
+{
+    if (rank < 0 || rank != hb->observed || !hb->running)
+        return 0;
+    hb->suspected = rank;
+    hb->stats.presumed++;
+    return 1;
+}
+
 void hb_refute(hb_t *hb, int rank)
 {
     if (rank < 0 || rank != hb->observed || rank != hb->suspected)

@@ -148,6 +148,7 @@ typedef struct hb_stats {
     uint64_t adapted;    /* deadlines moved by the rank's recent gaps */
     uint64_t recovered;  /* suspicions ended by the rank's own heartbeat */
     uint64_t refuted;    /* suspicions ended by hb_refute */
+    uint64_t presumed;   /* hb_presume calls */
     uint64_t ticks;
 } hb_stats_t;
 
@@ -205,6 +206,11 @@ ucft_status_t hb_start(hb_t *hb);
 /* The membership grew: re-target the observed rank and/or the observer if
  * they are now failed. */
 void hb_membership_changed(hb_t *hb);
+/* The owner suspects the observed rank `rank` before its deadline (it
+ * confirms it by other means, probe.h): as after suspect_cb, it is not
+ * suspected again until hb_refute or its own heartbeat. 0 when `rank` is
+ * not the observed rank (nothing done). */
+int hb_presume(hb_t *hb, int rank);
 /* The owner found the suspected observed rank `rank` alive (another
  * observer reached it): no longer suspected, a full delta from now. */
 void hb_refute(hb_t *hb, int rank);

@@ -819,6 +819,40 @@ static void test_detector_probe_death(void **state)
     h_destroy(&h);
 }
 
+/* Probes on, 3 consecutive ranks die at once (a host): the observer
+ * confirms the first after delta + the window, then each next one at
+ * once (its window only), not one delta apart. */
+static void test_detector_probe_consecutive(void **state)
+{
+    const int n = 16;
+    const uint64_t eta = 10 * MS, delta = 40 * MS;
+    const uint64_t t0 = 1 * eta + 3700 * US, w = probe_params.window_ns;
+    int failed[3] = {8, 9, 10};
+    harness_t h;
+
+    h_create_probe(&h, n, eta, delta, 0, 5, &probe_params);
+    for (int i = 0; i < 3; i++)
+        sim_world_kill_at(h.w, failed[i], t0);
+    const uint64_t bound = delta + eta / 10 + 3 * w + prop_bound(n);
+    sim_world_run(h.w, t0 + bound, UINT64_MAX);
+    h_assert_all_learned(&h, failed, 3);
+    assert_int_equal(h.false_decl, 0);
+    uint64_t last = 0;
+    for (int i = 0; i < 3; i++)
+        if (h.last[failed[i]] > last)
+            last = h.last[failed[i]];
+    printf("probes, 3 consecutive deaths: all known %.3f ms after the kill "
+           "(bound %.3f = delta + eta/10 + 3 windows + broadcast; without "
+           "probes about 3 delta)\n",
+           (last - t0) / 1e6, bound / 1e6);
+    assert_true(last - t0 <= bound);
+    /* Rank 11 presumed 9, 8 and then 7, which answered. */
+    assert_int_equal(h.dets[11]->hb.stats.presumed, 3);
+    assert_int_equal(h.dets[11]->pb.stats.confirmed, 3);
+    assert_int_equal(h.dets[11]->pb.stats.refuted, 1);
+    h_destroy(&h);
+}
+
 /* Malformed and forged probes are dropped (counted), nobody is declared
  * or refuted by them, and a forged relay does not save a dead rank. */
 static void test_detector_probe_malformed(void **state)
@@ -872,7 +906,10 @@ static void test_detector_probe_malformed(void **state)
     int failed[1] = {2};
     h_assert_all_learned(&h, failed, 1);
     assert_true(h.dets[to]->pb.stats.stale >= 1);
-    assert_int_equal(h.dets[to]->pb.stats.refuted, 0);
+    /* Rank 2's suspicion was confirmed; the next target, rank 1, probed
+     * at once after it (det_confirmed_cb), answered. */
+    assert_int_equal(h.dets[to]->pb.stats.confirmed, 1);
+    assert_int_equal(h.dets[to]->pb.stats.refuted, 1);
     assert_int_equal(h.false_decl, 0);
     h_destroy(&h);
 }
@@ -898,6 +935,7 @@ int main(void)
         cmocka_unit_test(test_detector_determinism),
         cmocka_unit_test(test_detector_probe_lossy_link),
         cmocka_unit_test(test_detector_probe_death),
+        cmocka_unit_test(test_detector_probe_consecutive),
         cmocka_unit_test(test_detector_probe_malformed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
