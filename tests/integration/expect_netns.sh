@@ -26,6 +26,11 @@
 #           instead of its ranks killed: ranks 6 and 7 (2 of 8, a
 #           minority) must fence themselves (SIGABRT, the quorum message)
 #           and stay gone; the survivors as for cut.
+#   delay   2 ranks on 2 nodes measure UDP round trips between the nodes
+#           (PROGRAM: netem_rtt.py), without and with --netem
+#           K:delay=5ms on both: the fastest round trip must grow by at
+#           least 2 x 5 ms (each node's incoming packets are held 5 ms by
+#           its relay, launcher/relay.h), and no relay may outlive the job.
 #   signal  SIGTERM to the launcher while 2 nodes sleep: it must end and
 #           leave no namespace.
 #   nocaps  the launcher as user nobody (or as this user, when not root)
@@ -139,6 +144,27 @@ assert r["survivors"] == keep, f"survivors {r['survivors']}, expected {keep}"
 assert sorted(r["false_ranks"]) == gone, f"reported {r['false_ranks']}"
 print(f"PASS: partition {sys.argv[1]}: ranks {gone} fenced, {keep} went on")
 PY
+  ;;
+delay)
+  for d in 0 5; do
+    netem=()
+    [ "$d" -gt 0 ] && netem=(--netem "0:delay=${d}ms" --netem "1:delay=${d}ms")
+    "$ucftrun" -n 2 --nodes 2 --netns "${netem[@]}" --timeout 60 "$prog" 40 \
+      >"$out/out.$d" 2>"$out/err" &
+    pid=$!
+    wait "$pid"; rc=$?
+    skip_if_no_caps
+    [ $rc -eq 0 ] || fail "delay ${d} ms: job exit status $rc"
+    no_leftovers "$pid"
+    grep -q '^rtt_ms n=40 ' "$out/out.$d" || fail "no round trips: $(cat "$out/out.$d")"
+  done
+  base=$(sed -n 's/.* min=\([0-9.]*\) .*/\1/p' "$out/out.0")
+  slow=$(sed -n 's/.* min=\([0-9.]*\) .*/\1/p' "$out/out.5")
+  /usr/bin/python3 -c "import sys; b, s = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if s - b >= 10.0 and s < 60 else 1)" \
+    "$base" "$slow" || fail "fastest round trip $base ms without delay, $slow ms with 5 ms on each node"
+  [ -z "$(pgrep -f "^$ucftrun -n 2 --nodes 2 --netns --netem" || true)" ] ||
+    fail "a delay relay outlived its job"
+  echo "PASS: delay 5 ms per node: fastest round trip $base -> $slow ms ($(cut -d' ' -f2- "$out/out.5"))"
   ;;
 signal)
   "$ucftrun" -n 2 --nodes 2 --netns --timeout 60 "$prog" 30 >"$out/out" 2>"$out/err" &
