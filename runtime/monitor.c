@@ -173,7 +173,7 @@ static ucft_status_t make_det(rt_monitor_t *d, tp_t *tp)
     /* Confirm a suspicion through other ranks (probe.h). */
     p.probe.helpers = (int)cfg->hb_probes;
     p.probe.window_ns =
-        cfg->hb_confirm_ns > 0 ? cfg->hb_confirm_ns : 2 * cfg->hb_period_ns;
+        cfg->hb_confirm_ns > 0 ? cfg->hb_confirm_ns : cfg->hb_timeout_ns / 2;
     p.probe.round_ns = cfg->hb_period_ns;
     ucft_status_t st = det_create(tp, &p, &ops, &d->det);
     if (st == UCFT_OK)
@@ -447,6 +447,10 @@ ucft_status_t rt_monitor_init(struct ucft_context *ctx)
                  cfg->hb_period_ns, 1) ||
         !ordered(ctx, "UCFT_HB_LOCAL_LIMIT", cfg->hb_local_limit_ns,
                  "UCFT_HB_TIMEOUT", cfg->hb_timeout_ns, 0))
+        return UCFT_ERR_INVALID_PARAM;
+    if (cfg->hb_probes > 0 && cfg->hb_confirm_ns > 0 &&
+        !ordered(ctx, "UCFT_HB_TIMEOUT", cfg->hb_timeout_ns, "UCFT_HB_CONFIRM",
+                 cfg->hb_confirm_ns, 1))
         return UCFT_ERR_INVALID_PARAM;
     if (cfg->hb_probes > PB_MAX_HELPERS) {
         ucft_error(&ctx->log,

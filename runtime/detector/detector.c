@@ -164,8 +164,13 @@ ucft_status_t det_create(tp_t *tp, const det_params_t *params,
     det->me = tp->rank;
     det->ops = *ops;
     mb_init(&det->mb, tp->size);
+    hb_params_t hbp = params->hb;
+    if (params->probe.helpers > 0) /* confirmed before the deadline ends */
+        hbp.early_ns = params->probe.window_ns < hbp.delta_ns
+                           ? params->probe.window_ns
+                           : hbp.delta_ns / 2;
     hb_init(
-        &det->hb, tp, &det->mb, &params->hb,
+        &det->hb, tp, &det->mb, &hbp,
         &(hb_ops_t){.suspect_cb = det_suspect_cb,
                     .warn_late_cb = det_warn_cb,
                     .fenced_cb = det_fenced_cb,

@@ -87,6 +87,12 @@ typedef struct hb_params {
      * heartbeats in the last 1-2 s), at most HB_ADAPT_CAP x delta. 0: off
      * (delta alone, as the sim tests expect). */
     int adapt;
+    /* The owner confirms a suspicion before declaring (probe.h) within
+     * this time: suspect_cb comes this long before the deadline, so that
+     * the confirmation ends about when the deadline passes. Not for a rank
+     * the owner's vouch_cb has a kernel view of: the kernel decides at
+     * the deadline. 0: at the deadline. */
+    uint64_t early_ns;
 } hb_params_t;
 
 #define HB_ADAPT_FACTOR    3
@@ -180,6 +186,7 @@ struct hb {
     uint64_t grace_until;       /* no suspicion before this (start-up grace) */
     uint64_t first_until;       /* nor before this until heard_once */
     int heard_once;             /* a heartbeat of an observed rank arrived */
+    int viewed;                 /* vouch_cb had a kernel view of it */
     uint64_t hold_until;        /* vouched alive: no suspicion before this */
     uint64_t credit;            /* stall credit given since last_heard */
     uint64_t wait_credit;       /* own run-queue wait added to the deadline */

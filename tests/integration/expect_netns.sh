@@ -26,6 +26,14 @@
 #           instead of its ranks killed: ranks 6 and 7 (2 of 8, a
 #           minority) must fence themselves (SIGABRT, the quorum message)
 #           and stay gone; the survivors as for cut.
+#   loss    8 ranks on 4 nodes compute 10 s under ucft-bench detector
+#           --soak (PROGRAM) while every node loses 5 % of its packets
+#           both ways (TCP retransmits after >= 200 ms, beyond delta =
+#           100 ms): with the indirect probes (UCFT_HB_PROBES, default)
+#           no rank may be reported failed and all 8 must report; the
+#           same job with UCFT_HB_PROBES=0 must report some live rank
+#           failed (else the loss did not bite and the first half proves
+#           nothing).
 #   delay   2 ranks on 2 nodes measure UDP round trips between the nodes
 #           (PROGRAM: netem_rtt.py), without and with --netem
 #           K:delay=5ms on both: the fastest round trip must grow by at
@@ -144,6 +152,34 @@ assert r["survivors"] == keep, f"survivors {r['survivors']}, expected {keep}"
 assert sorted(r["false_ranks"]) == gone, f"reported {r['false_ranks']}"
 print(f"PASS: partition {sys.argv[1]}: ranks {gone} fenced, {keep} went on")
 PY
+  ;;
+loss)
+  loss=()
+  for k in 0 1 2 3; do loss+=(--netem "$k:loss=5%"); done
+  for probes in 3 0; do
+    UCFT_HB_PROBES=$probes "$ucftrun" -n 8 --nodes 4 --netns "${loss[@]}" \
+      --timeout 60 "$prog" detector --soak 10 --json >"$out/out" 2>"$out/err" &
+    pid=$!
+    wait "$pid"; rc=$?
+    skip_if_no_caps
+    [ $rc -ne 124 ] || fail "probes $probes: the job timed out"
+    no_leftovers "$pid"
+    if [ "$probes" -gt 0 ]; then
+      [ $rc -eq 0 ] || fail "probes $probes: job exit status $rc"
+      json=$(grep -m1 '^{' "$out/out") || fail "no report"
+      /usr/bin/python3 - "$json" <<'PY' || fail "live ranks reported failed under loss"
+import json, sys
+r = json.loads(sys.argv[1])
+assert r["survivors"] == list(range(8)), f"reporting: {r['survivors']}"
+assert r["false_suspicions"] == 0, f"false: {r['false_ranks']}"
+PY
+    else
+      # Without probes: some live rank is declared and fences (aborts).
+      without=$(grep -c 'this rank was declared failed by the job' "$out/err")
+      [ "$without" -gt 0 ] || fail "without probes nobody was declared: the loss did not bite"
+    fi
+  done
+  echo "PASS: 5 % loss on every node, 10 s: no live rank declared with probes; without them $without of 8 fenced"
   ;;
 delay)
   for d in 0 5; do
