@@ -60,28 +60,43 @@ static void det_suspect_cb(void *arg, int rank, int kernel)
         det_declare(det, rank, DET_WHY_HEARTBEAT);
         return;
     }
-    pb_suspect(&det->pb, rank);
+    pb_suspect(&det->pb, rank, 0);
+}
+
+/* The window of a presumed rank (det_confirmed_cb). */
+static uint64_t det_presume_window(const det_t *det)
+{
+    uint64_t w = 2 * det->pb.params.round_ns;
+    return w > 0 && w < det->pb.params.window_ns ? w : det->pb.params.window_ns;
 }
 
 /* Nobody reached it within the window: declared, unless its own
  * heartbeat ended the suspicion meanwhile (or it is no longer ours).
  * Then the rank before it, our new target, is confirmed at once instead
  * of after a delta of its own: a vanished host takes consecutive ranks
- * with it, and the ring would find them one delta apart. It has the
- * window to answer (its heartbeat, which our request asks for, or the
- * helpers' relays); a rank the kernel can see is left to the kernel. */
+ * with it, and the ring would find them one delta apart. It has two
+ * rounds of probes (at most the window) to answer: its heartbeat, which
+ * our request asks for at once, or the helpers' relays. Shorter than a
+ * suspicion's window because it is rare (it follows a confirmed death,
+ * not a late heartbeat). A rank the kernel can see is left to the
+ * kernel. */
 static void det_confirmed_cb(void *arg, int rank)
 {
     det_t *det = arg;
     if (det->hb.observed != rank || det->hb.suspected != rank)
         return;
+    ucft_info(det->tp->log,
+              "rank %d: no heartbeat for %.1f ms and no answer through "
+              "other ranks (%llu probe requests so far): declaring it",
+              rank, (double)(tp_now(det->tp) - det->hb.last_heard) / 1e6,
+              (unsigned long long)det->pb.stats.requests);
     det_declare(det, rank, DET_WHY_HEARTBEAT);
     int next = det->hb.observed;
     if (!det->running || next < 0 || next == rank ||
         det_vouch_cb(det, next, 0) != HB_VOUCH_NONE)
         return;
     if (hb_presume(&det->hb, next))
-        pb_suspect(&det->pb, next);
+        pb_suspect(&det->pb, next, det_presume_window(det));
 }
 
 static void det_refuted_cb(void *arg, int rank, int helper)

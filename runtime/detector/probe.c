@@ -143,14 +143,14 @@ static void pb_timer_cb(ucft_timer_t *t)
     pb_arm(pb, now);
 }
 
-void pb_suspect(pb_t *pb, int suspect)
+void pb_suspect(pb_t *pb, int suspect, uint64_t window_ns)
 {
     uint64_t now = tp_now(pb->tp);
 
     pb_disarm(pb);
     pb->suspect = suspect;
     pb->nonce++;
-    pb->deadline = now + pb->params.window_ns;
+    pb->deadline = now + (window_ns > 0 ? window_ns : pb->params.window_ns);
     pb->stats.suspicions++;
     if (pb_round(pb) == 0) {
         pb->stats.alone++;

@@ -9,10 +9,11 @@
  * TCP"). Other ranks reach the suspect over other connections.
  *
  * Roles, per suspicion:
- *  origin  the observer whose deadline for `suspect` passed; pb_suspect()
- *          sends a request to `helpers` ranks (a round), and one more
- *          round to the next helpers every `round_ns`, until an answer
- *          comes or `window_ns` has passed: then confirmed_cb.
+ *  origin  the observer that suspects `suspect` (heartbeat.h: its
+ *          deadline is near); pb_suspect() sends a request to `helpers`
+ *          ranks (a round), and one more round to the next helpers every
+ *          `round_ns`, until an answer comes or the window has passed:
+ *          then confirmed_cb.
  *  helper  any live rank asked: pings the suspect, and relays the
  *          suspect's ack to the origin. It keeps no state.
  *  suspect answers a ping with an ack to the helper that sent it.
@@ -118,8 +119,9 @@ static inline int pb_enabled(const pb_t *pb)
 {
     return pb->params.helpers > 0;
 }
-/* Begins the confirmation of `suspect` (replacing any pending one). */
-void pb_suspect(pb_t *pb, int suspect);
+/* Begins the confirmation of `suspect` (replacing any pending one),
+ * confirmed after `window_ns` (0: params.window_ns) without an answer. */
+void pb_suspect(pb_t *pb, int suspect, uint64_t window_ns);
 /* Forgets the pending suspicion of `suspect`, if it is the one. */
 void pb_cancel(pb_t *pb, int suspect);
 
