@@ -135,7 +135,7 @@ static hb_vouch_t vouch(void *arg, int rank, uint64_t silent_ns)
     case RT_KVIEW_DEAD:
         ucft_info(&d->ctx->log,
                   "rank %d: no heartbeat for %.1f ms and the kernel shows "
-                  "it %s (state %c): declaring it",
+                  "it %s (state %c): dead to the detector",
                   rank, (double)silent_ns / 1e6, why, state ? state : '-');
         return HB_VOUCH_DEAD;
     case RT_KVIEW_UNKNOWN:

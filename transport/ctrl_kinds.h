@@ -43,11 +43,12 @@ enum ucft_ctrl_kind {
      * communicator's uid. */
     UCFT_CTRL_REVOKE = 7,
     /* Indirect probes (runtime/detector/probe.h): a suspicion confirmed
-     * by other observers before a declaration. Body: four uint32: op
+     * by other observers before a declaration. Body: five uint32: op
      * (1 request origin -> helper "probe the suspect for me", 2 ping
      * helper -> suspect, 3 ack suspect -> helper, 4 relay helper ->
      * origin "it answered"), origin, suspect, nonce (the origin's
-     * suspicion number). Checks: ctrl_wire_probe. */
+     * suspicion number), silent_ms (how long the origin had not heard
+     * the suspect). Checks: ctrl_wire_probe. */
     UCFT_CTRL_PROBE = 8,
 };
 

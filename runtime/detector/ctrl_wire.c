@@ -136,6 +136,7 @@ ucft_status_t ctrl_wire_probe(const void *buf, size_t len, int size, int me,
     p->origin = (int)origin;
     p->suspect = (int)suspect;
     p->nonce = get32(b + 12);
+    p->silent_ms = get32(b + 16);
     *why = NULL;
     return UCFT_OK;
 }

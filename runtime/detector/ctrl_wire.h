@@ -66,9 +66,10 @@ ucft_status_t ctrl_wire_set_decode(const void *buf, size_t len,
 /* Fact i (< set->n) of a decoded set. */
 uint32_t ctrl_wire_set_fact(const ctrl_wire_set_t *set, uint32_t i);
 
-/* An indirect probe (UCFT_CTRL_PROBE, runtime/detector/probe.h): 16
- * bytes, uint32 op, origin, suspect, nonce. */
-#define CTRL_WIRE_PROBE_LEN 16
+/* An indirect probe (UCFT_CTRL_PROBE, runtime/detector/probe.h): 20
+ * bytes, uint32 op, origin, suspect, nonce, silent_ms (how long the
+ * origin had not heard the suspect when it asked; carried along). */
+#define CTRL_WIRE_PROBE_LEN 20
 typedef enum ctrl_probe_op {
     CTRL_PROBE_REQ = 1,   /* origin -> helper: probe the suspect for me */
     CTRL_PROBE_PING = 2,  /* helper -> suspect: are you there? */
@@ -81,10 +82,11 @@ typedef struct ctrl_wire_probe {
     int origin;  /* the observer that suspects */
     int suspect; /* the rank it suspects */
     uint32_t nonce;
+    uint32_t silent_ms;
 } ctrl_wire_probe_t;
 
 /* Decodes a probe of `len` bytes that the tag says `src` sent to `me`, in
- * a job of `size`. UCFT_OK with *p filled when it is 16 bytes, its op is
+ * a job of `size`. UCFT_OK with *p filled when it is 20 bytes, its op is
  * one of the four, origin and suspect are distinct ranks of the job, and
  * the roles fit the op: a request comes from its origin to a third rank,
  * a ping goes to its suspect from a third rank, an ack comes from its

@@ -60,7 +60,7 @@ static void det_suspect_cb(void *arg, int rank, int kernel)
         det_declare(det, rank, DET_WHY_HEARTBEAT);
         return;
     }
-    pb_suspect(&det->pb, rank, 0);
+    pb_suspect(&det->pb, rank, det->hb.last_heard, 0);
 }
 
 /* The window of a presumed rank (det_confirmed_cb). */
@@ -96,7 +96,7 @@ static void det_confirmed_cb(void *arg, int rank)
         det_vouch_cb(det, next, 0) != HB_VOUCH_NONE)
         return;
     if (hb_presume(&det->hb, next))
-        pb_suspect(&det->pb, next, det_presume_window(det));
+        pb_suspect(&det->pb, next, tp_now(det->tp), det_presume_window(det));
 }
 
 static void det_refuted_cb(void *arg, int rank, int helper)
@@ -196,6 +196,7 @@ ucft_status_t det_create(tp_t *tp, const det_params_t *params,
     pb_init(&det->pb, tp, &det->mb, &params->probe,
             &(pb_ops_t){.confirmed_cb = det_confirmed_cb,
                         .refuted_cb = det_refuted_cb,
+                        .vouch_cb = ops->vouch_cb ? det_vouch_cb : NULL,
                         .arg = det});
     rec_init(&det->rec, tp, &det->mb,
              &(rec_ops_t){.news_cb = det_news_cb,

@@ -33,14 +33,14 @@ static void pb_send_cb(tp_req_t *req)
 /* One probe message from the pool; a full pool skips it (counted): the
  * next round asks again. */
 static int pb_post(pb_t *pb, int dst, ctrl_probe_op_t op, int origin,
-                   int suspect, uint32_t nonce)
+                   int suspect, uint32_t nonce, uint32_t silent_ms)
 {
     for (int i = 0; i < PB_NSEND; i++) {
         pb_send_t *s = &pb->sends[i];
         if (s->busy)
             continue;
-        uint32_t body[4] = {(uint32_t)op, (uint32_t)origin, (uint32_t)suspect,
-                            nonce};
+        uint32_t body[5] = {(uint32_t)op, (uint32_t)origin, (uint32_t)suspect,
+                            nonce, silent_ms};
         memcpy(s->body, body, sizeof(body));
         s->req.cb = pb_send_cb;
         s->req.arg = pb;
@@ -87,6 +87,9 @@ static int pb_round(pb_t *pb)
 {
     unsigned nc = pb_ncandidates(pb);
     int asked[PB_MAX_HELPERS], na = 0;
+    uint64_t now = tp_now(pb->tp);
+    uint64_t silent = now > pb->since ? (now - pb->since) / 1000000 : 0;
+    uint32_t silent_ms = silent > UINT32_MAX ? UINT32_MAX : (uint32_t)silent;
 
     pb->stats.rounds++;
     for (unsigned tried = 0; tried < nc && na < pb->params.helpers; tried++) {
@@ -97,7 +100,8 @@ static int pb_round(pb_t *pb)
         if (dup)
             continue;
         asked[na++] = h;
-        if (pb_post(pb, h, CTRL_PROBE_REQ, pb->me, pb->suspect, pb->nonce))
+        if (pb_post(pb, h, CTRL_PROBE_REQ, pb->me, pb->suspect, pb->nonce,
+                    silent_ms))
             pb->stats.requests++;
     }
     return na;
@@ -143,12 +147,13 @@ static void pb_timer_cb(ucft_timer_t *t)
     pb_arm(pb, now);
 }
 
-void pb_suspect(pb_t *pb, int suspect, uint64_t window_ns)
+void pb_suspect(pb_t *pb, int suspect, uint64_t since, uint64_t window_ns)
 {
     uint64_t now = tp_now(pb->tp);
 
     pb_disarm(pb);
     pb->suspect = suspect;
+    pb->since = since;
     pb->nonce++;
     pb->deadline = now + (window_ns > 0 ? window_ns : pb->params.window_ns);
     pb->stats.suspicions++;
@@ -176,19 +181,35 @@ static void pb_on_msg(pb_t *pb, int src, const ctrl_wire_probe_t *m)
     }
     switch (m->op) {
     case CTRL_PROBE_REQ: /* we help: ping the suspect */
-        if (!mb_is_failed(pb->mb, m->suspect) &&
-            pb_post(pb, m->suspect, CTRL_PROBE_PING, m->origin, m->suspect,
-                    m->nonce))
+        if (mb_is_failed(pb->mb, m->suspect))
+            break;
+        if (pb->ops.vouch_cb != NULL) {
+            hb_vouch_t v = pb->ops.vouch_cb(pb->ops.arg, m->suspect,
+                                            (uint64_t)m->silent_ms * 1000000);
+            if (v == HB_VOUCH_ALIVE) { /* the kernel shows it alive */
+                if (pb_post(pb, m->origin, CTRL_PROBE_RELAY, m->origin,
+                            m->suspect, m->nonce, m->silent_ms))
+                    pb->stats.vouched++;
+                break;
+            }
+            if (v == HB_VOUCH_DEAD) { /* stopped, dead or stuck */
+                pb->stats.unvouched++;
+                break;
+            }
+        }
+        if (pb_post(pb, m->suspect, CTRL_PROBE_PING, m->origin, m->suspect,
+                    m->nonce, m->silent_ms))
             pb->stats.pings++;
         break;
     case CTRL_PROBE_PING: /* we are suspected: answer the helper */
-        if (pb_post(pb, src, CTRL_PROBE_ACK, m->origin, pb->me, m->nonce))
+        if (pb_post(pb, src, CTRL_PROBE_ACK, m->origin, pb->me, m->nonce,
+                    m->silent_ms))
             pb->stats.acks++;
         break;
     case CTRL_PROBE_ACK: /* we help: tell the origin */
         if (!mb_is_failed(pb->mb, m->origin) &&
             pb_post(pb, m->origin, CTRL_PROBE_RELAY, m->origin, m->suspect,
-                    m->nonce))
+                    m->nonce, m->silent_ms))
             pb->stats.relays++;
         break;
     case CTRL_PROBE_RELAY: /* an answer to our suspicion */

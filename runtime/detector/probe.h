@@ -15,7 +15,11 @@
  *          `round_ns`, until an answer comes or the window has passed:
  *          then confirmed_cb.
  *  helper  any live rank asked: pings the suspect, and relays the
- *          suspect's ack to the origin. It keeps no state.
+ *          suspect's ack to the origin. It keeps no state. A helper that
+ *          has a kernel view of the suspect (vouch_cb: a rank of its
+ *          node) answers from it instead: alive (runnable, starved,
+ *          asleep, within UCFT_HB_LOCAL_LIMIT of the origin's silence) is
+ *          relayed at once; stopped or dead is not answered.
  *  suspect answers a ping with an ack to the helper that sent it.
  * An answer carrying the suspicion's nonce calls refuted_cb: the suspect's
  * heartbeat thread ran after the suspicion began. A heartbeat that
@@ -42,6 +46,7 @@
 #ifndef UCFT_DETECTOR_PROBE_H
 #define UCFT_DETECTOR_PROBE_H
 
+#include "runtime/detector/heartbeat.h"
 #include "runtime/detector/membership.h"
 #include "runtime/detector/standing.h"
 #include "transport/transport.h"
@@ -62,6 +67,9 @@ typedef struct pb_ops {
     void (*confirmed_cb)(void *arg, int suspect);
     /* `helper` relayed the suspect's answer. */
     void (*refuted_cb)(void *arg, int suspect, int helper);
+    /* Optional: what the kernel says of `rank`, silent for silent_ns to
+     * its observer (heartbeat.h); NONE when this rank cannot see it. */
+    hb_vouch_t (*vouch_cb)(void *arg, int rank, uint64_t silent_ns);
     void *arg;
 } pb_ops_t;
 
@@ -72,6 +80,8 @@ typedef struct pb_stats {
     uint64_t pings;      /* pings sent (helper) */
     uint64_t acks;       /* acks sent (suspect) */
     uint64_t relays;     /* relays sent (helper) */
+    uint64_t vouched;    /* relays sent on the kernel's word (helper) */
+    uint64_t unvouched;  /* requests not answered: kernel says dead */
     uint64_t refuted;    /* suspicions ended by an answer */
     uint64_t confirmed;  /* suspicions whose window ended unanswered */
     uint64_t alone;      /* confirmed at once: no helper to ask */
@@ -85,7 +95,7 @@ typedef struct pb pb_t;
 
 typedef struct pb_send {
     tp_req_t req; /* first */
-    uint32_t body[4];
+    uint32_t body[5];
     int busy;
 } pb_send_t;
 
@@ -97,13 +107,14 @@ struct pb {
     pb_ops_t ops;
     int suspect; /* pending suspicion, -1 none */
     uint32_t nonce;
+    uint64_t since;    /* the suspect was last heard then (origin) */
     uint64_t deadline; /* confirmation at this time */
     unsigned cursor;   /* the next helper candidate */
     int timer_on;
     ucft_timer_t timer;
     pb_send_t sends[PB_NSEND];
     standing_t recv;
-    uint32_t rbuf[4];
+    uint32_t rbuf[5];
     pb_stats_t stats;
 };
 
@@ -119,9 +130,10 @@ static inline int pb_enabled(const pb_t *pb)
 {
     return pb->params.helpers > 0;
 }
-/* Begins the confirmation of `suspect` (replacing any pending one),
- * confirmed after `window_ns` (0: params.window_ns) without an answer. */
-void pb_suspect(pb_t *pb, int suspect, uint64_t window_ns);
+/* Begins the confirmation of `suspect`, last heard at `since` (replacing
+ * any pending one), confirmed after `window_ns` (0: params.window_ns)
+ * without an answer. */
+void pb_suspect(pb_t *pb, int suspect, uint64_t since, uint64_t window_ns);
 /* Forgets the pending suspicion of `suspect`, if it is the one. */
 void pb_cancel(pb_t *pb, int suspect);
 

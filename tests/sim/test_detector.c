@@ -41,6 +41,8 @@ struct harness {
     uint64_t hb_decl;    /* declarations by heartbeat timeout */
     int kill_on_self;    /* a self-declared rank aborts (sim kill) */
     int node_size;       /* > 0: ranks r / node_size share a "node" */
+    int vouch;           /* node-mates see each other's kernel state */
+    int starved;         /* alive, its thread starved (vouched alive) */
 };
 
 static void h_failed_cb(void *arg, int rank, uint64_t epoch, det_why_t why)
@@ -70,6 +72,21 @@ static int h_learns_alone_cb(void *arg, int rank, int fact)
     return ns > 0 && rank / ns == fact / ns;
 }
 
+/* The kernel view of a node-mate (h->vouch): the starved rank is alive
+ * (runnable), a dead one dead; any other rank's heartbeats decide. */
+static hb_vouch_t h_vouch_cb(void *arg, int rank, uint64_t silent_ns)
+{
+    rank_ctx_t *c = arg;
+    harness_t *h = c->h;
+    int ns = h->node_size;
+    (void)silent_ns;
+    if (ns <= 0 || rank / ns != c->rank / ns)
+        return HB_VOUCH_NONE;
+    if (sim_world_is_dead(h->w, rank))
+        return HB_VOUCH_DEAD;
+    return rank == h->starved ? HB_VOUCH_ALIVE : HB_VOUCH_NONE;
+}
+
 static void h_self_cb(void *arg)
 {
     rank_ctx_t *c = arg;
@@ -79,8 +96,9 @@ static void h_self_cb(void *arg)
 }
 
 /* With indirect probes when `probe` is not NULL. */
-static void h_create_probe(harness_t *h, int n, uint64_t eta, uint64_t delta,
-                           int window, uint64_t seed, const pb_params_t *probe)
+static void h_create_probe_vouch(harness_t *h, int n, uint64_t eta,
+                                 uint64_t delta, int window, uint64_t seed,
+                                 const pb_params_t *probe, int node_size)
 {
     sim_params_t sp;
 
@@ -104,11 +122,15 @@ static void h_create_probe(harness_t *h, int n, uint64_t eta, uint64_t delta,
     h->self_declared = calloc((size_t)n, sizeof(*h->self_declared));
     assert_non_null(h->self_declared);
     h->kill_on_self = 1;
+    h->node_size = node_size;
+    h->vouch = node_size > 0;
+    h->starved = -1;
     for (int r = 0; r < n; r++) {
         h->ctx[r] = (rank_ctx_t){h, r};
         det_ops_t ops = {.failed_cb = h_failed_cb,
                          .self_cb = h_self_cb,
                          .learns_alone_cb = h_learns_alone_cb,
+                         .vouch_cb = h->vouch ? h_vouch_cb : NULL,
                          .arg = &h->ctx[r]};
         assert_int_equal(
             det_create(sim_world_tp(h->w, r), &h->params, &ops, &h->dets[r]),
@@ -116,6 +138,12 @@ static void h_create_probe(harness_t *h, int n, uint64_t eta, uint64_t delta,
     }
     for (int r = 0; r < n; r++)
         assert_int_equal(det_start(h->dets[r]), UCFT_OK);
+}
+
+static void h_create_probe(harness_t *h, int n, uint64_t eta, uint64_t delta,
+                           int window, uint64_t seed, const pb_params_t *probe)
+{
+    h_create_probe_vouch(h, n, eta, delta, window, seed, probe, 0);
 }
 
 static void h_create(harness_t *h, int n, uint64_t eta, uint64_t delta,
@@ -854,6 +882,47 @@ static void test_detector_probe_consecutive(void **state)
     h_destroy(&h);
 }
 
+/* A starved rank on another node (its heartbeat thread does not run: the
+ * sim loses everything it sends for 2 s, heartbeats and probe acks
+ * alike): with helpers that see their node-mates' kernel state (nodes of
+ * 4; rank 7's helpers 4 and 6 are on its node), they answer for it and
+ * nobody declares it; without the kernel view it is declared. */
+static void starved_run(int vouch, uint64_t *false_decl, uint64_t *vouched)
+{
+    const int n = 16, victim = 7;
+    const uint64_t eta = 10 * MS, delta = 40 * MS;
+    harness_t h;
+
+    h_create_probe_vouch(&h, n, eta, delta, 0, 11, &probe_params,
+                         vouch ? 4 : 0);
+    h.starved = victim;
+    h.kill_on_self = 0; /* count, do not kill */
+    sim_world_run(h.w, 5 * eta, UINT64_MAX);
+    assert_int_equal(sim_world_lose(h.w, victim, SIM_ANY_RANK, 1000000, 0, 0),
+                     UCFT_OK);
+    sim_world_run(h.w, 2000 * MS, UINT64_MAX);
+    *false_decl = h.false_decl;
+    *vouched = 0;
+    for (int r = 0; r < n; r++)
+        *vouched += h.dets[r]->pb.stats.vouched;
+    h_destroy(&h);
+}
+
+static void test_detector_probe_starved(void **state)
+{
+    uint64_t fd_on, v_on, fd_off, v_off;
+    starved_run(1, &fd_on, &v_on);
+    starved_run(0, &fd_off, &v_off);
+    printf("probes, a starved rank on another node, 2 s: %" PRIu64
+           " false declarations with node-mate helpers (%" PRIu64
+           " kernel-vouched relays), %" PRIu64 " without\n",
+           fd_on, v_on, fd_off);
+    assert_int_equal(fd_on, 0);
+    assert_true(v_on >= 10);
+    assert_true(fd_off >= 1);
+    assert_int_equal(v_off, 0);
+}
+
 /* Malformed and forged probes are dropped (counted), nobody is declared
  * or refuted by them, and a forged relay does not save a dead rank. */
 static void test_detector_probe_malformed(void **state)
@@ -864,15 +933,15 @@ static void test_detector_probe_malformed(void **state)
 
     h_create_probe(&h, n, eta, 40 * MS, 0, 1, &probe_params);
     sim_world_run(h.w, 5 * eta, UINT64_MAX);
-    static const uint32_t bodies[][4] = {
-        {9, 1, 2, 1},          /* unknown op */
-        {1, 99, 2, 1},         /* origin out of range */
-        {1, 2, 2, 1},          /* origin is the suspect */
-        {1, 1, 2, 1},          /* request not from its origin (src 2) */
-        {2, 1, 5, 1},          /* ping not to its suspect */
-        {3, 1, 4, 1},          /* ack from a rank other than its suspect */
-        {4, 3, 2, 1},          /* relay from the suspect itself */
-        {1, 2, 0xffffffff, 1}, /* suspect out of range */
+    static const uint32_t bodies[][5] = {
+        {9, 1, 2, 1, 0},          /* unknown op */
+        {1, 99, 2, 1, 0},         /* origin out of range */
+        {1, 2, 2, 1, 0},          /* origin is the suspect */
+        {1, 1, 2, 1, 0},          /* request not from its origin (src 2) */
+        {2, 1, 5, 1, 0},          /* ping not to its suspect */
+        {3, 1, 4, 1, 0},          /* ack from a rank other than its suspect */
+        {4, 3, 2, 1, 0},          /* relay from the suspect itself */
+        {1, 2, 0xffffffff, 1, 0}, /* suspect out of range */
     };
     const size_t nb = sizeof(bodies) / sizeof(bodies[0]);
     tp_t *tp2 = sim_world_tp(h.w, 2);
@@ -880,11 +949,11 @@ static void test_detector_probe_malformed(void **state)
     for (size_t i = 0; i < nb; i++) {
         reqs[i] = (tp_req_t){.cb = noop_cb, .buffered = 1};
         assert_true(tp_send(tp2, to, ucft_ctrl_tag(2, UCFT_CTRL_PROBE),
-                            bodies[i], 16, &reqs[i]) != UCFT_ERR_INVALID_PARAM);
+                            bodies[i], 20, &reqs[i]) != UCFT_ERR_INVALID_PARAM);
     }
     reqs[nb] = (tp_req_t){.cb = noop_cb, .buffered = 1};
     assert_true(tp_send(tp2, to, ucft_ctrl_tag(2, UCFT_CTRL_PROBE), bodies[0],
-                        12, &reqs[nb]) != UCFT_ERR_INVALID_PARAM); /* short */
+                        16, &reqs[nb]) != UCFT_ERR_INVALID_PARAM); /* short */
     sim_world_run(h.w, sim_world_now(h.w) + 200 * MS, UINT64_MAX);
     /* The short one is dropped by the standing receive (fixed length). */
     assert_int_equal(h.dets[to]->pb.stats.malformed, nb);
@@ -897,11 +966,11 @@ static void test_detector_probe_malformed(void **state)
     sim_world_kill(h.w, 2);
     sim_world_run(h.w, t0 + 25 * MS, UINT64_MAX); /* probing since 10-21 */
     assert_int_equal(h.dets[to]->pb.suspect, 2);
-    uint32_t forged[4] = {4, 3, 2, h.dets[to]->pb.nonce + 1};
+    uint32_t forged[5] = {4, 3, 2, h.dets[to]->pb.nonce + 1, 0};
     tp_t *tp5 = sim_world_tp(h.w, 5);
     static tp_req_t freq;
     freq = (tp_req_t){.cb = noop_cb, .buffered = 1};
-    assert_true(tp_send(tp5, to, ucft_ctrl_tag(5, UCFT_CTRL_PROBE), forged, 16,
+    assert_true(tp_send(tp5, to, ucft_ctrl_tag(5, UCFT_CTRL_PROBE), forged, 20,
                         &freq) != UCFT_ERR_INVALID_PARAM);
     sim_world_run(h.w, t0 + 500 * MS, UINT64_MAX);
     int failed[1] = {2};
@@ -937,6 +1006,7 @@ int main(void)
         cmocka_unit_test(test_detector_probe_lossy_link),
         cmocka_unit_test(test_detector_probe_death),
         cmocka_unit_test(test_detector_probe_consecutive),
+        cmocka_unit_test(test_detector_probe_starved),
         cmocka_unit_test(test_detector_probe_malformed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
