@@ -157,11 +157,12 @@ void pb_suspect(pb_t *pb, int suspect, uint64_t since, uint64_t window_ns)
     pb->nonce++;
     pb->deadline = now + (window_ns > 0 ? window_ns : pb->params.window_ns);
     pb->stats.suspicions++;
-    if (pb_round(pb) == 0) {
+    /* Nobody else to ask (every helper failed, or N <= 3): the window
+     * still passes, for the rank's own heartbeat; a later round may find
+     * a helper. Confirming at once would declare a rank before its
+     * deadline, or a presumed one before it could answer. */
+    if (pb_round(pb) == 0)
         pb->stats.alone++;
-        pb_confirm(pb); /* nobody else to ask */
-        return;
-    }
     pb_arm(pb, now);
 }
 

@@ -28,10 +28,10 @@
  *
  * Helpers are the origin's binomial links (r +- 2^i, the failure
  * broadcast's peers, connected at start), in turn, never the origin, the
- * suspect or a failed rank; with none at all a suspicion is confirmed at
- * once (nobody else can look). pb_start connects the paths of the first
- * ring: this rank as a helper of its links' suspects, and as a suspect of
- * its observer's helpers.
+ * suspect or a failed rank; with none at all the window passes without
+ * requests (the rank's own heartbeat may still come). pb_start connects the
+ * paths of the first ring: this rank as a helper of its links' suspects, and as
+ * a suspect of its observer's helpers.
  *
  * Wire: UCFT_CTRL_PROBE (transport/ctrl_kinds.h), checked by
  * ctrl_wire_probe; a malformed or forged message is counted and dropped
@@ -84,7 +84,7 @@ typedef struct pb_stats {
     uint64_t unvouched;  /* requests not answered: kernel says dead */
     uint64_t refuted;    /* suspicions ended by an answer */
     uint64_t confirmed;  /* suspicions whose window ended unanswered */
-    uint64_t alone;      /* confirmed at once: no helper to ask */
+    uint64_t alone;      /* suspicions begun with no helper to ask */
     uint64_t stale;      /* answers to a suspicion no longer pending */
     uint64_t fenced;     /* messages from failed ranks, dropped */
     uint64_t malformed;  /* dropped by ctrl_wire_probe */
