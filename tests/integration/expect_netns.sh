@@ -26,7 +26,7 @@
 #           instead of its ranks killed: ranks 6 and 7 (2 of 8, a
 #           minority) must fence themselves (SIGABRT, the quorum message)
 #           and stay gone; the survivors as for cut.
-#   loss    8 ranks on 4 nodes compute 10 s under ucft-bench detector
+#   loss    8 ranks on 4 nodes compute 8 s under ucft-bench detector
 #           --soak (PROGRAM) while every node loses 5 % of its packets
 #           both ways (TCP retransmits after >= 200 ms, beyond delta =
 #           100 ms): with the indirect probes (UCFT_HB_PROBES, default)
@@ -158,7 +158,7 @@ loss)
   for k in 0 1 2 3; do loss+=(--netem "$k:loss=5%"); done
   for probes in 3 0; do
     UCFT_HB_PROBES=$probes "$ucftrun" -n 8 --nodes 4 --netns "${loss[@]}" \
-      --timeout 60 "$prog" detector --soak 10 --json >"$out/out" 2>"$out/err" &
+      --timeout 60 "$prog" detector --soak 8 --json >"$out/out" 2>"$out/err" &
     pid=$!
     wait "$pid"; rc=$?
     skip_if_no_caps
@@ -179,7 +179,7 @@ PY
       [ "$without" -gt 0 ] || fail "without probes nobody was declared: the loss did not bite"
     fi
   done
-  echo "PASS: 5 % loss on every node, 10 s: no live rank declared with probes; without them $without of 8 fenced"
+  echo "PASS: 5 % loss on every node, 8 s: no live rank declared with probes; without them $without of 8 fenced"
   ;;
 delay)
   for d in 0 5; do
