@@ -13,7 +13,9 @@
  * namespace for that). So node K's incoming packets are delayed: between
  * two delayed nodes a round trip costs 2 D. ARP is not delayed.
  *
- * The relay holds at most UCFTRUN_RELAY_SLOTS packets (more are dropped,
+ * The relay runs at SCHED_FIFO priority 1 (else nice -20), so that the
+ * ranks' load does not lengthen the delay. It holds at most
+ * UCFTRUN_RELAY_SLOTS packets (more are dropped,
  * counted on its stderr at exit); it dies with the launcher
  * (PR_SET_PDEATHSIG) and is killed by ucftrun_relay_stop.
  */
