@@ -137,7 +137,8 @@
  *
  * R10. Failures. A rank fails when the job declares it failed: the heartbeat
  *     detector does so after a silence longer than UCFT_HB_TIMEOUT (every rank
- *     is watched by its ring successor), and at once on evidence (a launcher's
+ *     is watched by its ring successor; a rank other ranks can still reach,
+ *     UCFT_HB_PROBES, is not declared), and at once on evidence (a launcher's
  *     death event, a UCX endpoint error, the end of a process of this node as
  *     the kernel reports it). The failed set of a context only grows: a failed
  *     rank is never readmitted (R11). A failure takes effect in a context from

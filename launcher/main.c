@@ -51,10 +51,15 @@ static int setup_netns(launcher_t *L)
         fprintf(stderr, "ucftrun: %s\n", err);
         return -1;
     }
-    for (size_t i = 0; i < L->opts.nnetem; i++)
-        if (ucftrun_netns_loss(&L->netns, L->opts.netem[i].node,
-                               L->opts.netem[i].loss_pct) != 0)
+    for (size_t i = 0; i < L->opts.nnetem; i++) {
+        const ucftrun_netem_t *m = &L->opts.netem[i];
+        if ((m->loss_pct > 0 &&
+             ucftrun_netns_loss(&L->netns, m->node, m->loss_pct) != 0) ||
+            (m->delay_ns > 0 &&
+             ucftrun_netns_delay(&L->netns, m->node, m->delay_ns,
+                                 m->jitter_ns) != 0))
             return -1;
+    }
     if (ucftrun_netns_enter_hub(&L->netns, err, sizeof(err)) != 0) {
         fprintf(stderr, "ucftrun: %s\n", err);
         return -1;
@@ -302,6 +307,7 @@ static int cleanup(launcher_t *L)
             if (p->pid > 0)
                 ucftrun_proc_signal(p, SIGKILL);
         }
+        ucftrun_netns_stop_relays(&L->netns); /* not ranks: reaped here */
         reap_all(L);
         for (int r = 0; r < L->nprocs; r++) {
             ucftrun_output_close(&L->procs[r].out);

@@ -1,5 +1,6 @@
 /* Pretend nodes as network hosts: see netns.h. */
 #include "launcher/netns.h"
+#include "launcher/relay.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -193,7 +194,12 @@ int ucftrun_netns_create(ucftrun_netns_t *ns, int nnodes, char *err,
     ns->nnodes = nnodes;
     snprintf(ns->prefix, sizeof(ns->prefix), "ucft%d", (int)getpid());
     ns->node_fd = malloc((size_t)nnodes * sizeof(*ns->node_fd));
-    if (ns->node_fd == NULL) {
+    ns->relay_pid = calloc((size_t)nnodes, sizeof(*ns->relay_pid));
+    if (ns->node_fd == NULL || ns->relay_pid == NULL) {
+        free(ns->node_fd);
+        free(ns->relay_pid);
+        ns->node_fd = NULL;
+        ns->relay_pid = NULL;
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -298,7 +304,7 @@ int ucftrun_netns_loss(ucftrun_netns_t *ns, int node, int percent)
     if (node < 0 || node >= ns->nnodes || percent < 0 || percent > 100)
         return -1;
     snprintf(cmd, sizeof(cmd),
-             "add rule inet ucft in iifname \"eth0\" numgen random mod 100 "
+             "add rule inet ucft in iifname != \"lo\" numgen random mod 100 "
              "< %d drop; add rule inet ucft out oifname \"eth0\" numgen "
              "random mod 100 < %d drop",
              percent, percent);
@@ -309,12 +315,49 @@ int ucftrun_netns_loss(ucftrun_netns_t *ns, int node, int percent)
     return 0;
 }
 
+/* Node k's incoming IP packets go to its relay's TUN (relay.h), which
+ * gives them back to the kernel later; its reverse-path filter must then
+ * accept packets from eth0's subnet arriving on the TUN. */
+int ucftrun_netns_delay(ucftrun_netns_t *ns, int node, uint64_t delay_ns,
+                        uint64_t jitter_ns)
+{
+    char err[256];
+
+    if (node < 0 || node >= ns->nnodes || ns->relay_pid[node] > 0)
+        return -1;
+    if (ucftrun_relay_start(ns->node_fd[node], delay_ns, jitter_ns,
+                            (uint64_t)getpid() * 1000 + (uint64_t)node,
+                            &ns->relay_pid[node], err, sizeof(err)) != 0 ||
+        runv(ns->node_fd[node], err, sizeof(err), "sysctl", "-q", "-w",
+             "net.ipv4.conf.all.rp_filter=0",
+             "net.ipv4.conf." UCFTRUN_RELAY_DEV ".rp_filter=0", NULL) != 0 ||
+        runv(ns->node_fd[node], err, sizeof(err), "tc", "qdisc", "add", "dev",
+             "eth0", "ingress", NULL) != 0 ||
+        runv(ns->node_fd[node], err, sizeof(err), "tc", "filter", "add", "dev",
+             "eth0", "parent", "ffff:", "protocol", "ip", "u32", "match", "u32",
+             "0", "0", "action", "mirred", "egress", "redirect", "dev",
+             UCFTRUN_RELAY_DEV, NULL) != 0) {
+        fprintf(stderr, "ucftrun: --netns: node %d: %s\n", node, err);
+        return -1;
+    }
+    return 0;
+}
+
+void ucftrun_netns_stop_relays(ucftrun_netns_t *ns)
+{
+    for (int k = 0; ns->relay_pid != NULL && k < ns->nnodes; k++) {
+        ucftrun_relay_stop(ns->relay_pid[k]);
+        ns->relay_pid[k] = 0;
+    }
+}
+
 void ucftrun_netns_destroy(ucftrun_netns_t *ns)
 {
     char name[64], err[256];
 
     if (ns->node_fd == NULL)
         return; /* never created (or destroyed already) */
+    ucftrun_netns_stop_relays(ns);
     for (int k = 0; k < ns->made; k++) {
         if (ns->node_fd != NULL && ns->node_fd[k] >= 0)
             close(ns->node_fd[k]);
@@ -332,7 +375,9 @@ void ucftrun_netns_destroy(ucftrun_netns_t *ns)
     if (ns->root_fd >= 0)
         close(ns->root_fd);
     free(ns->node_fd);
+    free(ns->relay_pid);
     ns->node_fd = NULL;
+    ns->relay_pid = NULL;
     ns->made = ns->made_hub = 0;
     ns->hub_fd = ns->root_fd = -1;
 }

@@ -18,7 +18,9 @@
  *   partition   nftables rules in each node's namespace drop packets to
  *               and from the other side's addresses;
  *   loss K:P    nftables drops P % of K's packets at random, both ways
- *               (numgen random mod 100 < P), from the start.
+ *               (numgen random mod 100 < P), from the start;
+ *   delay K:D,J K's incoming packets are held D +- J by a relay process
+ *               in its namespace (launcher/relay.h), from the start.
  *
  * The namespaces are made by running ip(8) and nft(8) (iproute2,
  * nftables) and removed by ucftrun_netns_destroy on every exit of the
@@ -44,6 +46,7 @@ typedef struct ucftrun_netns {
     int hub_fd;      /* open handle of the hub namespace, or -1 */
     int *node_fd;    /* [nnodes]: open handles, or -1 */
     int root_fd;     /* the namespace the launcher started in, or -1 */
+    int *relay_pid;  /* [nnodes]: delay relays, 0 none */
 } ucftrun_netns_t;
 
 /* 0 if this process may create namespaces, else -1 with the reason. */
@@ -67,6 +70,11 @@ int ucftrun_netns_heal(ucftrun_netns_t *ns, int node);
 /* Nodes whose bit is set in `side` against all the others. */
 int ucftrun_netns_partition(ucftrun_netns_t *ns, uint64_t side);
 int ucftrun_netns_loss(ucftrun_netns_t *ns, int node, int percent);
+int ucftrun_netns_delay(ucftrun_netns_t *ns, int node, uint64_t delay_ns,
+                        uint64_t jitter_ns);
+/* Kills the delay relays (before the launcher reaps all its children;
+ * ucftrun_netns_destroy does it too). */
+void ucftrun_netns_stop_relays(ucftrun_netns_t *ns);
 
 /* Removes every namespace made (idempotent; safe on a zeroed struct with
  * nnodes 0). */

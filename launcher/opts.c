@@ -306,38 +306,109 @@ static int apply_partition(ucftrun_opts_t *o, const char *arg, char *err,
     return 0;
 }
 
-/* --netem K:loss=P% ("%" optional; P from 0 to 100). */
+/* A delay for --netem: digits and one '.', then us, ms (the default) or
+ * s; at most 10 s. */
+static int parse_delay(const char *text, size_t len, uint64_t *ns)
+{
+    static const struct {
+        const char *unit;
+        double scale;
+    } units[] = {{"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"", 1e6}};
+    char num[32];
+    size_t digits = 0;
+
+    while (digits < len && strchr("0123456789.", text[digits]) != NULL &&
+           text[digits] != '\0')
+        digits++;
+    if (digits == 0 || digits >= sizeof(num))
+        return -1;
+    memcpy(num, text, digits);
+    num[digits] = '\0';
+    for (size_t u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
+        size_t ul = strlen(units[u].unit);
+        if (len - digits != ul || strncmp(text + digits, units[u].unit, ul))
+            continue;
+        uint64_t sec_ns;
+        if (ucftrun_opts_parse_seconds(num, &sec_ns) != 0)
+            return -1;
+        double v = (double)sec_ns / 1e9 * units[u].scale; /* ns */
+        if (v > 10e9)
+            return -1;
+        *ns = (uint64_t)llround(v);
+        return 0;
+    }
+    return -1;
+}
+
+/* One "loss=P%" ("%" optional, P from 0 to 100), "delay=T" or
+ * "jitter=T" item of --netem (len bytes at item). */
+static int netem_item(ucftrun_netem_t *m, const char *item, size_t len)
+{
+    char pct[8];
+    long p;
+
+    if (len > 5 && strncmp(item, "loss=", 5) == 0) {
+        size_t plen = len - 5;
+        if (item[len - 1] == '%')
+            plen--;
+        if (plen == 0 || plen >= sizeof(pct))
+            return -1;
+        memcpy(pct, item + 5, plen);
+        pct[plen] = '\0';
+        if (parse_int(pct, 0, 100, &p) != 0)
+            return -1;
+        m->loss_pct = (int)p;
+        return 0;
+    }
+    if (len > 6 && strncmp(item, "delay=", 6) == 0)
+        return parse_delay(item + 6, len - 6, &m->delay_ns);
+    if (len > 7 && strncmp(item, "jitter=", 7) == 0)
+        return parse_delay(item + 7, len - 7, &m->jitter_ns);
+    return -1;
+}
+
+/* --netem K:ITEM[,ITEM...]: loss=P%, delay=T, jitter=T (T: us, ms or s;
+ * ms if none); the jitter needs a delay at least as large. */
 static int apply_netem(ucftrun_opts_t *o, const char *arg, char *err,
                        size_t errlen)
 {
     const char *colon = strchr(arg, ':');
-    char node[16], pct[8];
-    long k, p;
+    char node[16];
+    long k;
+    ucftrun_netem_t m = {0};
 
     if (colon == NULL || (size_t)(colon - arg) >= sizeof(node) ||
-        strncmp(colon + 1, "loss=", 5) != 0)
+        colon[1] == '\0')
         goto bad;
     memcpy(node, arg, (size_t)(colon - arg));
     node[colon - arg] = '\0';
-    size_t plen = strcspn(colon + 6, "%");
-    if (plen >= sizeof(pct) ||
-        (colon[6 + plen] == '%' && colon[7 + plen] != '\0'))
+    if (parse_int(node, 0, INT_MAX, &k) != 0)
         goto bad;
-    memcpy(pct, colon + 6, plen);
-    pct[plen] = '\0';
-    if (parse_int(node, 0, INT_MAX, &k) != 0 || parse_int(pct, 0, 100, &p) != 0)
-        goto bad;
+    for (const char *item = colon + 1; *item != '\0';) {
+        size_t len = strcspn(item, ",");
+        if (netem_item(&m, item, len) != 0)
+            goto bad;
+        item += len;
+        if (*item == ',' && *++item == '\0')
+            goto bad;
+    }
+    if (m.jitter_ns > m.delay_ns) {
+        set_err(err, errlen,
+                "bad --netem value '%s': the jitter exceeds the delay", arg);
+        return -1;
+    }
     if (o->nnetem == UCFTRUN_MAX_NETEM) {
         set_err(err, errlen, "more than %d --netem options", UCFTRUN_MAX_NETEM);
         return -1;
     }
-    o->netem[o->nnetem++] =
-        (ucftrun_netem_t){.node = (int)k, .loss_pct = (int)p};
+    m.node = (int)k;
+    o->netem[o->nnetem++] = m;
     return 0;
 bad:
     set_err(err, errlen,
-            "bad --netem value '%s' (expected NODE:loss=PERCENT, e.g. "
-            "1:loss=5%%; delay is not available, docs/launcher.md)",
+            "bad --netem value '%s' (expected NODE:ITEM[,ITEM...] with items "
+            "loss=PERCENT, delay=TIME, jitter=TIME, e.g. "
+            "1:loss=5%%,delay=2ms,jitter=1ms)",
             arg);
     return -1;
 }
@@ -659,8 +730,10 @@ const char *ucftrun_opts_usage(void)
            "partition\n"
            "  --partition A/B@S    split the nodes into groups A and B, e.g.\n"
            "                       0,1/2,3@2 (--netns, at most 64 nodes)\n"
-           "  --netem K:loss=P%    drop P % of node K's packets both ways "
-           "(--netns)\n"
+           "  --netem K:loss=P%[,delay=T][,jitter=T]\n"
+           "                       drop P % of node K's packets both ways, "
+           "delay its\n"
+           "                       incoming ones by T +- jitter (--netns)\n"
            "  --abort-on-failure   kill the job at the first abnormal "
            "death\n"
            "  -v, --verbose        launcher debug messages on stderr\n"

@@ -51,11 +51,14 @@ typedef enum ucftrun_inject_kind {
     UCFTRUN_INJECT_PARTITION, /* two groups of nodes (--partition) */
 } ucftrun_inject_kind_t;
 
-/* --netem K:loss=P%: P % of node K's packets dropped both ways. */
+/* --netem K:loss=P%,delay=D,jitter=J: P % of node K's packets dropped
+ * both ways; its incoming packets delayed by D +- J (launcher/relay.h). */
 #define UCFTRUN_MAX_NETEM 64
 typedef struct ucftrun_netem {
     int node;
     int loss_pct;
+    uint64_t delay_ns;  /* 0: none */
+    uint64_t jitter_ns; /* <= delay_ns */
 } ucftrun_netem_t;
 
 typedef enum ucftrun_target_kind {

@@ -135,7 +135,7 @@ static hb_vouch_t vouch(void *arg, int rank, uint64_t silent_ns)
     case RT_KVIEW_DEAD:
         ucft_info(&d->ctx->log,
                   "rank %d: no heartbeat for %.1f ms and the kernel shows "
-                  "it %s (state %c): declaring it",
+                  "it %s (state %c): dead to the detector",
                   rank, (double)silent_ns / 1e6, why, state ? state : '-');
         return HB_VOUCH_DEAD;
     case RT_KVIEW_UNKNOWN:
@@ -170,6 +170,11 @@ static ucft_status_t make_det(rt_monitor_t *d, tp_t *tp)
     p.hb.start_grace_ns = cfg->hb_grace_ns;
     p.hb.adapt = 1; /* starvation-aware where the kernel cannot see */
     p.hb.first_hb_ns = cfg->init_timeout_ns; /* a peer still starting */
+    /* Confirm a suspicion through other ranks (probe.h). */
+    p.probe.helpers = (int)cfg->hb_probes;
+    p.probe.window_ns =
+        cfg->hb_confirm_ns > 0 ? cfg->hb_confirm_ns : cfg->hb_timeout_ns / 2;
+    p.probe.round_ns = cfg->hb_period_ns;
     ucft_status_t st = det_create(tp, &p, &ops, &d->det);
     if (st == UCFT_OK)
         st = det_start(d->det);
@@ -271,6 +276,19 @@ static void log_hb_stats(const rt_monitor_t *d)
                (unsigned long long)s->vouched, (unsigned long long)s->kernel,
                (unsigned long long)s->own_wait, (unsigned long long)s->credited,
                (unsigned long long)s->adapted);
+    const pb_stats_t *pb = &d->det->pb.stats;
+    if (pb->suspicions + pb->pings + pb->acks + pb->malformed > 0)
+        ucft_debug(
+            &d->ctx->log,
+            "indirect probes: %llu suspicions (%llu refuted by "
+            "helpers, %llu by a late heartbeat, %llu confirmed), "
+            "%llu requests sent; as helper %llu pings, %llu relays; "
+            "as suspect %llu acks; %llu malformed, %llu skipped",
+            (unsigned long long)pb->suspicions, (unsigned long long)pb->refuted,
+            (unsigned long long)s->recovered, (unsigned long long)pb->confirmed,
+            (unsigned long long)pb->requests, (unsigned long long)pb->pings,
+            (unsigned long long)pb->relays, (unsigned long long)pb->acks,
+            (unsigned long long)pb->malformed, (unsigned long long)pb->skipped);
     const rec_stats_t *r = &d->det->rec.stats;
     if (r->offers + r->received > 0)
         ucft_debug(
@@ -430,6 +448,17 @@ ucft_status_t rt_monitor_init(struct ucft_context *ctx)
         !ordered(ctx, "UCFT_HB_LOCAL_LIMIT", cfg->hb_local_limit_ns,
                  "UCFT_HB_TIMEOUT", cfg->hb_timeout_ns, 0))
         return UCFT_ERR_INVALID_PARAM;
+    if (cfg->hb_probes > 0 && cfg->hb_confirm_ns > 0 &&
+        !ordered(ctx, "UCFT_HB_TIMEOUT", cfg->hb_timeout_ns, "UCFT_HB_CONFIRM",
+                 cfg->hb_confirm_ns, 1))
+        return UCFT_ERR_INVALID_PARAM;
+    if (cfg->hb_probes > PB_MAX_HELPERS) {
+        ucft_error(&ctx->log,
+                   "UCFT_HB_PROBES=%u: at most %d helpers per round of "
+                   "indirect probes",
+                   cfg->hb_probes, PB_MAX_HELPERS);
+        return UCFT_ERR_INVALID_PARAM;
+    }
     if (cfg->quorum) {
         ucft_status_t qs =
             rt_quorum_init(&d->quorum, ctx->boot.size, cfg->quorum_settle_ns,

@@ -95,6 +95,20 @@ static const ucft_config_field_t rt_fields[] = {
      "the rank failed; must exceed the period and the scheduling jitter of "
      "a loaded node",
      ucft__config_parse_time, F(hb_timeout_ns), NULL},
+    {"HB_PROBES", "3",
+     "indirect probes: an observer that has not heard a rank (with no "
+     "word from the kernel) for UCFT_HB_TIMEOUT - UCFT_HB_CONFIRM asks this "
+     "many other ranks per round to reach it, and declares it at the "
+     "timeout only when none did; a lossy or slow link then costs no live "
+     "rank (0: declare at the timeout; at most 8)",
+     ucft__config_parse_uint, F(hb_probes), NULL},
+    {"HB_CONFIRM", "0",
+     "the window of the indirect probes (UCFT_HB_PROBES), ending at the "
+     "timeout, with a new round every UCFT_HB_PERIOD; also the time a "
+     "rank gets to answer when it becomes the observed rank after its "
+     "successor was declared (0: half of UCFT_HB_TIMEOUT; must be below "
+     "it)",
+     ucft__config_parse_time, F(hb_confirm_ns), NULL},
     {"QUORUM", "n",
      "no split brain: a rank whose detector holds alive no strict majority "
      "of the last agreed membership (in a tie: not its lowest rank) fences "

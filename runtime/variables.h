@@ -33,6 +33,8 @@ typedef struct rt_config {
     uint64_t hb_grace_ns;   /* no suspicion this soon after start-up */
     uint64_t hb_local_limit_ns; /* a local rank the kernel shows alive is
                                    declared after this much silence */
+    unsigned hb_probes;         /* helpers per round of indirect probes */
+    uint64_t hb_confirm_ns;     /* their window (0: 2 eta) */
     int hb_nice;                /* nice value of the heartbeat thread */
     uint64_t hb_slice_ns;       /* its time slice (0: inherited, slice_ns) */
     int quorum;                 /* fence a rank in a minority (quorum.h) */

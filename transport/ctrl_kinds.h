@@ -42,6 +42,14 @@ enum ucft_ctrl_kind {
      * it tells every other. Body: uint32 context id, uint32 the
      * communicator's uid. */
     UCFT_CTRL_REVOKE = 7,
+    /* Indirect probes (runtime/detector/probe.h): a suspicion confirmed
+     * by other observers before a declaration. Body: five uint32: op
+     * (1 request origin -> helper "probe the suspect for me", 2 ping
+     * helper -> suspect, 3 ack suspect -> helper, 4 relay helper ->
+     * origin "it answered"), origin, suspect, nonce (the origin's
+     * suspicion number), silent_ms (how long the origin had not heard
+     * the suspect). Checks: ctrl_wire_probe. */
+    UCFT_CTRL_PROBE = 8,
 };
 
 /* The tag of a control message of `kind` sent by job rank `src`. */

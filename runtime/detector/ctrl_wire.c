@@ -70,3 +70,73 @@ uint32_t ctrl_wire_set_fact(const ctrl_wire_set_t *set, uint32_t i)
 {
     return get32(set->facts + 4 * (size_t)i);
 }
+
+/* Why a probe's roles do not fit its op, or NULL. The helper (the rank
+ * that is neither origin nor suspect) is `me` for a request or an ack and
+ * `src` for a ping or a relay. */
+static const char *probe_roles(uint32_t op, uint32_t origin, uint32_t suspect,
+                               uint32_t src, uint32_t me)
+{
+    uint32_t helper;
+
+    switch (op) {
+    case CTRL_PROBE_REQ:
+        if (src != origin)
+            return "request not from its origin";
+        helper = me;
+        break;
+    case CTRL_PROBE_PING:
+        if (me != suspect)
+            return "ping not to its suspect";
+        helper = src;
+        break;
+    case CTRL_PROBE_ACK:
+        if (src != suspect)
+            return "ack not from its suspect";
+        helper = me;
+        break;
+    case CTRL_PROBE_RELAY:
+        if (me != origin)
+            return "relay not to its origin";
+        helper = src;
+        break;
+    default:
+        return "unknown op";
+    }
+    if (helper == origin || helper == suspect)
+        return "the helper is the origin or the suspect";
+    return NULL;
+}
+
+ucft_status_t ctrl_wire_probe(const void *buf, size_t len, int size, int me,
+                              uint32_t src, ctrl_wire_probe_t *p,
+                              const char **why)
+{
+    const unsigned char *b = buf;
+    const char *bad;
+
+    if (len != CTRL_WIRE_PROBE_LEN) {
+        *why = "wrong length";
+        return UCFT_ERR_INVALID_PARAM;
+    }
+    uint32_t op = get32(b), origin = get32(b + 4), suspect = get32(b + 8);
+    if (size <= 0 || me < 0 || me >= size || src >= (uint32_t)size)
+        bad = "source or receiver out of range";
+    else if (origin >= (uint32_t)size || suspect >= (uint32_t)size)
+        bad = "origin or suspect out of range";
+    else if (origin == suspect)
+        bad = "origin is the suspect";
+    else
+        bad = probe_roles(op, origin, suspect, src, (uint32_t)me);
+    if (bad != NULL) {
+        *why = bad;
+        return UCFT_ERR_INVALID_PARAM;
+    }
+    p->op = (ctrl_probe_op_t)op;
+    p->origin = (int)origin;
+    p->suspect = (int)suspect;
+    p->nonce = get32(b + 12);
+    p->silent_ms = get32(b + 16);
+    *why = NULL;
+    return UCFT_OK;
+}

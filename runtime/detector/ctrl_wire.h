@@ -66,4 +66,34 @@ ucft_status_t ctrl_wire_set_decode(const void *buf, size_t len,
 /* Fact i (< set->n) of a decoded set. */
 uint32_t ctrl_wire_set_fact(const ctrl_wire_set_t *set, uint32_t i);
 
+/* An indirect probe (UCFT_CTRL_PROBE, runtime/detector/probe.h): 20
+ * bytes, uint32 op, origin, suspect, nonce, silent_ms (how long the
+ * origin had not heard the suspect when it asked; carried along). */
+#define CTRL_WIRE_PROBE_LEN 20
+typedef enum ctrl_probe_op {
+    CTRL_PROBE_REQ = 1,   /* origin -> helper: probe the suspect for me */
+    CTRL_PROBE_PING = 2,  /* helper -> suspect: are you there? */
+    CTRL_PROBE_ACK = 3,   /* suspect -> helper: I am */
+    CTRL_PROBE_RELAY = 4, /* helper -> origin: the suspect answered */
+} ctrl_probe_op_t;
+
+typedef struct ctrl_wire_probe {
+    ctrl_probe_op_t op;
+    int origin;  /* the observer that suspects */
+    int suspect; /* the rank it suspects */
+    uint32_t nonce;
+    uint32_t silent_ms;
+} ctrl_wire_probe_t;
+
+/* Decodes a probe of `len` bytes that the tag says `src` sent to `me`, in
+ * a job of `size`. UCFT_OK with *p filled when it is 20 bytes, its op is
+ * one of the four, origin and suspect are distinct ranks of the job, and
+ * the roles fit the op: a request comes from its origin to a third rank,
+ * a ping goes to its suspect from a third rank, an ack comes from its
+ * suspect to a third rank, a relay goes to its origin from a third rank.
+ * Else UCFT_ERR_INVALID_PARAM with the reason in *why (*p untouched). */
+ucft_status_t ctrl_wire_probe(const void *buf, size_t len, int size, int me,
+                              uint32_t src, ctrl_wire_probe_t *p,
+                              const char **why);
+
 #endif

@@ -19,6 +19,7 @@ static void det_self_declared(det_t *det)
         return;
     det->self_declared = 1;
     hb_stop(&det->hb, 0);
+    pb_stop(&det->pb);
     prop_stop(&det->prop);
     rec_stop(&det->rec);
     det->running = 0;
@@ -35,6 +36,7 @@ void det_declare(det_t *det, int rank, det_why_t why)
     }
     if (mb_add(&det->mb, rank) != 1)
         return; /* known, invalid or out of memory (see mb_add) */
+    pb_cancel(&det->pb, rank);
     if (det->ops.failed_cb != NULL)
         det->ops.failed_cb(det->ops.arg, rank, mb_epoch(&det->mb), why);
     if (det->self_declared || !det->running)
@@ -47,9 +49,63 @@ void det_declare(det_t *det, int rank, det_why_t why)
     hb_membership_changed(&det->hb);
 }
 
-static void det_suspect_cb(void *arg, int rank)
+static hb_vouch_t det_vouch_cb(void *arg, int rank, uint64_t silent_ns);
+
+/* The observed rank is overdue: declared at once on the kernel's word or
+ * without probes; else other ranks are asked to reach it first. */
+static void det_suspect_cb(void *arg, int rank, int kernel)
 {
-    det_declare(arg, rank, DET_WHY_HEARTBEAT);
+    det_t *det = arg;
+    if (kernel || !pb_enabled(&det->pb)) {
+        det_declare(det, rank, DET_WHY_HEARTBEAT);
+        return;
+    }
+    pb_suspect(&det->pb, rank, det->hb.last_heard, 0);
+}
+
+/* The window of a presumed rank (det_confirmed_cb). */
+static uint64_t det_presume_window(const det_t *det)
+{
+    uint64_t w = 2 * det->pb.params.round_ns;
+    return w > 0 && w < det->pb.params.window_ns ? w : det->pb.params.window_ns;
+}
+
+/* Nobody reached it within the window: declared, unless its own
+ * heartbeat ended the suspicion meanwhile (or it is no longer ours).
+ * Then the rank before it, our new target, is confirmed at once instead
+ * of after a delta of its own: a vanished host takes consecutive ranks
+ * with it, and the ring would find them one delta apart. It has two
+ * rounds of probes (at most the window) to answer: its heartbeat, which
+ * our request asks for at once, or the helpers' relays. Shorter than a
+ * suspicion's window because it is rare (it follows a confirmed death,
+ * not a late heartbeat). A rank the kernel can see is left to the
+ * kernel. */
+static void det_confirmed_cb(void *arg, int rank)
+{
+    det_t *det = arg;
+    if (det->hb.observed != rank || det->hb.suspected != rank)
+        return;
+    ucft_info(det->tp->log,
+              "rank %d: no heartbeat for %.1f ms and no answer through "
+              "other ranks (%llu probe requests so far): declaring it",
+              rank, (double)(tp_now(det->tp) - det->hb.last_heard) / 1e6,
+              (unsigned long long)det->pb.stats.requests);
+    det_declare(det, rank, DET_WHY_HEARTBEAT);
+    int next = det->hb.observed;
+    if (!det->running || next < 0 || next == rank ||
+        det_vouch_cb(det, next, 0) != HB_VOUCH_NONE)
+        return;
+    if (hb_presume(&det->hb, next))
+        pb_suspect(&det->pb, next, tp_now(det->tp), det_presume_window(det));
+}
+
+static void det_refuted_cb(void *arg, int rank, int helper)
+{
+    det_t *det = arg;
+    ucft_debug(det->tp->log,
+               "rank %d: overdue, but rank %d reached it: not declared", rank,
+               helper);
+    hb_refute(&det->hb, rank);
 }
 
 static void det_warn_cb(void *arg, uint64_t gap)
@@ -123,8 +179,13 @@ ucft_status_t det_create(tp_t *tp, const det_params_t *params,
     det->me = tp->rank;
     det->ops = *ops;
     mb_init(&det->mb, tp->size);
+    hb_params_t hbp = params->hb;
+    if (params->probe.helpers > 0) /* confirmed before the deadline ends */
+        hbp.early_ns = params->probe.window_ns < hbp.delta_ns
+                           ? params->probe.window_ns
+                           : hbp.delta_ns / 2;
     hb_init(
-        &det->hb, tp, &det->mb, &params->hb,
+        &det->hb, tp, &det->mb, &hbp,
         &(hb_ops_t){.suspect_cb = det_suspect_cb,
                     .warn_late_cb = det_warn_cb,
                     .fenced_cb = det_fenced_cb,
@@ -132,6 +193,11 @@ ucft_status_t det_create(tp_t *tp, const det_params_t *params,
                     .vouch_cb = ops->vouch_cb ? det_vouch_cb : NULL,
                     .run_delay_cb = ops->run_delay_cb ? det_run_delay_cb : NULL,
                     .arg = det});
+    pb_init(&det->pb, tp, &det->mb, &params->probe,
+            &(pb_ops_t){.confirmed_cb = det_confirmed_cb,
+                        .refuted_cb = det_refuted_cb,
+                        .vouch_cb = ops->vouch_cb ? det_vouch_cb : NULL,
+                        .arg = det});
     rec_init(&det->rec, tp, &det->mb,
              &(rec_ops_t){.news_cb = det_news_cb,
                           .self_cb = det_self_cb,
@@ -163,11 +229,16 @@ ucft_status_t det_start(det_t *det)
     st = rec_start(&det->rec);
     if (st != UCFT_OK)
         goto err_prop;
-    st = hb_start(&det->hb);
+    st = pb_start(&det->pb);
     if (st != UCFT_OK)
         goto err_rec;
+    st = hb_start(&det->hb);
+    if (st != UCFT_OK)
+        goto err_pb;
     return UCFT_OK;
 
+err_pb:
+    pb_stop(&det->pb);
 err_rec:
     rec_stop(&det->rec);
 err_prop:
@@ -183,13 +254,15 @@ void det_stop(det_t *det)
         return;
     det->running = 0;
     hb_stop(&det->hb, 1);
+    pb_stop(&det->pb);
     prop_stop(&det->prop);
     rec_stop(&det->rec);
 }
 
 int det_idle(const det_t *det)
 {
-    return hb_idle(&det->hb) && prop_idle(&det->prop) && rec_idle(&det->rec);
+    return hb_idle(&det->hb) && pb_idle(&det->pb) && prop_idle(&det->prop) &&
+           rec_idle(&det->rec);
 }
 
 void det_destroy(det_t *det)

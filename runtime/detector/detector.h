@@ -6,7 +6,9 @@
  *
  * Flow:
  *  - heartbeat suspicion of the observed rank -> det_declare(rank,
- *    DET_WHY_HEARTBEAT);
+ *    DET_WHY_HEARTBEAT), at once when probes are off or the kernel says
+ *    the rank is dead, else once indirect probes (probe.h) through other
+ *    ranks got no answer within the confirmation window either;
  *  - external fast-path news (PMIx event, endpoint error) ->
  *    det_declare(rank, DET_WHY_EXTERNAL);
  *  - the kernel saying the rank's process is ending (alive slot, pidfd:
@@ -41,6 +43,7 @@
 
 #include "runtime/detector/heartbeat.h"
 #include "runtime/detector/membership.h"
+#include "runtime/detector/probe.h"
 #include "runtime/detector/propagate.h"
 #include "runtime/detector/reconcile.h"
 #include "transport/transport.h"
@@ -62,6 +65,11 @@ typedef enum det_why {
 typedef struct det_params {
     hb_params_t hb;
     int prop_window; /* failure-news sends in flight, 0: default */
+    /* Indirect probes (probe.h): a heartbeat suspicion without the
+     * kernel's word is declared only if `probe.helpers` other ranks per
+     * round cannot reach the rank within `probe.window_ns` either. 0
+     * helpers (det_params_default): declared at once. */
+    pb_params_t probe;
 } det_params_t;
 
 typedef struct det_ops {
@@ -87,6 +95,7 @@ typedef struct det {
     det_ops_t ops;
     mb_t mb;
     hb_t hb;
+    pb_t pb;
     prop_t prop;
     rec_t rec;
     int self_declared;

@@ -111,6 +111,21 @@ static uint64_t hb_limit(const hb_t *hb)
     return limit;
 }
 
+/* `t` moved earlier by the owner's confirmation time (params.early_ns),
+ * unless the owner has a kernel view of the observed rank. */
+static uint64_t hb_early(const hb_t *hb, uint64_t t)
+{
+    uint64_t e = hb->viewed ? 0 : hb->params.early_ns;
+    return t > e ? t - e : 0;
+}
+
+/* When suspect_cb may be called: the deadline, moved earlier so that the
+ * owner's confirmation ends about when it passes. */
+static uint64_t hb_due(const hb_t *hb)
+{
+    return hb_early(hb, hb_limit(hb));
+}
+
 /* The observed rank's heartbeat came `gap` after the one before: kept as
  * the longest of the current window (two windows of 1 s: the estimate
  * forgets a starvation 1-2 s after it ends). */
@@ -146,6 +161,7 @@ static void hb_retarget(hb_t *hb, uint64_t now)
 {
     int target = mb_live_pred(hb->mb, hb->me);
     hb->observed = target;
+    hb->viewed = 0;
     hb_heard(hb, now);
     if (target < 0)
         return;
@@ -211,7 +227,7 @@ void hb_tick_at(hb_t *hb, uint64_t now, uint64_t deadline)
         hb->credit += hb->last_heard - before;
         hb->stats.credited++;
     }
-    uint64_t limit = hb_limit(hb);
+    uint64_t limit = hb_due(hb);
     if (now <= limit)
         return;
     /* Starvation: our own thread waited on a run queue since the observed
@@ -225,7 +241,7 @@ void hb_tick_at(hb_t *hb, uint64_t now, uint64_t deadline)
         if (extra > hb->wait_credit) {
             hb->wait_credit = extra;
             hb->stats.own_wait++;
-            limit = hb_limit(hb);
+            limit = hb_due(hb);
             if (now <= limit)
                 return;
         }
@@ -238,23 +254,29 @@ void hb_tick_at(hb_t *hb, uint64_t now, uint64_t deadline)
     }
     /* Kernel truth: for a rank on this node the owner can see whether its
      * process is stopped, dead, or alive but starved. */
+    hb_vouch_t v = HB_VOUCH_NONE;
     if (hb->ops.vouch_cb != NULL) {
-        hb_vouch_t v =
-            hb->ops.vouch_cb(hb->ops.arg, hb->observed, now - hb->last_heard);
+        v = hb->ops.vouch_cb(hb->ops.arg, hb->observed, now - hb->last_heard);
         if (v == HB_VOUCH_ALIVE) {
+            hb->viewed = 1;
             hb->hold_until = now + eta;
             hb->stats.vouched++;
             return;
         }
-        if (v == HB_VOUCH_DEAD)
-            hb->stats.kernel++;
-        if (v != HB_VOUCH_NONE)
+        if (v != HB_VOUCH_NONE) {
+            /* The kernel decides, at the deadline itself. */
+            hb->viewed = 1;
+            if (now <= hb_limit(hb))
+                return;
+            if (v == HB_VOUCH_DEAD)
+                hb->stats.kernel++;
             goto suspect;
+        }
     }
     /* No kernel view: the rank's own recent heartbeat gaps. */
     if (hb->params.adapt) {
         uint64_t a = hb_adapt_limit(hb);
-        if (now <= a) {
+        if (now <= hb_early(hb, a)) {
             if (hb->adapt_until == 0)
                 hb->stats.adapted++;
             hb->adapt_until = a;
@@ -264,7 +286,8 @@ void hb_tick_at(hb_t *hb, uint64_t now, uint64_t deadline)
 suspect:
     hb->suspected = hb->observed;
     hb->stats.suspicions++;
-    hb->ops.suspect_cb(hb->ops.arg, hb->observed); /* may re-target */
+    /* may re-target */
+    hb->ops.suspect_cb(hb->ops.arg, hb->observed, v == HB_VOUCH_DEAD);
 }
 
 /* When the tick has something to do next: our next heartbeat, or the
@@ -280,7 +303,7 @@ uint64_t hb_next_tick(const hb_t *hb, uint64_t now)
         next = send < next ? send : next;
     }
     if (hb->observed >= 0 && hb->observed != hb->suspected) {
-        uint64_t limit = hb_limit(hb) + 1; /* suspicion needs now > limit */
+        uint64_t limit = hb_due(hb) + 1; /* suspicion needs now > limit */
         next = limit < next ? limit : next;
     }
     return next < now + eta / 10 ? now + eta / 10 : next;
@@ -291,6 +314,27 @@ static ucft_status_t hb_rearm(hb_t *hb, uint64_t now)
 {
     hb->tick_deadline = hb_next_tick(hb, now);
     return tp_timer_start(hb->tp, &hb->tick, hb->tick_deadline);
+}
+
+int hb_presume(hb_t *hb, int rank)
+{
+    if (rank < 0 || rank != hb->observed || !hb->running)
+        return 0;
+    hb->suspected = rank;
+    hb->stats.presumed++;
+    return 1;
+}
+
+void hb_refute(hb_t *hb, int rank)
+{
+    if (rank < 0 || rank != hb->observed || rank != hb->suspected)
+        return;
+    uint64_t now = tp_now(hb->tp);
+    hb->suspected = -1;
+    hb->stats.refuted++;
+    hb_heard(hb, now);
+    if (hb->running)
+        (void)hb_rearm(hb, now);
 }
 
 static void hb_tick_cb(ucft_timer_t *t)
@@ -361,6 +405,10 @@ static void hb_on_msg(hb_t *hb, unsigned kind, int src, uint64_t body)
     case UCFT_CTRL_HB:
         hb_compare(hb, src, body);
         if (src == hb->observed) {
+            if (hb->suspected == src) { /* it was only late */
+                hb->suspected = -1;
+                hb->stats.recovered++;
+            }
             if (hb->heard_once)
                 hb_note_gap(hb, now, now - hb->last_heard);
             hb->heard_once = 1;

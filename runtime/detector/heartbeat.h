@@ -87,6 +87,12 @@ typedef struct hb_params {
      * heartbeats in the last 1-2 s), at most HB_ADAPT_CAP x delta. 0: off
      * (delta alone, as the sim tests expect). */
     int adapt;
+    /* The owner confirms a suspicion before declaring (probe.h) within
+     * this time: suspect_cb comes this long before the deadline, so that
+     * the confirmation ends about when the deadline passes. Not for a rank
+     * the owner's vouch_cb has a kernel view of: the kernel decides at
+     * the deadline. 0: at the deadline. */
+    uint64_t early_ns;
 } hb_params_t;
 
 #define HB_ADAPT_FACTOR    3
@@ -102,8 +108,12 @@ typedef enum hb_vouch {
 } hb_vouch_t;
 
 typedef struct hb_ops {
-    /* The observed rank was silent for more than delta. Required. */
-    void (*suspect_cb)(void *arg, int rank);
+    /* The observed rank was silent for more than delta (kernel = 1: and
+     * the owner's vouch_cb said it is dead). Required. The owner may
+     * declare it, or confirm first (probe.h) and call hb_refute() if it
+     * is alive after all; until either, the rank is not suspected again,
+     * and a heartbeat from it ends the suspicion (stats.recovered). */
+    void (*suspect_cb)(void *arg, int rank, int kernel);
     /* Our own heartbeat went out gap_ns after the previous one (>= 2 eta).
      * Optional. */
     void (*warn_late_cb)(void *arg, uint64_t gap_ns);
@@ -142,6 +152,9 @@ typedef struct hb_stats {
     uint64_t kernel;     /* suspicions on the owner's DEAD */
     uint64_t own_wait;   /* deadlines moved by our own run-queue wait */
     uint64_t adapted;    /* deadlines moved by the rank's recent gaps */
+    uint64_t recovered;  /* suspicions ended by the rank's own heartbeat */
+    uint64_t refuted;    /* suspicions ended by hb_refute */
+    uint64_t presumed;   /* hb_presume calls */
     uint64_t ticks;
 } hb_stats_t;
 
@@ -173,6 +186,7 @@ struct hb {
     uint64_t grace_until;       /* no suspicion before this (start-up grace) */
     uint64_t first_until;       /* nor before this until heard_once */
     int heard_once;             /* a heartbeat of an observed rank arrived */
+    int viewed;                 /* vouch_cb had a kernel view of it */
     uint64_t hold_until;        /* vouched alive: no suspicion before this */
     uint64_t credit;            /* stall credit given since last_heard */
     uint64_t wait_credit;       /* own run-queue wait added to the deadline */
@@ -199,6 +213,14 @@ ucft_status_t hb_start(hb_t *hb);
 /* The membership grew: re-target the observed rank and/or the observer if
  * they are now failed. */
 void hb_membership_changed(hb_t *hb);
+/* The owner suspects the observed rank `rank` before its deadline (it
+ * confirms it by other means, probe.h): as after suspect_cb, it is not
+ * suspected again until hb_refute or its own heartbeat. 0 when `rank` is
+ * not the observed rank (nothing done). */
+int hb_presume(hb_t *hb, int rank);
+/* The owner found the suspected observed rank `rank` alive (another
+ * observer reached it): no longer suspected, a full delta from now. */
+void hb_refute(hb_t *hb, int rank);
 /* Stops the tick and cancels the receives (their callbacks still run, from
  * progress). notify = 1: tell the observer to stop watching (clean
  * finalize); 0: just go quiet (this rank was declared failed). */

@@ -1,7 +1,7 @@
 /*
  * Fuzz target: the detector's control messages (heartbeat, heartbeat
- * request, clean-exit notice, failure notice, failed set) as a standing
- * receive sees them: the receive check, then the kind's decoder
+ * request, clean-exit notice, failure notice, failed set, indirect probe)
+ * as a standing receive sees them: the receive check, then the kind's decoder
  * (runtime/detector/ctrl_wire.h). Input: kind (1 byte), job size (2),
  * this rank (2), tag source (4), status selector (1), then the body.
  */
@@ -14,15 +14,17 @@ static const ucft_status_t statuses[] = {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fuzz_in_t in = {data, size};
-    unsigned kind = (unsigned)fuzz_take(&in, 1) % 3;
+    unsigned kind = (unsigned)fuzz_take(&in, 1) % 4;
     int n = (int)fuzz_take(&in, 2);
     int me = n > 0 ? (int)(fuzz_take(&in, 2) % (unsigned)n) : 0;
     uint32_t src = (uint32_t)fuzz_take(&in, 4);
     ucft_status_t st = statuses[fuzz_take(&in, 1) % 4];
     size_t len;
     char *body = fuzz_rest(&in, 0, &len);
-    /* The receive buffers: 8 bytes, or a whole failed set. */
-    size_t want = kind == 2 ? 4 * (2 + CTRL_WIRE_MAX_FACTS) : 8;
+    /* The receive buffers: 8 bytes, a whole failed set, or a probe. */
+    size_t want = kind == 2   ? 4 * (2 + CTRL_WIRE_MAX_FACTS)
+                  : kind == 3 ? CTRL_WIRE_PROBE_LEN
+                              : 8;
 
     const char *why = ctrl_wire_check(st, src, len, n, me, want, kind != 2);
     if (why == NULL) {
@@ -39,6 +41,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 FUZZ_ASSERT(fact == me);
             if (k == CTRL_FACT_RANK)
                 FUZZ_ASSERT(fact >= 0 && fact < n && fact != me);
+        } else if (kind == 3) {
+            ctrl_wire_probe_t p;
+            const char *why = NULL;
+            if (ctrl_wire_probe(body, len, n, me, src, &p, &why) == UCFT_OK) {
+                FUZZ_ASSERT(why == NULL && len == CTRL_WIRE_PROBE_LEN);
+                FUZZ_ASSERT(p.origin >= 0 && p.origin < n && p.suspect >= 0 &&
+                            p.suspect < n && p.origin != p.suspect);
+                /* The helper is the third rank of every probe. */
+                int helper = p.op == CTRL_PROBE_REQ || p.op == CTRL_PROBE_ACK
+                                 ? me
+                                 : (int)src;
+                FUZZ_ASSERT(p.op >= CTRL_PROBE_REQ && p.op <= CTRL_PROBE_RELAY);
+                FUZZ_ASSERT(helper != p.origin && helper != p.suspect);
+                if (p.op == CTRL_PROBE_REQ)
+                    FUZZ_ASSERT((int)src == p.origin);
+                if (p.op == CTRL_PROBE_PING)
+                    FUZZ_ASSERT(me == p.suspect);
+                if (p.op == CTRL_PROBE_ACK)
+                    FUZZ_ASSERT((int)src == p.suspect);
+                if (p.op == CTRL_PROBE_RELAY)
+                    FUZZ_ASSERT(me == p.origin);
+            } else {
+                FUZZ_ASSERT(why != NULL);
+            }
         } else {
             ctrl_wire_set_t set;
             if (ctrl_wire_set_decode(body, len, &set) == UCFT_OK) {
@@ -56,6 +82,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ctrl_fact_kind_t k;
     int fact;
     ctrl_wire_set_t set;
+    ctrl_wire_probe_t probe;
+    const char *pwhy;
+    (void)ctrl_wire_probe(body, len, n, me, src, &probe, &pwhy);
     (void)ctrl_wire_word(body, len, &w);
     (void)ctrl_wire_fact(body, len, n, me, &k, &fact);
     (void)ctrl_wire_set_decode(body, len, &set);

@@ -26,6 +26,19 @@
 #           instead of its ranks killed: ranks 6 and 7 (2 of 8, a
 #           minority) must fence themselves (SIGABRT, the quorum message)
 #           and stay gone; the survivors as for cut.
+#   loss    8 ranks on 4 nodes compute 8 s under ucft-bench detector
+#           --soak (PROGRAM) while every node loses 5 % of its packets
+#           both ways (TCP retransmits after >= 200 ms, beyond delta =
+#           100 ms): with the indirect probes (UCFT_HB_PROBES, default)
+#           no rank may be reported failed and all 8 must report; the
+#           same job with UCFT_HB_PROBES=0 must report some live rank
+#           failed (else the loss did not bite and the first half proves
+#           nothing).
+#   delay   2 ranks on 2 nodes measure UDP round trips between the nodes
+#           (PROGRAM: netem_rtt.py), without and with --netem
+#           K:delay=5ms on both: the fastest round trip must grow by at
+#           least 2 x 5 ms (each node's incoming packets are held 5 ms by
+#           its relay, launcher/relay.h), and no relay may outlive the job.
 #   signal  SIGTERM to the launcher while 2 nodes sleep: it must end and
 #           leave no namespace.
 #   nocaps  the launcher as user nobody (or as this user, when not root)
@@ -139,6 +152,55 @@ assert r["survivors"] == keep, f"survivors {r['survivors']}, expected {keep}"
 assert sorted(r["false_ranks"]) == gone, f"reported {r['false_ranks']}"
 print(f"PASS: partition {sys.argv[1]}: ranks {gone} fenced, {keep} went on")
 PY
+  ;;
+loss)
+  loss=()
+  for k in 0 1 2 3; do loss+=(--netem "$k:loss=5%"); done
+  for probes in 3 0; do
+    UCFT_HB_PROBES=$probes "$ucftrun" -n 8 --nodes 4 --netns "${loss[@]}" \
+      --timeout 60 "$prog" detector --soak 8 --json >"$out/out" 2>"$out/err" &
+    pid=$!
+    wait "$pid"; rc=$?
+    skip_if_no_caps
+    [ $rc -ne 124 ] || fail "probes $probes: the job timed out"
+    no_leftovers "$pid"
+    if [ "$probes" -gt 0 ]; then
+      [ $rc -eq 0 ] || fail "probes $probes: job exit status $rc"
+      json=$(grep -m1 '^{' "$out/out") || fail "no report"
+      /usr/bin/python3 - "$json" <<'PY' || fail "live ranks reported failed under loss"
+import json, sys
+r = json.loads(sys.argv[1])
+assert r["survivors"] == list(range(8)), f"reporting: {r['survivors']}"
+assert r["false_suspicions"] == 0, f"false: {r['false_ranks']}"
+PY
+    else
+      # Without probes: some live rank is declared and fences (aborts).
+      without=$(grep -c 'this rank was declared failed by the job' "$out/err")
+      [ "$without" -gt 0 ] || fail "without probes nobody was declared: the loss did not bite"
+    fi
+  done
+  echo "PASS: 5 % loss on every node, 8 s: no live rank declared with probes; without them $without of 8 fenced"
+  ;;
+delay)
+  for d in 0 5; do
+    netem=()
+    [ "$d" -gt 0 ] && netem=(--netem "0:delay=${d}ms" --netem "1:delay=${d}ms")
+    "$ucftrun" -n 2 --nodes 2 --netns "${netem[@]}" --timeout 60 "$prog" 40 \
+      >"$out/out.$d" 2>"$out/err" &
+    pid=$!
+    wait "$pid"; rc=$?
+    skip_if_no_caps
+    [ $rc -eq 0 ] || fail "delay ${d} ms: job exit status $rc"
+    no_leftovers "$pid"
+    grep -q '^rtt_ms n=40 ' "$out/out.$d" || fail "no round trips: $(cat "$out/out.$d")"
+  done
+  base=$(sed -n 's/.* min=\([0-9.]*\) .*/\1/p' "$out/out.0")
+  slow=$(sed -n 's/.* min=\([0-9.]*\) .*/\1/p' "$out/out.5")
+  /usr/bin/python3 -c "import sys; b, s = float(sys.argv[1]), float(sys.argv[2]); sys.exit(0 if s - b >= 10.0 and s < 60 else 1)" \
+    "$base" "$slow" || fail "fastest round trip $base ms without delay, $slow ms with 5 ms on each node"
+  [ -z "$(pgrep -f "^$ucftrun -n 2 --nodes 2 --netns --netem" || true)" ] ||
+    fail "a delay relay outlived its job"
+  echo "PASS: delay 5 ms per node: fastest round trip $base -> $slow ms ($(cut -d' ' -f2- "$out/out.5"))"
   ;;
 signal)
   "$ucftrun" -n 2 --nodes 2 --netns --timeout 60 "$prog" 30 >"$out/out" 2>"$out/err" &

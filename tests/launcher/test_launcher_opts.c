@@ -396,7 +396,9 @@ static void test_launcher_opts_netns(void **state)
     assert_int_equal(PARSE(&p, "-n", "8", "--nodes", "4", "--netns",
                            "--cut-node", "3@2.5", "--heal-node", "3@4",
                            "--partition", "0,1/2,3@1", "--netem", "1:loss=5%",
-                           "--netem=2:loss=0", "prog"),
+                           "--netem=2:loss=0", "--netem",
+                           "3:loss=2,delay=2ms,jitter=500us", "--netem",
+                           "0:delay=1.5", "prog"),
                      UCFTRUN_ACTION_RUN);
     assert_int_equal(p.opts.netns, 1);
     assert_int_equal(p.opts.ninjects, 3);
@@ -409,11 +411,19 @@ static void test_launcher_opts_netns(void **state)
     assert_int_equal(p.opts.injects[2].side, 0x3);
     assert_int_equal(p.opts.injects[2].other, 0xc);
     assert_int_equal(p.opts.injects[2].at_ns, 1000000000ull);
-    assert_int_equal(p.opts.nnetem, 2);
+    assert_int_equal(p.opts.nnetem, 4);
     assert_int_equal(p.opts.netem[0].node, 1);
     assert_int_equal(p.opts.netem[0].loss_pct, 5);
     assert_int_equal(p.opts.netem[1].node, 2);
     assert_int_equal(p.opts.netem[1].loss_pct, 0);
+    assert_int_equal(p.opts.netem[1].delay_ns, 0);
+    assert_int_equal(p.opts.netem[2].node, 3);
+    assert_int_equal(p.opts.netem[2].loss_pct, 2);
+    assert_int_equal(p.opts.netem[2].delay_ns, 2000000);
+    assert_int_equal(p.opts.netem[2].jitter_ns, 500000);
+    assert_int_equal(p.opts.netem[3].node, 0);
+    assert_int_equal(p.opts.netem[3].loss_pct, 0);
+    assert_int_equal(p.opts.netem[3].delay_ns, 1500000); /* ms if no unit */
     assert_int_equal(ucftrun_inject_signal(UCFTRUN_INJECT_CUT), 0);
     assert_string_equal(ucftrun_inject_name(UCFTRUN_INJECT_CUT), "cut");
     ucftrun_opts_free(&p.opts);
@@ -432,8 +442,18 @@ static void test_launcher_opts_bad_netns(void **state)
                "--netns", "--netem", "5:loss=1", "prog");
     ASSERT_BAD("bad --netem value", "-n", "2", "--nodes", "2", "--netns",
                "--netem", "1:loss=101%", "prog");
+    ASSERT_BAD("the jitter exceeds the delay", "-n", "2", "--nodes", "2",
+               "--netns", "--netem", "1:delay=2ms,jitter=3ms", "prog");
     ASSERT_BAD("bad --netem value", "-n", "2", "--nodes", "2", "--netns",
-               "--netem", "1:delay=2ms", "prog");
+               "--netem", "1:delay=2ns", "prog");
+    ASSERT_BAD("bad --netem value", "-n", "2", "--nodes", "2", "--netns",
+               "--netem", "1:delay=11s", "prog");
+    ASSERT_BAD("bad --netem value", "-n", "2", "--nodes", "2", "--netns",
+               "--netem", "1:loss=5%,", "prog");
+    ASSERT_BAD("bad --netem value", "-n", "2", "--nodes", "2", "--netns",
+               "--netem", "1:", "prog");
+    ASSERT_BAD("bad --netem value", "-n", "2", "--nodes", "2", "--netns",
+               "--netem", "1:rate=1mbit", "prog");
     ASSERT_BAD("bad --netem value", "-n", "2", "--nodes", "2", "--netns",
                "--netem", "1:loss=5%x", "prog");
     ASSERT_BAD("bad --partition value", "-n", "4", "--nodes", "4", "--netns",

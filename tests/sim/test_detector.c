@@ -41,6 +41,8 @@ struct harness {
     uint64_t hb_decl;    /* declarations by heartbeat timeout */
     int kill_on_self;    /* a self-declared rank aborts (sim kill) */
     int node_size;       /* > 0: ranks r / node_size share a "node" */
+    int vouch;           /* node-mates see each other's kernel state */
+    int starved;         /* alive, its thread starved (vouched alive) */
 };
 
 static void h_failed_cb(void *arg, int rank, uint64_t epoch, det_why_t why)
@@ -70,6 +72,21 @@ static int h_learns_alone_cb(void *arg, int rank, int fact)
     return ns > 0 && rank / ns == fact / ns;
 }
 
+/* The kernel view of a node-mate (h->vouch): the starved rank is alive
+ * (runnable), a dead one dead; any other rank's heartbeats decide. */
+static hb_vouch_t h_vouch_cb(void *arg, int rank, uint64_t silent_ns)
+{
+    rank_ctx_t *c = arg;
+    harness_t *h = c->h;
+    int ns = h->node_size;
+    (void)silent_ns;
+    if (ns <= 0 || rank / ns != c->rank / ns)
+        return HB_VOUCH_NONE;
+    if (sim_world_is_dead(h->w, rank))
+        return HB_VOUCH_DEAD;
+    return rank == h->starved ? HB_VOUCH_ALIVE : HB_VOUCH_NONE;
+}
+
 static void h_self_cb(void *arg)
 {
     rank_ctx_t *c = arg;
@@ -78,8 +95,10 @@ static void h_self_cb(void *arg)
         sim_world_kill(c->h->w, c->rank);
 }
 
-static void h_create(harness_t *h, int n, uint64_t eta, uint64_t delta,
-                     int window, uint64_t seed)
+/* With indirect probes when `probe` is not NULL. */
+static void h_create_probe_vouch(harness_t *h, int n, uint64_t eta,
+                                 uint64_t delta, int window, uint64_t seed,
+                                 const pb_params_t *probe, int node_size)
 {
     sim_params_t sp;
 
@@ -93,6 +112,8 @@ static void h_create(harness_t *h, int n, uint64_t eta, uint64_t delta,
     h->params.hb.eta_ns = eta;
     h->params.hb.delta_ns = delta;
     h->params.prop_window = window;
+    if (probe != NULL)
+        h->params.probe = *probe;
     h->dets = calloc((size_t)n, sizeof(*h->dets));
     h->ctx = calloc((size_t)n, sizeof(*h->ctx));
     h->first = calloc((size_t)n, sizeof(*h->first));
@@ -101,11 +122,15 @@ static void h_create(harness_t *h, int n, uint64_t eta, uint64_t delta,
     h->self_declared = calloc((size_t)n, sizeof(*h->self_declared));
     assert_non_null(h->self_declared);
     h->kill_on_self = 1;
+    h->node_size = node_size;
+    h->vouch = node_size > 0;
+    h->starved = -1;
     for (int r = 0; r < n; r++) {
         h->ctx[r] = (rank_ctx_t){h, r};
         det_ops_t ops = {.failed_cb = h_failed_cb,
                          .self_cb = h_self_cb,
                          .learns_alone_cb = h_learns_alone_cb,
+                         .vouch_cb = h->vouch ? h_vouch_cb : NULL,
                          .arg = &h->ctx[r]};
         assert_int_equal(
             det_create(sim_world_tp(h->w, r), &h->params, &ops, &h->dets[r]),
@@ -113,6 +138,18 @@ static void h_create(harness_t *h, int n, uint64_t eta, uint64_t delta,
     }
     for (int r = 0; r < n; r++)
         assert_int_equal(det_start(h->dets[r]), UCFT_OK);
+}
+
+static void h_create_probe(harness_t *h, int n, uint64_t eta, uint64_t delta,
+                           int window, uint64_t seed, const pb_params_t *probe)
+{
+    h_create_probe_vouch(h, n, eta, delta, window, seed, probe, 0);
+}
+
+static void h_create(harness_t *h, int n, uint64_t eta, uint64_t delta,
+                     int window, uint64_t seed)
+{
+    h_create_probe(h, n, eta, delta, window, seed, NULL);
 }
 
 static void h_destroy(harness_t *h)
@@ -711,6 +748,242 @@ static void test_detector_determinism(void **state)
     assert_true(a != c);
 }
 
+/* Indirect probes (probe.h). N = 16, eta = 10 ms, delta = 40 ms, 2
+ * helpers per round, a round every eta, a window of 2 eta (probing
+ * begins 2 eta before the deadline and ends at it). Rank 5's
+ * heartbeats to its observer 6 all vanish from 50 ms on (a link that
+ * loses them, the others intact): with probes nobody declares rank 5 in
+ * 2 s (each suspicion is refuted through a helper); without them rank 6
+ * declares it after delta, a false declaration. Then rank 5 dies, its
+ * heartbeats still lost: every survivor knows it within delta + eta/10
+ * (+ a broadcast) of the kill, and nobody else is declared. */
+static const pb_params_t probe_params = {
+    .helpers = 2, .window_ns = 20 * MS, .round_ns = 10 * MS};
+
+static void lose_heartbeats(harness_t *h, int src, int dst)
+{
+    assert_int_equal(sim_world_lose(h->w, src, dst, 1000000,
+                                    ucft_ctrl_tag((uint32_t)src, UCFT_CTRL_HB),
+                                    ucft_ctrl_mask_any_source()),
+                     UCFT_OK);
+}
+
+static void test_detector_probe_lossy_link(void **state)
+{
+    const int n = 16, victim = 5, obs = 6;
+    const uint64_t eta = 10 * MS, delta = 40 * MS;
+    harness_t h;
+
+    /* Without probes: the lossy link alone gets rank 5 declared. */
+    h_create(&h, n, eta, delta, 0, 3);
+    sim_world_run(h.w, 5 * eta, UINT64_MAX);
+    lose_heartbeats(&h, victim, obs);
+    sim_world_run(h.w, 5 * eta + delta + 2 * eta, UINT64_MAX);
+    assert_true(det_is_failed(h.dets[obs], victim));
+    assert_true(h.false_decl >= 1);
+    h_destroy(&h);
+
+    h_create_probe(&h, n, eta, delta, 0, 3, &probe_params);
+    sim_world_run(h.w, 5 * eta, UINT64_MAX);
+    lose_heartbeats(&h, victim, obs);
+    sim_world_run(h.w, 2000 * MS, UINT64_MAX);
+    for (int r = 0; r < n; r++) {
+        assert_int_equal(det_epoch(h.dets[r]), 0);
+        assert_int_equal(h.self_declared[r], 0);
+    }
+    assert_int_equal(h.false_decl, 0);
+    const pb_stats_t *ps = &h.dets[obs]->pb.stats;
+    const hb_stats_t *hs = &h.dets[obs]->hb.stats;
+    printf("probes, lossy link: rank %d suspected %" PRIu64 " times in 2 s, "
+           "%" PRIu64 " refuted through helpers (%" PRIu64 " requests), "
+           "%" PRIu64 " confirmed\n",
+           victim, hs->suspicions, ps->refuted, ps->requests, ps->confirmed);
+    assert_true(hs->suspicions >= 30); /* one per delta + a round trip */
+    assert_true(ps->refuted + 1 >= hs->suspicions); /* one may be pending */
+    assert_int_equal(hs->refuted, ps->refuted);
+    assert_int_equal(ps->confirmed, 0);
+
+    /* A real death behind the same lossy link: found and confirmed. */
+    uint64_t t0 = sim_world_now(h.w) + 3700 * US;
+    sim_world_kill_at(h.w, victim, t0);
+    const uint64_t bound = delta + eta / 10 + prop_bound(n);
+    sim_world_run(h.w, t0 + bound, UINT64_MAX);
+    int failed[1] = {victim};
+    h_assert_all_learned(&h, failed, 1);
+    assert_int_equal(h.false_decl, 0);
+    assert_int_equal(h.hb_decl, 1);
+    uint64_t detect = h.first[victim] - t0;
+    printf("probes, lossy link: death found %.3f ms after the kill (bound "
+           "%.3f = delta + eta/10 + broadcast)\n",
+           detect / 1e6, bound / 1e6);
+    assert_true(detect <= delta + eta / 10 + 10 * US);
+    assert_int_equal(ps->confirmed, 1);
+    h_destroy(&h);
+}
+
+/* Probes on, no loss: a death is found within delta + eta/10 as without
+ * probes (the window ends at the deadline); every survivor knows it; a
+ * dead helper only costs its answer. */
+static void test_detector_probe_death(void **state)
+{
+    const int n = 16, victim = 9;
+    const uint64_t eta = 10 * MS, delta = 40 * MS;
+    const uint64_t t0 = 1 * eta + 3700 * US;
+    harness_t h;
+
+    h_create_probe(&h, n, eta, delta, 0, 7, &probe_params);
+    sim_world_kill_at(h.w, victim, t0);
+    sim_world_kill_at(h.w, victim + 2, t0); /* a helper of rank 10 */
+    const uint64_t bound = delta + eta / 10 + 10 * US;
+    sim_world_run(h.w, t0 + bound + prop_bound(n), UINT64_MAX);
+    int failed[2] = {victim, victim + 2};
+    h_assert_all_learned(&h, failed, 2);
+    assert_int_equal(h.false_decl, 0);
+    uint64_t detect = h.first[victim] - t0;
+    printf("probes, no loss: death found %.3f ms after the kill (bound "
+           "%.3f = delta + eta/10, as without probes)\n",
+           detect / 1e6, bound / 1e6);
+    assert_true(detect <= bound);
+    assert_true(detect >= delta - eta);
+    h_destroy(&h);
+}
+
+/* Probes on, 3 consecutive ranks die at once (a host): the observer
+ * confirms the first at delta, then each next one at once (its window
+ * only), not one delta apart. */
+static void test_detector_probe_consecutive(void **state)
+{
+    const int n = 16;
+    const uint64_t eta = 10 * MS, delta = 40 * MS;
+    const uint64_t t0 = 1 * eta + 3700 * US, w = probe_params.window_ns;
+    int failed[3] = {8, 9, 10};
+    harness_t h;
+
+    h_create_probe(&h, n, eta, delta, 0, 5, &probe_params);
+    for (int i = 0; i < 3; i++)
+        sim_world_kill_at(h.w, failed[i], t0);
+    const uint64_t bound = delta + eta / 10 + 2 * w + prop_bound(n);
+    sim_world_run(h.w, t0 + bound, UINT64_MAX);
+    h_assert_all_learned(&h, failed, 3);
+    assert_int_equal(h.false_decl, 0);
+    uint64_t last = 0;
+    for (int i = 0; i < 3; i++)
+        if (h.last[failed[i]] > last)
+            last = h.last[failed[i]];
+    printf("probes, 3 consecutive deaths: all known %.3f ms after the kill "
+           "(bound %.3f = delta + eta/10 + 2 windows + broadcast; without "
+           "probes about 3 delta)\n",
+           (last - t0) / 1e6, bound / 1e6);
+    assert_true(last - t0 <= bound);
+    /* Rank 11 presumed 9, 8 and then 7, which answered. */
+    assert_int_equal(h.dets[11]->hb.stats.presumed, 3);
+    assert_int_equal(h.dets[11]->pb.stats.confirmed, 3);
+    assert_int_equal(h.dets[11]->pb.stats.refuted, 1);
+    h_destroy(&h);
+}
+
+/* A starved rank on another node (its heartbeat thread does not run: the
+ * sim loses everything it sends for 2 s, heartbeats and probe acks
+ * alike): with helpers that see their node-mates' kernel state (nodes of
+ * 4; rank 7's helpers 4 and 6 are on its node), they answer for it and
+ * nobody declares it; without the kernel view it is declared. */
+static void starved_run(int vouch, uint64_t *false_decl, uint64_t *vouched)
+{
+    const int n = 16, victim = 7;
+    const uint64_t eta = 10 * MS, delta = 40 * MS;
+    harness_t h;
+
+    h_create_probe_vouch(&h, n, eta, delta, 0, 11, &probe_params,
+                         vouch ? 4 : 0);
+    h.starved = victim;
+    h.kill_on_self = 0; /* count, do not kill */
+    sim_world_run(h.w, 5 * eta, UINT64_MAX);
+    assert_int_equal(sim_world_lose(h.w, victim, SIM_ANY_RANK, 1000000, 0, 0),
+                     UCFT_OK);
+    sim_world_run(h.w, 2000 * MS, UINT64_MAX);
+    *false_decl = h.false_decl;
+    *vouched = 0;
+    for (int r = 0; r < n; r++)
+        *vouched += h.dets[r]->pb.stats.vouched;
+    h_destroy(&h);
+}
+
+static void test_detector_probe_starved(void **state)
+{
+    uint64_t fd_on, v_on, fd_off, v_off;
+    starved_run(1, &fd_on, &v_on);
+    starved_run(0, &fd_off, &v_off);
+    printf("probes, a starved rank on another node, 2 s: %" PRIu64
+           " false declarations with node-mate helpers (%" PRIu64
+           " kernel-vouched relays), %" PRIu64 " without\n",
+           fd_on, v_on, fd_off);
+    assert_int_equal(fd_on, 0);
+    assert_true(v_on >= 10);
+    assert_true(fd_off >= 1);
+    assert_int_equal(v_off, 0);
+}
+
+/* Malformed and forged probes are dropped (counted), nobody is declared
+ * or refuted by them, and a forged relay does not save a dead rank. */
+static void test_detector_probe_malformed(void **state)
+{
+    const int n = 8, to = 3;
+    const uint64_t eta = 10 * MS;
+    harness_t h;
+
+    h_create_probe(&h, n, eta, 40 * MS, 0, 1, &probe_params);
+    sim_world_run(h.w, 5 * eta, UINT64_MAX);
+    static const uint32_t bodies[][5] = {
+        {9, 1, 2, 1, 0},          /* unknown op */
+        {1, 99, 2, 1, 0},         /* origin out of range */
+        {1, 2, 2, 1, 0},          /* origin is the suspect */
+        {1, 1, 2, 1, 0},          /* request not from its origin (src 2) */
+        {2, 1, 5, 1, 0},          /* ping not to its suspect */
+        {3, 1, 4, 1, 0},          /* ack from a rank other than its suspect */
+        {4, 3, 2, 1, 0},          /* relay from the suspect itself */
+        {1, 2, 0xffffffff, 1, 0}, /* suspect out of range */
+    };
+    const size_t nb = sizeof(bodies) / sizeof(bodies[0]);
+    tp_t *tp2 = sim_world_tp(h.w, 2);
+    static tp_req_t reqs[10];
+    for (size_t i = 0; i < nb; i++) {
+        reqs[i] = (tp_req_t){.cb = noop_cb, .buffered = 1};
+        assert_true(tp_send(tp2, to, ucft_ctrl_tag(2, UCFT_CTRL_PROBE),
+                            bodies[i], 20, &reqs[i]) != UCFT_ERR_INVALID_PARAM);
+    }
+    reqs[nb] = (tp_req_t){.cb = noop_cb, .buffered = 1};
+    assert_true(tp_send(tp2, to, ucft_ctrl_tag(2, UCFT_CTRL_PROBE), bodies[0],
+                        16, &reqs[nb]) != UCFT_ERR_INVALID_PARAM); /* short */
+    sim_world_run(h.w, sim_world_now(h.w) + 200 * MS, UINT64_MAX);
+    /* The short one is dropped by the standing receive (fixed length). */
+    assert_int_equal(h.dets[to]->pb.stats.malformed, nb);
+    for (int r = 0; r < n; r++)
+        assert_int_equal(det_epoch(h.dets[r]), 0);
+
+    /* Rank 2 dies; rank 3 suspects it; a forged relay "from rank 5" with a
+     * wrong nonce does not refute it. */
+    uint64_t t0 = sim_world_now(h.w);
+    sim_world_kill(h.w, 2);
+    sim_world_run(h.w, t0 + 25 * MS, UINT64_MAX); /* probing since 10-21 */
+    assert_int_equal(h.dets[to]->pb.suspect, 2);
+    uint32_t forged[5] = {4, 3, 2, h.dets[to]->pb.nonce + 1, 0};
+    tp_t *tp5 = sim_world_tp(h.w, 5);
+    static tp_req_t freq;
+    freq = (tp_req_t){.cb = noop_cb, .buffered = 1};
+    assert_true(tp_send(tp5, to, ucft_ctrl_tag(5, UCFT_CTRL_PROBE), forged, 20,
+                        &freq) != UCFT_ERR_INVALID_PARAM);
+    sim_world_run(h.w, t0 + 500 * MS, UINT64_MAX);
+    int failed[1] = {2};
+    h_assert_all_learned(&h, failed, 1);
+    assert_true(h.dets[to]->pb.stats.stale >= 1);
+    /* Rank 2's suspicion was confirmed; the next target, rank 1, probed
+     * at once after it (det_confirmed_cb), answered. */
+    assert_int_equal(h.dets[to]->pb.stats.confirmed, 1);
+    assert_int_equal(h.dets[to]->pb.stats.refuted, 1);
+    assert_int_equal(h.false_decl, 0);
+    h_destroy(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -730,6 +1003,11 @@ int main(void)
         cmocka_unit_test(test_detector_malformed_control),
         cmocka_unit_test(test_detector_kernel_evidence),
         cmocka_unit_test(test_detector_determinism),
+        cmocka_unit_test(test_detector_probe_lossy_link),
+        cmocka_unit_test(test_detector_probe_death),
+        cmocka_unit_test(test_detector_probe_consecutive),
+        cmocka_unit_test(test_detector_probe_starved),
+        cmocka_unit_test(test_detector_probe_malformed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -118,8 +118,9 @@ typedef struct hb_rec {
     uint64_t run_delay;    /* what run_delay_cb answers */
 } hb_rec_t;
 
-static void rec_suspect(void *arg, int rank)
+static void rec_suspect(void *arg, int rank, int kernel)
 {
+    (void)kernel;
     hb_rec_t *r = arg;
     r->suspected[r->nsuspect++] = rank;
 }
