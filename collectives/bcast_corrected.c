@@ -376,7 +376,10 @@ static ucft_status_t bc_init(void *state, tp_t *tp, const coll_args_t *args,
         s->w[BC_L] = (uint8_t)(d / 2);
         s->tol = (uint8_t)f;
     } else {
-        s->h = (uint8_t)(cfg->h_is_f1 ? f + 1 : 1);
+        /* Checked: h = 1 tolerates 2 failures at any time (2h); for
+         * f >= 3, h = ceil(f / 2), so that 2h >= f (docs/bcast.md: a
+         * rank that knows of more than 2h failures may give up). */
+        s->h = (uint8_t)(cfg->h_is_f1 ? f + 1 : (f <= 2 ? 1 : (f + 1) / 2));
         s->w[BC_R] = s->w[BC_L] = s->h; /* the unconditional prefix */
         s->tol = (uint8_t)(2 * s->h);
     }
@@ -488,7 +491,8 @@ static int bc_idle(const void *state)
     }
 
 BC_VARIANT(corrected, "corrected",
-           "interleaved binomial tree + checked correction (h = 1)",
+           "interleaved binomial tree + checked correction (h = 1; "
+           "ceil(f/2) from f = 3)",
            .tree = BC_TREE_BINOMIAL, .mode = BC_MODE_HEARD);
 BC_VARIANT(corrected_opportunistic, "corrected-opportunistic",
            "interleaved binomial tree + opportunistic correction, "

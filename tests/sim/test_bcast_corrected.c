@@ -69,7 +69,8 @@ static void test_bcast_corrected_trees(void **state)
 }
 
 /* Without failures: N-1 tree messages plus the corrections of every rank
- * (bct_corrections_of: checked min(2, N-1), failure-proof
+ * (bct_corrections_of: checked min(2h, N-1) with h = 1, ceil(f / 2) from
+ * f = 3 on, failure-proof
  * min(2(f+1), N-1); opportunistic its window less the root and its
  * children, exactly for f = 1, at most for f > 1; none at N = 2), any
  * root. */

@@ -83,7 +83,11 @@ static inline unsigned bct_corrections_of(const bct_variant_t *var, int v,
     if (n <= 2)
         return 0;
     if (!var->window) {
-        unsigned c = 2 * (var->h_f1 ? (unsigned)f + 1 : 1u);
+        /* h: failure-proof f + 1; checked 1, ceil(f / 2) from f = 3 on. */
+        unsigned h = var->h_f1 ? (unsigned)f + 1
+                     : f <= 2  ? 1u
+                               : (unsigned)(f + 1) / 2;
+        unsigned c = 2 * h;
         return n - 1 < (int)c ? (unsigned)(n - 1) : c;
     }
     unsigned d = (1u << f) - 1, w[2] = {d - d / 2, d / 2}, next[2] = {1, 1};
