@@ -57,7 +57,7 @@ enum coll_csum_lost coll_csum_on_lost(unsigned kind)
 }
 
 static const char *const lost_what[] = {
-    [COLL_CSUM_DROP] = "",
+    [COLL_CSUM_DROP] = " (dropped)",
     [COLL_CSUM_EMPTY] = " (delivered empty)",
     [COLL_CSUM_FAIL] = " (the receive fails)",
 };
@@ -99,7 +99,7 @@ static int take(csum_req_t *sr)
         enum coll_csum_lost what = coll_csum_on_lost(kind);
         sr->c->dropped++;
         ucft_warn(sr->c->f.tp.log,
-                  "UCFT_CHECKSUM: corrupted message from rank %u dropped "
+                  "UCFT_CHECKSUM: corrupted message from rank %u "
                   "(collective context %u, sequence %u, kind %u, %zu "
                   "bytes): counted as lost%s",
                   ucft_tag_src(sr->inner.tag), ucft_tag_ctx(sr->inner.tag),
