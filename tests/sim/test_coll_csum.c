@@ -175,10 +175,40 @@ static void test_csum_every_alg_every_message(void **state)
     assert_int_equal(bad_runs, 0);
 }
 
+/* The flips the corrected allreduces do correct, as in the real jobs
+ * it.gossip.corrected.checksum and it.gossip.cring.checksum: bit 62 of
+ * rank 0's first corrected-allreduce message, and of each of the 6
+ * messages rank 0 sends in the corrected ring's ring phase (n = 4): the
+ * exact sum at every rank. */
+static void test_csum_corrected_exact(void **state)
+{
+    (void)state;
+    for (unsigned k = 1; k <= 7; k++) {
+        const coll_op_ops_t *o =
+            coll_op_find("allreduce", k == 7 ? "corrected" : "corrected-ring");
+        simrun_params_t p;
+        coll_gossip_params_t g;
+        coll_flip_params_t f = {.bit = 62, .msg = k == 7 ? 1 : k};
+        simrun_result_t r;
+        assert_non_null(o);
+        setup(&p, &g, o, 4);
+        p.flip = &f;
+        p.flip_rank = 0;
+        assert_int_equal(simrun_run(&p, &r, NULL), UCFT_OK);
+        if (r.flips != 1 || r.csum_dropped != 1 || r.completed != 4 ||
+            r.data_errors != 0 || r.inconsistent != 0)
+            fail_msg("allreduce %s, message %u: %u flipped, %llu caught, %d "
+                     "of 4 delivered, %d wrong",
+                     o->alg, f.msg, r.flips, (unsigned long long)r.csum_dropped,
+                     r.completed, r.data_errors);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_csum_every_alg_every_message),
+        cmocka_unit_test(test_csum_corrected_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
