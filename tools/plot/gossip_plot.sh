@@ -134,17 +134,17 @@ for f in fig12_*.dat; do
   t=${f#fig12_}; t=${t%.dat}
   plots="$plots'$f' u 1:2:3:4 w yerrorlines t '${t/_/ eps }', "
 done
-gp "set output '$img/gossip_fig12_ardb_hpflc.png'; set logscale x 2; \
+gp "set output '$img/gossip_fig12_ardb_hpflc.png'; set logscale x 2; set format x '2^{%L}'; \
 set xlabel 'ranks N'; set ylabel 'iterations to eps (median, min-max)'; set key top left; \
 set title 'ARDB and HPFLC, float (ucft-sim)'; plot ${plots%, }"
 n13=$(awk -F, 'NR > 1 && $1 == -1 { print $3; exit }' \
   "$data/gossip_fig13_hpflc_flip.csv")
 big=""
 [ -s fig13_2p20.dat ] &&
-  big=", 'fig13_2p20.dat' u 1:2 w p pt 7 ps 1.5 t 'N = 2^20 (1 run)'"
+  big=", 'fig13_2p20.dat' u 1:2 w p pt 7 ps 1.5 t 'N = 2^{20} (1 run)'"
 gp "set output '$img/gossip_fig13_hpflc_flip.png'; set style fill solid 0.5; \
 set boxwidth 0.8; set xlabel 'position of the flipped bit (float)'; set key top left; \
-set xrange [-1:32]; set ylabel 'mean iteration overhead (%)'; \
+set xrange [-1:32]; set yrange [-0.1:*]; set ylabel 'mean iteration overhead (%)'; \
 set title 'HPFLC, one flip, eps = 1e-3 (ucft-sim)'; \
 plot 'fig13.dat' w boxes t 'N = $n13'$big"
 echo "wrote $img/gossip_fig*.png"
