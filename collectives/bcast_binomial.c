@@ -3,8 +3,17 @@
  * not fault-tolerant: a rank receives the payload from its parent, then
  * sends it to its children in increasing distance. A failed rank simply
  * cuts off its subtree: those ranks never complete (their receive stays
- * posted until cleanup cancels it), nobody hangs waiting for anything
- * else.
+ * posted until cleanup cancels it; the runtime ends them when it learns
+ * of the failure), nobody hangs waiting for anything else.
+ *
+ * A receive that fails while the parent lives (a corrupted message under
+ * the payload checksums, coll_csum.h: it cannot be taken as lost here) or
+ * an error message from the parent end the rank with UCFT_ERR_PROC_FAILED,
+ * as the fault-aware baselines do (baseline.h), a message of another size
+ * with UCFT_ERR_TRUNCATED (logged); either way it first sends an empty error
+ * message (kind COLL_KIND_BCAST_BINOMIAL_ERR) to each of its children instead
+ * of the payload, so its whole subtree ends with the same error, and no rank
+ * waits for ever for a message its parent cannot give.
  *
  * State machine per rank:
  *   IDLE --start--> RECV --payload--> SEND --last child--> DONE
@@ -15,7 +24,7 @@
  * completes at ts + o); on UCP small sends complete inline. A send that
  * fails (child declared failed) is skipped.
  */
-#include "coll_op.h"
+#include "baseline.h"
 #include "tree_binomial.h"
 
 #include <string.h>
@@ -30,6 +39,7 @@ typedef struct bcast_binomial {
     tp_req_t sreq;
     int vrank;
     ucft_status_t status; /* INPROGRESS until done */
+    ucft_status_t ends;   /* the status once every child is sent to */
     uint8_t next;         /* index of the next child to send to */
     uint8_t phase;
     uint8_t recv_pending;
@@ -45,12 +55,15 @@ static void finish(bcast_binomial_t *s, ucft_status_t status, int in_cb)
         s->args->done_cb(s->args->done_arg, s->tp->rank, status);
 }
 
-/* Sends to the remaining children; returns UCFT_INPROGRESS while a send is
- * pending, UCFT_OK once the last child has been sent to. */
+/* Sends to the remaining children (the payload, or after a failure
+ * (s->ends != UCFT_OK) the empty error message); returns UCFT_INPROGRESS
+ * while a send is pending, else the rank's final status once the last
+ * child has been sent to. */
 static ucft_status_t send_children(bcast_binomial_t *s, int in_cb)
 {
     const coll_args_t *a = s->args;
     int n = s->tp->size;
+    int err = s->ends != UCFT_OK;
 
     for (;;) {
         int c = coll_binomial_child(s->vrank, s->next, n);
@@ -59,8 +72,10 @@ static ucft_status_t send_children(bcast_binomial_t *s, int in_cb)
         s->next++;
         ucft_status_t st =
             tp_send(s->tp, coll_rank_of(a, c, a->root, n),
-                    coll_tag(a, s->tp->rank, COLL_KIND_BCAST_BINOMIAL), s->buf,
-                    a->len, &s->sreq);
+                    coll_tag(a, s->tp->rank,
+                             err ? COLL_KIND_BCAST_BINOMIAL_ERR
+                                 : COLL_KIND_BCAST_BINOMIAL),
+                    err ? NULL : s->buf, err ? 0 : a->len, &s->sreq);
         if (st == UCFT_INPROGRESS) {
             s->send_pending = 1;
             return UCFT_INPROGRESS;
@@ -69,8 +84,30 @@ static ucft_status_t send_children(bcast_binomial_t *s, int in_cb)
             ucft_debug(s->tp->log, "bcast: send to rank %d failed: %s",
                        coll_rank_of(a, c, a->root, n), ucft_status_string(st));
     }
-    finish(s, UCFT_OK, in_cb);
-    return UCFT_OK;
+    finish(s, s->ends, in_cb);
+    return s->ends;
+}
+
+/* The parent's message is in req (done): UCFT_OK when it is the payload;
+ * else the rank has failed (logged), and its children get the error. */
+static ucft_status_t took(bcast_binomial_t *s, const tp_req_t *req)
+{
+    const char *why;
+    if (req->status == UCFT_OK && coll_baseline_is_err(req)) {
+        why = "the parent failed";
+        s->ends = UCFT_ERR_PROC_FAILED;
+    } else if (coll_recv_status(s->tp, s->args, req, s->args->len) == UCFT_OK) {
+        return UCFT_OK;
+    } else if (req->status == UCFT_OK || req->status == UCFT_ERR_TRUNCATED) {
+        why = "a message of another size"; /* logged by coll_recv_status */
+        s->ends = UCFT_ERR_TRUNCATED;
+    } else {
+        why = "receive failed";
+        s->ends = UCFT_ERR_PROC_FAILED;
+    }
+    ucft_debug(s->tp->log, "bcast: %s (%s): the children get the error", why,
+               ucft_status_string(req->status));
+    return s->ends;
 }
 
 static void send_cb(tp_req_t *req)
@@ -90,11 +127,7 @@ static void recv_cb(tp_req_t *req)
     s->recv_pending = 0;
     if (s->cleaned)
         return;
-    ucft_status_t st = coll_recv_status(s->tp, s->args, req, s->args->len);
-    if (st != UCFT_OK) {
-        finish(s, st, 1);
-        return;
-    }
+    took(s, req);
     s->phase = PH_SEND;
     send_children(s, 1);
 }
@@ -112,6 +145,7 @@ static ucft_status_t bcast_init(void *state, tp_t *tp, const coll_args_t *args,
     s->buf = buf;
     s->vrank = coll_vrank_of(args, tp->rank, args->root, tp->size);
     s->status = UCFT_INPROGRESS;
+    s->ends = UCFT_OK;
     s->rreq.cb = recv_cb;
     s->rreq.arg = s;
     s->sreq.cb = send_cb;
@@ -133,17 +167,16 @@ static ucft_status_t bcast_start(void *state)
     s->phase = PH_RECV;
     ucft_status_t st =
         tp_recv(s->tp, coll_tag(a, parent, COLL_KIND_BCAST_BINOMIAL),
-                UCFT_TAG_FULL_MASK, s->buf, a->len, &s->rreq);
+                COLL_BASELINE_RECV_MASK, s->buf, a->len, &s->rreq);
     if (st == UCFT_INPROGRESS) {
         s->recv_pending = 1;
         return UCFT_INPROGRESS;
     }
-    if (st == UCFT_OK)
-        st = coll_recv_status(s->tp, a, &s->rreq, a->len);
-    if (st != UCFT_OK) {
-        finish(s, st, 0);
-        return st;
+    if (st != UCFT_OK) { /* refused at once: the children get the error */
+        s->rreq.status = st;
+        s->rreq.length = 0;
     }
+    took(s, &s->rreq);
     s->phase = PH_SEND;
     return send_children(s, 0);
 }

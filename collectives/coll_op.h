@@ -40,8 +40,11 @@
 
 /* Message kinds (tag payload, low 8 bits). */
 enum coll_kind {
-    COLL_KIND_BCAST_BINOMIAL = 1,
     COLL_KIND_RING_EXCHANGE = 2,
+    /* 4, 5: the binomial broadcast (bcast_binomial.c), data and error
+     * (baseline.h: they differ in bit 0). */
+    COLL_KIND_BCAST_BINOMIAL = 4,
+    COLL_KIND_BCAST_BINOMIAL_ERR = 5,
     /* 8..15: agreement (agree.h). */
     COLL_KIND_AGREE_FIRST = 8,
     COLL_KIND_AGREE_LAST = 15,

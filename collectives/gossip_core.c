@@ -375,20 +375,27 @@ static void apply_round(gossip_t *s)
     double *tmp = s->est + m; /* scratch after est */
 
     for (unsigned i = 0; i < s->nin; i++) {
-        if (!s->got[i] || known_dead(s, s->in[i]))
+        if (known_dead(s, s->in[i]))
             continue;
-        decode(s, tmp, s->rbuf + i * s->mlen);
-        if (s->var.rule == GOSSIP_RULE_PS) {
-            for (size_t k = 0; k < m; k++)
-                s->est[k] += tmp[k];
+        int bad = 1; /* PFCC: a lost message is answered as a corrupted one */
+        if (!s->got[i] && s->var.rule != GOSSIP_RULE_PFCC)
             continue;
+        if (s->got[i]) {
+            decode(s, tmp, s->rbuf + i * s->mlen);
+            if (s->var.rule == GOSSIP_RULE_PS) {
+                for (size_t k = 0; k < m; k++)
+                    s->est[k] += tmp[k];
+                continue;
+            }
+            bad = take_flow(s, s->in[i], tmp, s->out == s->in[i]);
+            if (s->var.rule != GOSSIP_RULE_PFCC)
+                continue;
         }
-        int bad = take_flow(s, s->in[i], tmp, s->out == s->in[i]);
-        if (s->var.rule != GOSSIP_RULE_PFCC)
-            continue;
-        /* The answer: empty (accepted), or the own flow (corrected). */
+        /* The answer: empty (accepted), or the own flow (corrected; the
+         * sender waits for an answer to every message it sent, so a
+         * message lost to a checksum, coll_csum.h, is answered too). */
         size_t alen = 0;
-        if (bad) {
+        if (bad && flow_of(s, s->in[i], 1) != NULL) {
             encode(s, s->abuf + i * s->mlen, flow_of(s, s->in[i], 1));
             alen = s->mlen;
         }
@@ -468,7 +475,7 @@ static void req_cb(tp_req_t *req)
         unsigned i = (unsigned)(req - s->rreq);
         s->rbusy[i] = 0;
         s->got[i] = req->status == UCFT_OK && req->length == s->mlen;
-        /* Empty: a message lost to a checksum (comm/coll_csum.h). */
+        /* Empty: a message lost to a checksum (coll_csum.h). */
         if (req->status == UCFT_OK && req->length != s->mlen &&
             req->length != 0 && !s->cleaned)
             coll_log_mismatch(s->tp, s->args, req);

@@ -250,8 +250,7 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
     }
     if (cl->cfg.checksum) {
         /* In front of the injection (flips hit it), under the views. */
-        tp_t *ctp =
-            cm_csum_tp(&cl->csum, cm_layer_below(cl), op == CM_COLL_APPROX);
+        tp_t *ctp = coll_csum_tp(&cl->csum, cm_layer_below(cl));
         if (comm->view == NULL && ep == NULL)
             tp = ctp;
     }

@@ -24,7 +24,7 @@
 #include "ucft.h"
 #include "collectives/coll_op.h"
 #include "comm/coll.h"
-#include "comm/coll_csum.h"
+#include "collectives/coll_csum.h"
 #include "comm/coll_inject.h"
 #include "comm/coll_select.h"
 #include "comm/repair.h"
@@ -154,7 +154,7 @@ typedef struct cm_layer {
     uint16_t tomb[CM_CTX_TOMBS];
     unsigned ntomb, tomb_head, tomb_sweep;
     rbcast_t revokes; /* revoke messages (comm/revoke.c) */
-    cm_csum_t csum;   /* UCFT_CHECKSUM (comm/coll_csum.h) */
+    coll_csum_t csum; /* UCFT_CHECKSUM (collectives/coll_csum.h) */
     /* Tree repair (comm/repair.c): a failure was learnt or an agreement
      * ended (look at the communicators); inside that look; finalize's
      * barrier is over (no more background agreements). */

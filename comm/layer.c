@@ -98,7 +98,7 @@ ucft_status_t cm_layer_create(struct ucft_context *ctx)
         ucft_error(&ctx->log, "bad configuration: %s", err);
         return st;
     }
-    cm_csum_init(&cl->csum, ctx->tp);
+    coll_csum_init(&cl->csum, ctx->tp);
     st = cm_inject_parse(cl->cfg.inject, &cl->inject, err, sizeof(err));
     if (st == UCFT_OK)
         st = cm_inject_setup(&cl->inject, w->rank, w->size, ctx->tp, &ctx->log,
@@ -107,7 +107,7 @@ ucft_status_t cm_layer_create(struct ucft_context *ctx)
         ucft_error(&ctx->log, "UCFT_INJECT='%s': %s", cl->cfg.inject, err);
         return st;
     }
-    cm_csum_tp(&cl->csum, cm_layer_below(cl), 0); /* the views sit on it */
+    coll_csum_tp(&cl->csum, cm_layer_below(cl)); /* the views sit on it */
     st = cm_comm_ack_init(w);
     if (st == UCFT_OK)
         st = place_map_init(&w->place, &ctx->boot, &ctx->log, cl->cfg.placement,

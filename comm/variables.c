@@ -104,8 +104,10 @@ static const ucft_config_field_t cm_fields[] = {
     {"CHECKSUM", "n",
      "y: every collective message with a payload carries a 64-bit checksum "
      "of it; a corrupted one is logged (sender, context, sequence, kind) "
-     "and dropped as if lost (docs/gossip.md; costs a copy and a pass over "
-     "the payload on each side)",
+     "and counted as lost: the baselines end with an error, the gossip "
+     "algorithms correct it, the corrected ones may wait for it "
+     "(docs/gossip.md; costs a copy and a pass over the payload on each "
+     "side)",
      ucft__config_parse_bool, F(checksum), NULL},
     {"TREE_REPAIR", "rebalance",
      "what a communicator's collectives do with the members it has lost "

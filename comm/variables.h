@@ -16,7 +16,7 @@ typedef struct cm_config {
     /* bcast, reduce, allreduce, barrier, allgather, reduce_scatter */
     const char *alg[6];
     const char *inject;   /* UCFT_INJECT specs (comm/coll_inject.h) */
-    int checksum;         /* UCFT_CHECKSUM (comm/coll_csum.h) */
+    int checksum;         /* UCFT_CHECKSUM (collectives/coll_csum.h) */
     int tree_repair;      /* UCFT_TREE_REPAIR (comm/repair.h) */
     unsigned tree_window; /* UCFT_TREE_REPAIR_WINDOW */
 } cm_config_t;

@@ -318,6 +318,7 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
     ctx.opmask = opmask;
     unsigned char *states = NULL, *bufs = NULL;
     coll_flip_t *flips = NULL;
+    coll_csum_t *csums = NULL;
     ucft_status_t st;
 
     memset(res, 0, sizeof(*res));
@@ -375,6 +376,15 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
     }
     ctx.states = states;
     ctx.refs = refs;
+    if (p->checksum) {
+        csums = calloc((size_t)n, sizeof(*csums));
+        if (csums == NULL) {
+            st = UCFT_ERR_NO_MEMORY;
+            goto out;
+        }
+        for (int r = 0; r < n; r++)
+            coll_csum_init(&csums[r], sim_world_tp(ctx.world, r));
+    }
     if (op->comm != NULL) {
         /* The communicator states: nothing held back (no flush here), as
          * the simulated instance is the only one on its world. */
@@ -386,7 +396,9 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
             goto out;
         }
         for (int r = 0; r < n && st == UCFT_OK; r++)
-            st = op->comm->init(cstate_of(&ctx, r), sim_world_tp(ctx.world, r),
+            st = op->comm->init(cstate_of(&ctx, r),
+                                csums != NULL ? &csums[r].f.tp
+                                              : sim_world_tp(ctx.world, r),
                                 &cp);
         if (st != UCFT_OK)
             goto out;
@@ -429,6 +441,8 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
             tp = coll_flip_tp(&flips[r]);
         else if (flips != NULL && r == p->flip_rank)
             tp = coll_flip_tp(&flips[0]);
+        if (csums != NULL)
+            tp = coll_csum_tp(&csums[r], tp);
         st = op->init(states + (size_t)r * ssize, tp, &args, buf);
         if (st != UCFT_OK)
             goto out;
@@ -537,6 +551,9 @@ out:
         coll_flip_cleanup(&flips[r]);
     }
     free(flips);
+    for (int r = 0; csums != NULL && r < n; r++)
+        res->csum_dropped += csums[r].dropped;
+    free(csums);
     for (int r = 0; op->destroy != NULL && states != NULL && r < n; r++)
         op->destroy(states + (size_t)r * ssize);
     for (int r = 0; ctx.cstates != NULL && r < n; r++)

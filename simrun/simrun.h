@@ -7,6 +7,7 @@
 #ifndef UCFT_SIMRUN_SIMRUN_H
 #define UCFT_SIMRUN_SIMRUN_H
 
+#include "collectives/coll_csum.h"
 #include "collectives/coll_flip.h"
 #include "collectives/coll_op.h"
 #include "transport/sim/sim.h"
@@ -77,6 +78,10 @@ typedef struct simrun_params {
      * at rank flip_rank, or at every rank when flip_rank < 0. */
     const coll_flip_params_t *flip;
     int flip_rank;
+    /* 1: payload checksums at every rank (collectives/coll_csum.h, the
+     * runtime's UCFT_CHECKSUM=y), in front of the flips, on the instances'
+     * and the communicator states' transports. */
+    int checksum;
     /* Optional hooks for operations whose inputs or outputs do not all
      * live in the op buffer (agreement: acknowledged failures in, the
      * failed set out). prepare: every rank, after op->init and before
@@ -125,7 +130,8 @@ typedef struct simrun_result {
                             pending after cleanup and a quiescent run (ops->idle;
                             0 when the op has no idle, or the run was bounded) */
     double wall_s;
-    unsigned flips; /* messages corrupted (simrun_params_t.flip) */
+    unsigned flips;        /* messages corrupted (simrun_params_t.flip) */
+    uint64_t csum_dropped; /* corrupted messages the checksums caught */
 } simrun_result_t;
 
 void simrun_params_default(simrun_params_t *p, const coll_op_ops_t *op,

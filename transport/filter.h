@@ -4,7 +4,7 @@
  * tp_filter_t; the pass-through operations below fill the rest of its
  * ops table (TP_FILTER_PASS_OPS). Users: a communicator's view
  * (comm/view.c), UCFT_INJECT's filter (comm/coll_inject.c), the payload
- * checksums (comm/coll_csum.c).
+ * checksums (collectives/coll_csum.c).
  */
 #ifndef UCFT_TRANSPORT_FILTER_H
 #define UCFT_TRANSPORT_FILTER_H

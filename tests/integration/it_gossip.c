@@ -7,9 +7,12 @@
  *   it_gossip approx ALG EPS ROUNDS none|some   ucft_allreduce_approx
  *   it_gossip exact none|some                   ucft_allreduce (double sum;
  *                                               UCFT_ALLREDUCE_ALG picks)
+ *   it_gossip bcast none|some|error             ucft_bcast of rank 0's
+ *                                               inputs (UCFT_BCAST_ALG
+ *                                               picks)
  * "none": no rank may be wrong; "some": at least one must be (the flip
- * shows); "error" (exact only): the allreduce must end at every rank, with
- * an error at one rank at least and the exact sum at every other (a
+ * shows); "error" (exact, bcast): the operation must end at every rank, with
+ * an error at one rank at least and the exact result at every other (a
  * fault-aware baseline under UCFT_CHECKSUM=y whose message was
  * corrupted). Exit 0 when the count is as wanted at
  * every rank.
@@ -80,7 +83,8 @@ int main(int argc, char **argv)
         return ucft_finalize(ctx) == UCFT_OK ? 0 : 1;
     }
     int approx = argc == 6 && strcmp(argv[1], "approx") == 0;
-    int exact = argc == 3 && strcmp(argv[1], "exact") == 0;
+    int bcast = argc == 3 && strcmp(argv[1], "bcast") == 0;
+    int exact = argc == 3 && (bcast || strcmp(argv[1], "exact") == 0);
     const char *want = approx ? argv[5] : exact ? argv[2] : "";
     double eps = approx ? atof(argv[3]) : 1e-12;
 
@@ -88,7 +92,7 @@ int main(int argc, char **argv)
         (strcmp(want, "none") != 0 && strcmp(want, "some") != 0 &&
          (!exact || strcmp(want, "error") != 0))) {
         fprintf(stderr, "usage: it_gossip approx ALG EPS ROUNDS none|some | "
-                        "exact none|some|error\n");
+                        "exact|bcast none|some|error\n");
         return 2;
     }
     if (ucft_init(NULL, &ctx) != UCFT_OK)
@@ -109,6 +113,10 @@ int main(int argc, char **argv)
             .rounds = (unsigned)atoi(argv[4]),
             .seed = 7};
         st = ucft_allreduce_approx(w, x, y, COUNT, UCFT_DOUBLE, &p);
+    } else if (bcast) {
+        for (int e = 0; e < COUNT; e++)
+            y[e] = g_rank == 0 ? x[e] : -1;
+        st = ucft_bcast(w, y, COUNT, UCFT_DOUBLE, 0);
     } else {
         st = ucft_allreduce(w, x, y, COUNT, UCFT_DOUBLE, UCFT_SUM);
     }
@@ -120,15 +128,16 @@ int main(int argc, char **argv)
             double sum = 0;
             for (int r = 0; r < n; r++)
                 sum += input(r, e);
-            bad |= y[e] != sum;
+            bad |= y[e] != (bcast ? input(0, e) : sum);
         }
         int v[2] = {st != UCFT_OK, bad}, t[2];
-        printf("rank %d: exact allreduce ended with %s%s\n", g_rank,
-               ucft_status_name(st), bad ? " and a WRONG sum" : "");
+        printf("rank %d: %s ended with %s%s\n", g_rank,
+               bcast ? "broadcast" : "exact allreduce", ucft_status_name(st),
+               bad ? " and a WRONG result" : "");
         CHECK_ST(ucft_allreduce(w, v, t, 2, UCFT_INT32, UCFT_SUM), UCFT_OK);
         CHECK(t[0] >= 1 && t[1] == 0,
-              "%d of %d ranks ended with an error, %d with a wrong sum", t[0],
-              n, t[1]);
+              "%d of %d ranks ended with an error, %d with a wrong result",
+              t[0], n, t[1]);
         return ucft_finalize(ctx) == UCFT_OK ? 0 : 1;
     }
     CHECK_ST(st, UCFT_OK);
@@ -138,7 +147,9 @@ int main(int argc, char **argv)
     size_t nf = 0;
     CHECK_ST(ucft_context_get_failed_ranks(ctx, failed, 64, &nf), UCFT_OK);
     int wrong = 0;
-    for (int e = 0; e < COUNT; e++) {
+    for (int e = 0; bcast && e < COUNT; e++)
+        wrong |= y[e] != input(0, e);
+    for (int e = 0; !bcast && e < COUNT; e++) {
         double sum = 0;
         for (int r = 0; r < n; r++) {
             int dead = 0;
@@ -151,7 +162,10 @@ int main(int argc, char **argv)
             wrong = 1;
     }
     printf("rank %d: %s, %zu dead, y[0] = %.17g (%s)\n", g_rank,
-           approx ? argv[2] : "exact", nf, y[0], wrong ? "WRONG" : "ok");
+           approx  ? argv[2]
+           : bcast ? "bcast"
+                   : "exact",
+           nf, y[0], wrong ? "WRONG" : "ok");
     int nwrong = 0;
     CHECK_ST(ucft_allreduce(w, &wrong, &nwrong, 1, UCFT_INT32, UCFT_SUM),
              UCFT_OK);

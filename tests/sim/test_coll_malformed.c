@@ -331,7 +331,8 @@ static void test_bcast_batched_copy_size(void **state)
 }
 
 /* Binomial broadcast: a short message from the parent is not taken as
- * the data; the rank ends with UCFT_ERR_TRUNCATED. */
+ * the data; the rank ends with UCFT_ERR_TRUNCATED and its child, told by
+ * an error message, with UCFT_ERR_PROC_FAILED. */
 static void test_bcast_binomial_short(void **state)
 {
     harness_t h;
@@ -343,7 +344,9 @@ static void test_bcast_binomial_short(void **state)
     h_run(&h);
     assert_true(h.done[1]);
     assert_int_equal(h.status[1], UCFT_ERR_TRUNCATED);
-    /* Rank 1's child (3) waits on it; ranks 0 and 2 are correct. */
+    assert_true(h.done[3]);
+    assert_int_equal(h.status[3], UCFT_ERR_PROC_FAILED);
+    /* Ranks 0 and 2 are correct. */
     for (int r = 0; r <= 2; r += 2) {
         assert_int_equal(h.status[r], UCFT_OK);
         assert_true(

@@ -85,17 +85,20 @@ for alg in ("ardb", "hpflc"):
             out.append((n, np.median(it), min(it), max(it)))
         write("fig12_%s_%g.dat" % (alg, float(e)), out)
 
-# Fig. 13: mean iteration overhead of one flip per bit (HPFLC).
-rows = load("gossip_fig13_hpflc_flip.csv")
-base = [int(r["iterations"]) for r in rows if int(r["bit"]) == -1]
-out = []
-if base:
-    b0 = np.mean(base)
-    for b in range(32):
-        it = [int(r["iterations"]) for r in rows if int(r["bit"]) == b]
-        if it:
-            out.append((b, 100.0 * (np.mean(it) - b0) / b0))
-write("fig13.dat", out)
+# Fig. 13: mean iteration overhead of one flip per bit (HPFLC), at the
+# N of gossip.sh and at 2^20 (gossip_2p20.sh, one run per bit).
+for src, dat in (("gossip_fig13_hpflc_flip.csv", "fig13.dat"),
+                 ("gossip_fig13_hpflc_flip_2p20.csv", "fig13_2p20.dat")):
+    rows = load(src)
+    base = [int(r["iterations"]) for r in rows if int(r["bit"]) == -1]
+    out = []
+    if base:
+        b0 = np.mean(base)
+        for b in range(32):
+            it = [int(r["iterations"]) for r in rows if int(r["bit"]) == b]
+            if it:
+                out.append((b, 100.0 * (np.mean(it) - b0) / b0))
+    write(dat, out)
 PY
 
 cd "$tmp"
@@ -131,11 +134,17 @@ for f in fig12_*.dat; do
   t=${f#fig12_}; t=${t%.dat}
   plots="$plots'$f' u 1:2:3:4 w yerrorlines t '${t/_/ eps }', "
 done
-gp "set output '$img/gossip_fig12_ardb_hpflc.png'; set logscale x 2; \
+gp "set output '$img/gossip_fig12_ardb_hpflc.png'; set logscale x 2; set format x '2^{%L}'; \
 set xlabel 'ranks N'; set ylabel 'iterations to eps (median, min-max)'; set key top left; \
 set title 'ARDB and HPFLC, float (ucft-sim)'; plot ${plots%, }"
+n13=$(awk -F, 'NR > 1 && $1 == -1 { print $3; exit }' \
+  "$data/gossip_fig13_hpflc_flip.csv")
+big=""
+[ -s fig13_2p20.dat ] &&
+  big=", 'fig13_2p20.dat' u 1:2 w p pt 7 ps 1.5 t 'N = 2^{20} (1 run)'"
 gp "set output '$img/gossip_fig13_hpflc_flip.png'; set style fill solid 0.5; \
-set boxwidth 0.8; set xlabel 'position of the flipped bit (float)'; \
-set ylabel 'mean iteration overhead (%)'; set title 'HPFLC, one flip, eps = 1e-3 (ucft-sim)'; \
-plot 'fig13.dat' w boxes t ''"
+set boxwidth 0.8; set xlabel 'position of the flipped bit (float)'; set key top left; \
+set xrange [-1:32]; set yrange [-0.1:*]; set ylabel 'mean iteration overhead (%)'; \
+set title 'HPFLC, one flip, eps = 1e-3 (ucft-sim)'; \
+plot 'fig13.dat' w boxes t 'N = $n13'$big"
 echo "wrote $img/gossip_fig*.png"

@@ -219,6 +219,7 @@ static ucft_status_t run_one(const opts_t *o, const coll_op_ops_t *op, int n,
     p.nfails = o->nfails;
     p.max_events = o->max_events;
     p.args.f = o->f;
+    p.checksum = o->gossip.checksum;
     if (sim_gossip_active(&o->gossip, op)) {
         /* The per-run statistics live in the options (one run at a time). */
         sim_gossip_t *sg = (sim_gossip_t *)&o->gossip;
@@ -326,6 +327,9 @@ static void print_text(const opts_t *o, const coll_op_ops_t *op,
         sim_gossip_print_text(&o->gossip, r);
     else if (o->gossip.flip_set)
         printf("  bit flips     %u messages corrupted\n", r->flips);
+    if (o->gossip.checksum && !sim_gossip_active(&o->gossip, op))
+        printf("  checksums     %" PRIu64 " corrupted messages caught\n",
+               r->csum_dropped);
     printf("  wall          %.3f s\n", r->wall_s);
     printf("  peak RSS      %.1f MB\n", simrun_peak_rss_mb());
     printf("  trace hash    0x%016" PRIx64 "\n", r->trace_hash);

@@ -97,6 +97,9 @@ int sim_gossip_opt(sim_gossip_t *sg, int c, const char *arg)
         sg->flip_set = 1;
         sg->flip.rate = v;
         return 0;
+    case SIM_GOSSIP_OPT_CHECKSUM:
+        sg->checksum = 1;
+        return 0;
     case SIM_GOSSIP_OPT_RUNS:
         if (num(arg, 1, 1000000, &v) || v != (unsigned)v)
             return bad("--runs: want 1..1000000:", arg);
@@ -220,15 +223,19 @@ void sim_gossip_print_text(const sim_gossip_t *sg, const simrun_result_t *r)
         printf("  bit flips     %u messages corrupted, %u detected by "
                "checksum, %u flows reset\n",
                r->flips, sg->detected, sg->resets);
+    if (sg->checksum)
+        printf("  checksums     %" PRIu64 " corrupted messages caught\n",
+               r->csum_dropped);
 }
 
 void sim_gossip_print_json_fields(const sim_gossip_t *sg,
                                   const simrun_result_t *r)
 {
     printf(",\"iterations\":%u,\"rounds\":%u,\"max_rel_err\":%.6e,"
-           "\"flips\":%u,\"detected\":%u,\"resets\":%u,\"eps\":%.3e",
+           "\"flips\":%u,\"detected\":%u,\"resets\":%u,\"eps\":%.3e,"
+           "\"csum_caught\":%" PRIu64,
            sg->conv_max, sg->rounds, sg->err_max, r->flips, sg->detected,
-           sg->resets, sg->g.eps);
+           sg->resets, sg->g.eps, r->csum_dropped);
 }
 
 void sim_gossip_csv_header(FILE *f)

@@ -1,6 +1,7 @@
 /*
  * ucft-sim's approximate-allreduce and bit-flip options (--eps, --tau,
- * --topo, --rounds, --mean, --dtype, --flip, --flip-rate, --runs) and what
+ * --topo, --rounds, --mean, --dtype, --flip, --flip-rate, --checksum,
+ * --runs) and what
  * a run reports for them (ucft_sim_gossip.c, docs/gossip.md).
  */
 #ifndef UCFT_TOOLS_UCFT_SIM_GOSSIP_H
@@ -19,6 +20,7 @@ typedef struct sim_gossip {
     int flip_set; /* --flip or --flip-rate given */
     coll_flip_params_t flip;
     int flip_rank; /* -1: every rank (--flip-rate) */
+    int checksum;  /* --checksum: payload checksums (coll_csum.h) */
     unsigned runs; /* --runs; 0: one run, the usual report */
     /* per run, filled by the inspect hook */
     const coll_op_ops_t *op;
@@ -40,7 +42,8 @@ enum {
     SIM_GOSSIP_OPT_FLIP,
     SIM_GOSSIP_OPT_FLIP_RATE,
     SIM_GOSSIP_OPT_RUNS,
-    SIM_GOSSIP_OPT_LAST = SIM_GOSSIP_OPT_RUNS,
+    SIM_GOSSIP_OPT_CHECKSUM,
+    SIM_GOSSIP_OPT_LAST = SIM_GOSSIP_OPT_CHECKSUM,
 };
 
 #define SIM_GOSSIP_LONG_OPTS                                                   \
@@ -52,7 +55,8 @@ enum {
         {"dtype", required_argument, NULL, SIM_GOSSIP_OPT_DTYPE},              \
         {"flip", required_argument, NULL, SIM_GOSSIP_OPT_FLIP},                \
         {"flip-rate", required_argument, NULL, SIM_GOSSIP_OPT_FLIP_RATE},      \
-        {"runs", required_argument, NULL, SIM_GOSSIP_OPT_RUNS},
+        {"runs", required_argument, NULL, SIM_GOSSIP_OPT_RUNS},                \
+        {"checksum", no_argument, NULL, SIM_GOSSIP_OPT_CHECKSUM},
 
 #define SIM_GOSSIP_USAGE                                                       \
     "  --dtype float|double reductions on floating point (allreduce,\n"        \
@@ -67,6 +71,8 @@ enum {
     "                       message of the op (default R 0, K 1)\n"            \
     "  --flip-rate P        every message of every rank corrupted with\n"      \
     "                       probability P (one random bit; from --seed)\n"     \
+    "  --checksum           payload checksums on every collective message\n"   \
+    "                       (UCFT_CHECKSUM=y): a corrupted one is lost\n"      \
     "  --runs K             K runs, seeds --seed .. --seed+K-1: one CSV\n"     \
     "                       line each (iterations, error, flips)\n"
 

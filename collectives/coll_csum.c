@@ -1,6 +1,6 @@
 /* Payload checksums for the collectives (coll_csum.h). */
-#include "comm/coll_csum.h"
-#include "collectives/coll_op.h"
+#include "coll_csum.h"
+#include "coll_op.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +8,7 @@
 #define CSUM_LEN   8
 #define CLASS_MASK ((uint64_t)3 << UCFT_TAG_CLASS_SHIFT)
 
-uint64_t cm_csum_of(const void *buf, size_t len, uint64_t tag)
+uint64_t coll_csum_of(const void *buf, size_t len, uint64_t tag)
 {
     const unsigned char *p = buf;
     uint64_t h = 0xcbf29ce484222325ull ^ tag ^ ((uint64_t)len << 1);
@@ -30,34 +30,37 @@ typedef struct csum_req {
     tp_req_t inner;
     tp_req_t *outer;
     tp_t *real;
-    cm_csum_t *c;
+    coll_csum_t *c;
     void *ubuf; /* receive: the caller's buffer */
     size_t ulen;
     uint64_t tag, mask;
     int is_send;
-    int lost_empty; /* a corrupted message completes as an empty one */
     unsigned char data[];
 } csum_req_t;
 
-static cm_csum_t *csum_of(tp_t *tp)
+static coll_csum_t *csum_of(tp_t *tp)
 {
-    return (cm_csum_t *)tp;
+    return (coll_csum_t *)tp;
 }
 
 static void inner_cb(tp_req_t *req);
 
-/* The fault-aware baselines (collectives/baseline.h: binomial reduce,
- * recursive doubling, linear) cannot do without a message, and would wait
- * for a dropped one for ever: their receive fails instead, so the rank
- * ends with an error and sends its peers the error messages that end
- * theirs. The corrected algorithms take a dropped message as lost and
- * correct it; the rings (whose kinds the corrected ring shares) and the
- * binomial broadcast keep waiting. */
-static int fatal_if_lost(uint64_t tag)
+enum coll_csum_lost coll_csum_on_lost(unsigned kind)
 {
-    unsigned kind = ucft_tag_coll_kind(tag);
-    return kind >= COLL_KIND_BASELINE_FIRST && kind <= COLL_KIND_LINEAR_ERR;
+    if (kind >= COLL_KIND_GOSSIP_FIRST && kind <= COLL_KIND_GOSSIP_LAST)
+        return COLL_CSUM_EMPTY;
+    if ((kind >= COLL_KIND_AGREE_FIRST &&
+         kind <= COLL_KIND_REDUCE_CORRECTED_LAST) ||
+        (kind >= COLL_KIND_BCAST_BATCH && kind <= COLL_KIND_BCAST_BATCH_LAST))
+        return COLL_CSUM_DROP;
+    return COLL_CSUM_FAIL;
 }
+
+static const char *const lost_what[] = {
+    [COLL_CSUM_DROP] = " (dropped)",
+    [COLL_CSUM_EMPTY] = " (delivered empty)",
+    [COLL_CSUM_FAIL] = " (the receive fails)",
+};
 
 /* A receive's message is in sr->inner: 1 when the caller's request is now
  * complete (fields filled), 0 when the message was dropped and the
@@ -84,7 +87,7 @@ static int take(csum_req_t *sr)
         if (l > CSUM_LEN)
             memcpy(&want, sr->data + l - CSUM_LEN, CSUM_LEN);
         if (l > CSUM_LEN &&
-            want == cm_csum_of(sr->data, l - CSUM_LEN, sr->inner.tag)) {
+            want == coll_csum_of(sr->data, l - CSUM_LEN, sr->inner.tag)) {
             size_t n = l - CSUM_LEN;
             o->status = n > sr->ulen ? UCFT_ERR_TRUNCATED : UCFT_OK;
             o->length = n > sr->ulen ? sr->ulen : n;
@@ -92,25 +95,21 @@ static int take(csum_req_t *sr)
                 memcpy(sr->ubuf, sr->data, o->length);
             return 1;
         }
+        unsigned kind = ucft_tag_coll_kind(sr->inner.tag);
+        enum coll_csum_lost what = coll_csum_on_lost(kind);
         sr->c->dropped++;
         ucft_warn(sr->c->f.tp.log,
-                  "UCFT_CHECKSUM: corrupted message from rank %u dropped "
+                  "UCFT_CHECKSUM: corrupted message from rank %u "
                   "(collective context %u, sequence %u, kind %u, %zu "
                   "bytes): counted as lost%s",
                   ucft_tag_src(sr->inner.tag), ucft_tag_ctx(sr->inner.tag),
-                  ucft_tag_coll_seq(sr->inner.tag),
-                  (unsigned)(sr->inner.tag & ((1u << UCFT_TAG_KIND_BITS) - 1)),
-                  l,
-                  sr->lost_empty ? " (delivered empty)"
-                  : fatal_if_lost(sr->inner.tag)
-                      ? " (the operation ends with an error)"
-                      : "");
-        if (sr->lost_empty) {
+                  ucft_tag_coll_seq(sr->inner.tag), kind, l, lost_what[what]);
+        if (what == COLL_CSUM_EMPTY) {
             o->status = UCFT_OK;
             o->length = 0;
             return 1;
         }
-        if (fatal_if_lost(sr->inner.tag)) {
+        if (what == COLL_CSUM_FAIL) {
             o->status = UCFT_ERR_TRANSPORT;
             o->length = 0;
             return 1;
@@ -144,7 +143,7 @@ static void inner_cb(tp_req_t *req)
 static ucft_status_t c_send(tp_t *tp, int dst, uint64_t tag, const void *buf,
                             size_t len, tp_req_t *req)
 {
-    cm_csum_t *c = csum_of(tp);
+    coll_csum_t *c = csum_of(tp);
     if (ucft_tag_class(tag) != UCFT_TAG_CLASS_COLL || len == 0) {
         req->priv_owner = NULL; /* not ours (c_cancel) */
         return tp_send(c->f.below, dst, tag, buf, len, req);
@@ -153,7 +152,7 @@ static ucft_status_t c_send(tp_t *tp, int dst, uint64_t tag, const void *buf,
     if (sr == NULL)
         return UCFT_ERR_NO_MEMORY;
     memcpy(sr->data, buf, len);
-    uint64_t h = cm_csum_of(buf, len, tag);
+    uint64_t h = coll_csum_of(buf, len, tag);
     memcpy(sr->data + len, &h, CSUM_LEN);
     sr->inner =
         (tp_req_t){.cb = inner_cb, .arg = sr, .buffered = req->buffered};
@@ -173,7 +172,7 @@ static ucft_status_t c_send(tp_t *tp, int dst, uint64_t tag, const void *buf,
 static ucft_status_t c_recv(tp_t *tp, uint64_t tag, uint64_t mask, void *buf,
                             size_t len, tp_req_t *req)
 {
-    cm_csum_t *c = csum_of(tp);
+    coll_csum_t *c = csum_of(tp);
     if (ucft_tag_class(tag) != UCFT_TAG_CLASS_COLL ||
         (mask & CLASS_MASK) != CLASS_MASK) {
         req->priv_owner = NULL;
@@ -191,7 +190,6 @@ static ucft_status_t c_recv(tp_t *tp, uint64_t tag, uint64_t mask, void *buf,
     sr->tag = tag;
     sr->mask = mask;
     sr->is_send = 0;
-    sr->lost_empty = c->lost_empty;
     req->priv = sr;
     req->priv_owner = c;
     ucft_status_t st =
@@ -206,7 +204,7 @@ static ucft_status_t c_recv(tp_t *tp, uint64_t tag, uint64_t mask, void *buf,
 
 static void c_cancel(tp_t *tp, tp_req_t *req)
 {
-    cm_csum_t *c = csum_of(tp);
+    coll_csum_t *c = csum_of(tp);
     /* Requests this filter did not wrap went straight to the transport
      * below (priv_owner cleared before, maybe set by it, never to c). */
     if (req->priv_owner == c) {
@@ -227,19 +225,18 @@ static const tp_ops_t csum_tp_ops = {
     TP_FILTER_PASS_OPS,
 };
 
-void cm_csum_init(cm_csum_t *c, tp_t *real)
+void coll_csum_init(coll_csum_t *c, tp_t *below)
 {
     memset(c, 0, sizeof(*c));
-    c->f.below = real;
+    c->f.below = below;
     c->f.tp = (tp_t){.ops = &csum_tp_ops,
-                     .rank = real->rank,
-                     .size = real->size,
-                     .log = real->log};
+                     .rank = below->rank,
+                     .size = below->size,
+                     .log = below->log};
 }
 
-tp_t *cm_csum_tp(cm_csum_t *c, tp_t *real, int lost_empty)
+tp_t *coll_csum_tp(coll_csum_t *c, tp_t *below)
 {
-    c->f.below = real;
-    c->lost_empty = lost_empty;
+    c->f.below = below;
     return &c->f.tp;
 }
