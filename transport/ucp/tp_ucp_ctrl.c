@@ -163,12 +163,7 @@ void *tp_ucp__ctrl_send(tp_ucp_t *tp, ucp_ep_h ep, const void *buf, size_t len,
 ucft_status_t tp_ucp__ctrl_recv(tp_ucp_t *tp, uint64_t tag, uint64_t mask,
                                 void *buf, size_t len, tp_req_t *req)
 {
-    req->priv_owner = tp;
-    req->priv_buf = buf;
-    req->priv_len = len;
-    req->priv_tag = tag;
-    req->priv_mask = mask;
-    req->priv_peer = -1;
+    tp_ucp__recv_fields(tp, req, buf, len, tag, mask);
     tp_kept_msg_t *m = tp_kept_take(&tp->ctrl_unexp, tag, mask);
     if (m != NULL) { /* done at once (T2) */
         deliver(req, m->tag, m->data, m->len);

@@ -162,12 +162,7 @@ ucft_status_t tp_ucp_recv(tp_t *t, uint64_t tag, uint64_t mask, void *buf,
     }
     if (tp_ucp__is_ctrl(tag, mask))
         return tp_ucp__ctrl_recv(tp, tag, mask, buf, len, req);
-    req->priv_owner = tp;
-    req->priv_buf = buf;
-    req->priv_len = len;
-    req->priv_tag = tag;
-    req->priv_mask = mask;
-    req->priv_peer = -1;
+    tp_ucp__recv_fields(tp, req, buf, len, tag, mask);
     req->priv = NULL;
     tp->outstanding++;
     void *r = post_recv(tp, req);

@@ -161,6 +161,19 @@ ucft_status_t tp_ucp_probe(tp_t *t, uint64_t tag, uint64_t mask,
                            tp_probe_info_t *info);
 void tp_ucp_cancel(tp_t *t, tp_req_t *req);
 
+/* A receive's fields, as both matching paths (UCX's tags, the control
+ * class's active messages) set them before they post or match it. */
+static inline void tp_ucp__recv_fields(tp_ucp_t *tp, tp_req_t *req, void *buf,
+                                       size_t len, uint64_t tag, uint64_t mask)
+{
+    req->priv_owner = tp;
+    req->priv_buf = buf;
+    req->priv_len = len;
+    req->priv_tag = tag;
+    req->priv_mask = mask;
+    req->priv_peer = -1;
+}
+
 /* Runs the owner's callback, or queues it (in completion order) for the
  * end of the current or next progress call when UCX is running us: every
  * completion inside ucp_worker_progress is queued (tp_ucp_progress.c says
