@@ -4,7 +4,9 @@
 # cut_off: ucft's transport, told of each death, runs its own FIFO
 # self-probe, which must call a receiver cut off exactly when the
 # surviving senders get nothing through (real kills on shared memory,
-# until one cut-off happens: about 1 kill in 10 with 4 KB messages).
+# until one cut-off happens: about 1 kill in 10 with 4 KB messages
+# before control messages became active messages; none in about 550 since:
+# then the run passes on every trial's agreement, with a note).
 # Usage: run_shmkill_test.sh CASE UCFT_SHMKILL
 set -u
 case_=$1 tool=$2
@@ -43,10 +45,19 @@ case $case_ in
     grep -q "ucft transport receiver" <<<"$out" || fail "not the ucft receiver"
     sum=$(grep "^ucft-shmkill: survivors cut off in" <<<"$out") ||
       fail "no summary"
-    [[ $sum =~ cut\ off\ in\ 1\ of\ ([0-9]+)\ trials\;\ self-probe\ blocked\ in\ 1\;\ the\ two\ agree\ in\ ([0-9]+)\ of\ ([0-9]+)$ ]] ||
-      fail "expected one cut-off trial, found as blocked: $sum"
-    [ "${BASH_REMATCH[2]}" = "${BASH_REMATCH[1]}" ] ||
+    # Every trial's probe verdict must match the survivors' deliveries.
+    # Since control messages travel as UCP active messages (the receiver's
+    # context asks for UCP_FEATURE_AM), UCX no longer blocked a FIFO in
+    # about 550 trials of this seed (about 1 in 10 before, docs/transport.md):
+    # a run without a cut-off passes on the agreement alone, and says so.
+    [[ $sum =~ cut\ off\ in\ ([01])\ of\ ([0-9]+)\ trials\;\ self-probe\ blocked\ in\ ([01])\;\ the\ two\ agree\ in\ ([0-9]+)\ of\ ([0-9]+)$ ]] ||
+      fail "unexpected summary: $sum"
+    [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[3]}" ] ||
+      fail "cut-off and self-probe verdicts differ: $sum"
+    [ "${BASH_REMATCH[4]}" = "${BASH_REMATCH[2]}" ] ||
       fail "the probe's verdict differs from the survivors' deliveries: $sum"
+    [ "${BASH_REMATCH[1]}" = 1 ] ||
+      echo "NOTE: no cut-off happened in ${BASH_REMATCH[2]} trials: the blocked case was not exercised"
     ! pgrep -f "^$tool " >/dev/null || fail "senders left running"
     ;;
   *) fail "unknown case $case_" ;;
