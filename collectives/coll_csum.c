@@ -104,6 +104,9 @@ static int take(csum_req_t *sr)
                   "bytes): counted as lost%s",
                   ucft_tag_src(sr->inner.tag), ucft_tag_ctx(sr->inner.tag),
                   ucft_tag_coll_seq(sr->inner.tag), kind, l, lost_what[what]);
+        if (what == COLL_CSUM_DROP && sr->c->accuse != NULL &&
+            ucft_tag_src(sr->inner.tag) != (uint32_t)sr->c->f.tp.rank)
+            sr->c->accuse(sr->c->accuse_arg, (int)ucft_tag_src(sr->inner.tag));
         if (what == COLL_CSUM_EMPTY) {
             o->status = UCFT_OK;
             o->length = 0;
@@ -233,6 +236,12 @@ void coll_csum_init(coll_csum_t *c, tp_t *below)
                      .rank = below->rank,
                      .size = below->size,
                      .log = below->log};
+}
+
+void coll_csum_on_corrupt(coll_csum_t *c, coll_csum_accuse_t accuse, void *arg)
+{
+    c->accuse = accuse;
+    c->accuse_arg = arg;
 }
 
 tp_t *coll_csum_tp(coll_csum_t *c, tp_t *below)

@@ -17,9 +17,17 @@
  *
  *   COLL_CSUM_DROP   the corrected algorithms (broadcast, reduce,
  *                    allreduce, barrier, gather, the agreement, the copy
- *                    channel): the message is dropped and the receive
- *                    posted again, as if it had never come; their
- *                    redundancy covers a lost message;
+ *                    channel): the message is dropped, the receive
+ *                    posted again, and its sender accused
+ *                    (coll_csum_on_corrupt): the owner makes it a failed
+ *                    rank for everybody (the runtime's detector declares
+ *                    and fences it; the simulator kills it). Their fault
+ *                    model is a crashed sender that every rank learns of;
+ *                    a lost message of a sender that goes on is not in
+ *                    it (the corrected broadcast's receiver would never
+ *                    serve its subtree, for one), so the accusation turns
+ *                    the one into the other, at the price of a rank per
+ *                    corrupted message (docs/gossip.md);
  *   COLL_CSUM_EMPTY  the lock-step gossip family, which expects exactly one
  *                    message per partner and round: the receive completes
  *                    empty, which it takes as a lost message;
@@ -45,15 +53,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Told that `rank` sent a corrupted message of a corrected algorithm. */
+typedef void (*coll_csum_accuse_t)(void *arg, int rank);
+
 typedef struct coll_csum {
     tp_filter_t f;    /* first: the filter is a tp_t; below: the real one */
     uint64_t dropped; /* corrupted messages received so far */
+    coll_csum_accuse_t accuse; /* may be NULL: drop only */
+    void *accuse_arg;
 } coll_csum_t;
 
 enum coll_csum_lost { COLL_CSUM_DROP, COLL_CSUM_EMPTY, COLL_CSUM_FAIL };
 
 /* The filter in front of `below`. */
 void coll_csum_init(coll_csum_t *c, tp_t *below);
+
+/* Who is told of the sender of a dropped (COLL_CSUM_DROP) message; called
+ * from the receive's completion, inside the transport's progress, never
+ * about this rank itself. */
+void coll_csum_on_corrupt(coll_csum_t *c, coll_csum_accuse_t accuse, void *arg);
 
 /* The filter, now in front of `below` (the runtime re-points it per call:
  * the context's transport, or UCFT_INJECT's filter for that call;

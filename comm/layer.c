@@ -15,6 +15,18 @@ static void layer_on_failure(void *state, int rank)
     cm_repair_failure(cl);
 }
 
+/* UCFT_CHECKSUM: `rank` sent a corrupted message of a corrected algorithm;
+ * it becomes a failed rank for everybody (coll_csum.h). */
+static void layer_accuse(void *arg, int rank)
+{
+    struct ucft_context *ctx = arg;
+    ucft_error(&ctx->log,
+               "declaring rank %d failed: it sent a corrupted message to a "
+               "corrected collective (UCFT_CHECKSUM)",
+               rank);
+    rt_monitor_accuse(ctx, rank, UCFT_ERR_PROC_FAILED);
+}
+
 static unsigned layer_progress(void *state)
 {
     unsigned n = cm_coll_progress(state);
@@ -99,6 +111,7 @@ ucft_status_t cm_layer_create(struct ucft_context *ctx)
         return st;
     }
     coll_csum_init(&cl->csum, ctx->tp);
+    coll_csum_on_corrupt(&cl->csum, layer_accuse, ctx);
     st = cm_inject_parse(cl->cfg.inject, &cl->inject, err, sizeof(err));
     if (st == UCFT_OK)
         st = cm_inject_setup(&cl->inject, w->rank, w->size, ctx->tp, &ctx->log,

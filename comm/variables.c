@@ -105,7 +105,8 @@ static const ucft_config_field_t cm_fields[] = {
      "y: every collective message with a payload carries a 64-bit checksum "
      "of it; a corrupted one is logged (sender, context, sequence, kind) "
      "and counted as lost: the baselines end with an error, the gossip "
-     "algorithms correct it, the corrected ones may wait for it "
+     "algorithms correct it, for the corrected ones and the agreement its "
+     "sender is declared failed (and fenced) and corrected for "
      "(docs/gossip.md; costs a copy and a pass over the payload on each "
      "side)",
      ucft__config_parse_bool, F(checksum), NULL},

@@ -77,7 +77,8 @@ static void on_self(void *arg)
     ucft_error(&d->ctx->log,
                "this rank was declared failed by the job (its heartbeats "
                "stopped for longer than UCFT_HB_TIMEOUT, e.g. it was "
-               "stopped or starved); aborting to keep the job consistent");
+               "stopped or starved, or it sent a corrupted message under "
+               "UCFT_CHECKSUM); aborting to keep the job consistent");
     abort();
 }
 
@@ -537,6 +538,12 @@ void rt_monitor_report(struct ucft_context *ctx, int rank, ucft_status_t why)
     rt_monitor_t *d = &ctx->monitor;
     if (d->mode != RT_MONITOR_OFF && !d->fastpath)
         return; /* only heartbeats decide */
+    rt_monitor_accuse(ctx, rank, why);
+}
+
+void rt_monitor_accuse(struct ucft_context *ctx, int rank, ucft_status_t why)
+{
+    rt_monitor_t *d = &ctx->monitor;
     switch (d->mode) {
     case RT_MONITOR_OFF:
         rt_inbox_push(&ctx->inbox, rank, why, 0);

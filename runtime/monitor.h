@@ -94,6 +94,12 @@ void rt_monitor_address(struct ucft_context *ctx, const void **addr,
 ucft_status_t rt_monitor_start(struct ucft_context *ctx);
 /* Evidence that `rank` failed. Any thread. */
 void rt_monitor_report(struct ucft_context *ctx, int rank, ucft_status_t why);
+/* Proof, not evidence, that `rank` misbehaves (it sent a corrupted
+ * message, UCFT_CHECKSUM): declared at once like outside evidence, also
+ * when only heartbeats decide (UCFT_DETECTOR_FASTPATH=n), and propagated
+ * and fenced by the detector. Without a detector (UCFT_DETECTOR=off) the
+ * rank is failed here only. Any thread. */
+void rt_monitor_accuse(struct ucft_context *ctx, int rank, ucft_status_t why);
 /* INLINE only, from the owner's progress: evidence taken from the inbox. */
 void rt_monitor_declare(struct ucft_context *ctx, int rank);
 /* Clean stop (finalize), in steps so that no heartbeat worker goes away

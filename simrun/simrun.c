@@ -137,6 +137,17 @@ static void release_cb(ucft_timer_t *t)
 
 /* Starts rank r's operation, as comm/coll_post.c posts one: start, then the
  * failures the rank already knows of, while the state still runs. */
+/* UCFT_CHECKSUM's accusation (coll_csum.h): the sender of a corrupted
+ * message of a corrected algorithm becomes a failed rank for everybody,
+ * as the runtime's detector makes it: it dies now, the world tells the
+ * others. An event, not a death inside this receive's completion. */
+static void csum_accuse(void *arg, int rank)
+{
+    simrun_ctx_t *c = arg;
+    if (!sim_world_is_dead(c->world, rank))
+        sim_world_kill_at(c->world, rank, sim_world_now(c->world));
+}
+
 static void start_rank(simrun_ctx_t *c, int r)
 {
     simrun_rank_ref_t *ref = &c->refs[r];
@@ -382,8 +393,10 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
             st = UCFT_ERR_NO_MEMORY;
             goto out;
         }
-        for (int r = 0; r < n; r++)
+        for (int r = 0; r < n; r++) {
             coll_csum_init(&csums[r], sim_world_tp(ctx.world, r));
+            coll_csum_on_corrupt(&csums[r], csum_accuse, &ctx);
+        }
     }
     if (op->comm != NULL) {
         /* The communicator states: nothing held back (no flush here), as

@@ -11,10 +11,11 @@
  *   - the gossip flow algorithms (pf, pflc, pfcc, hpflc) deliver within
  *     eps at every rank; the push-sum ones (ps, hps, ardb) end everywhere
  *     but lose the message's mass;
- *   - the corrected algorithms and the agreement never deliver a wrong
- *     result, but a message lost while its sender lives is outside their
- *     fault model: some runs leave ranks waiting (counted and printed;
- *     docs/gossip.md). */
+ *   - the corrected algorithms and the agreement: the flipped message's
+ *     sender is accused and dies (coll_csum_on_corrupt, as the runtime's
+ *     detector declares and fences it); every live rank ends, with the
+ *     corrected semantics' result (no wrong or differing output) or an
+ *     error; none waits. */
 #include "collectives/agree.h"
 #include "collectives/coll_csum.h"
 #include "collectives/coll_op.h"
@@ -36,9 +37,8 @@ enum expect {
     DELIVER, /* every rank within eps / exact: the gossip flow algorithms */
     END,     /* every rank ends, exact or UCFT_ERR_PROC_FAILED: baselines */
     MASS,    /* every rank ends; the message's mass is lost (push-sum) */
-    LEFT,    /* corrected algorithms: a lost message of a live sender is
-                outside their fault model (crashes); some ranks may be left
-                waiting (docs/gossip.md), never with a wrong result */
+    ACCUSE,  /* corrected algorithms: the sender dies; every live rank
+                ends with their semantics' result or an error */
 };
 
 static enum expect expect_of(const coll_op_ops_t *o)
@@ -49,7 +49,7 @@ static enum expect expect_of(const coll_op_ops_t *o)
                    ? MASS
                    : DELIVER;
     if (strstr(o->alg, "corrected") != NULL || strcmp(o->op, "agree") == 0)
-        return LEFT;
+        return ACCUSE;
     return END;
 }
 
@@ -95,7 +95,7 @@ static void setup(simrun_params_t *p, coll_gossip_params_t *g,
 static unsigned bad_runs;
 
 static unsigned sweep(const coll_op_ops_t *o, int n, int bit, unsigned *wrong,
-                      unsigned *left)
+                      unsigned *accused)
 {
     enum expect e = expect_of(o);
     const int ranks[] = {0, 1, n - 1, n > 2 ? 2 : 0};
@@ -121,14 +121,13 @@ static unsigned sweep(const coll_op_ops_t *o, int n, int bit, unsigned *wrong,
             if (st != UCFT_OK)
                 fail_msg("%s %s n=%d: simrun_run %s", o->op, o->alg, n,
                          ucft_status_string(st));
-            if (e == LEFT && r.unfinished > 0)
-                ++*left;
-            if ((e != LEFT &&
-                 (r.bounded || r.unfinished != 0 || r.not_idle != 0)) ||
+            if (e == ACCUSE && r.live < n)
+                ++*accused;
+            if (r.bounded || r.unfinished != 0 || r.not_idle != 0 ||
                 (e != MASS && (r.data_errors != 0 || r.inconsistent != 0)) ||
                 (e == DELIVER && r.completed != r.live) ||
-                (e == END && r.completed + r.failed_ops != r.live) ||
-                r.csum_dropped > r.flips) {
+                (e != DELIVER && r.completed + r.failed_ops != r.live) ||
+                (e != ACCUSE && r.live != n) || r.csum_dropped > r.flips) {
                 bad_runs++;
                 print_message(
                     "%s %s n=%d, bit %d of rank %d's message %u: %d of "
@@ -157,10 +156,10 @@ static void test_csum_every_alg_every_message(void **state)
         int gossip = strcmp(o->op, "allreduce_approx") == 0;
         /* Gossip: the flows' bit 0 would stay within eps unchecked; the
          * others: bit 3 of an int64 or of a byte pattern. */
-        unsigned hits = 0, wrong = 0, left = 0;
+        unsigned hits = 0, wrong = 0, accused = 0;
         const int sizes[] = {5, 8};
         for (size_t s = 0; s < 2; s++)
-            hits += sweep(o, sizes[s], gossip ? 62 : 3, &wrong, &left);
+            hits += sweep(o, sizes[s], gossip ? 62 : 3, &wrong, &accused);
         /* The flips hit: the baselines deliver wrong results without the
          * checksums (some corrected algorithms mask a flipped copy). */
         if (strcmp(o->op, "barrier") != 0 &&
@@ -169,17 +168,18 @@ static void test_csum_every_alg_every_message(void **state)
                      "wrong result without the checksums",
                      o->op, o->alg, hits, wrong);
         print_message("%-16s %-24s %4u flips caught (%3u wrong without), "
-                      "%3u left ranks waiting\n",
-                      o->op, o->alg, hits, wrong, left);
+                      "%3u cost their sender\n",
+                      o->op, o->alg, hits, wrong, accused);
     }
     assert_int_equal(bad_runs, 0);
 }
 
-/* The flips the corrected allreduces do correct, as in the real jobs
- * it.gossip.corrected.checksum and it.gossip.cring.checksum: bit 62 of
- * rank 0's first corrected-allreduce message, and of each of the 6
- * messages rank 0 sends in the corrected ring's ring phase (n = 4): the
- * exact sum at every rank. */
+/* The flips of the real jobs it.gossip.corrected.checksum and
+ * it.gossip.cring.checksum: bit 62 of rank 0's first corrected-allreduce
+ * message (rank 0 is accused and dies; the 3 others deliver the corrected
+ * semantics' sum, the same at each), and of each of the 6 messages rank 0
+ * sends in the corrected ring's ring phase (n = 4; the ring fails, its
+ * corrected fallback delivers the exact sum at every rank, nobody dies). */
 static void test_csum_corrected_exact(void **state)
 {
     (void)state;
@@ -195,12 +195,13 @@ static void test_csum_corrected_exact(void **state)
         p.flip = &f;
         p.flip_rank = 0;
         assert_int_equal(simrun_run(&p, &r, NULL), UCFT_OK);
-        if (r.flips != 1 || r.csum_dropped != 1 || r.completed != 4 ||
-            r.data_errors != 0 || r.inconsistent != 0)
+        int want = k == 7 ? 3 : 4;
+        if (r.flips != 1 || r.csum_dropped != 1 || r.live != want ||
+            r.completed != want || r.data_errors != 0 || r.inconsistent != 0)
             fail_msg("allreduce %s, message %u: %u flipped, %llu caught, %d "
-                     "of 4 delivered, %d wrong",
+                     "of %d live delivered, %d wrong, %d inconsistent",
                      o->alg, f.msg, r.flips, (unsigned long long)r.csum_dropped,
-                     r.completed, r.data_errors);
+                     r.completed, r.live, r.data_errors, r.inconsistent);
     }
 }
 
