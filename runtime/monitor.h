@@ -97,7 +97,7 @@ void rt_monitor_report(struct ucft_context *ctx, int rank, ucft_status_t why);
 /* Proof, not evidence, that `rank` misbehaves (it sent a corrupted
  * message, UCFT_CHECKSUM): declared at once like outside evidence, also
  * when only heartbeats decide (UCFT_DETECTOR_FASTPATH=n), and propagated
- * and fenced by the detector. Without a detector (UCFT_DETECTOR=off) the
+ * and fenced by the detector. Without a detector (UCFT_DETECTOR=n) the
  * rank is failed here only. Any thread. */
 void rt_monitor_accuse(struct ucft_context *ctx, int rank, ucft_status_t why);
 /* INLINE only, from the owner's progress: evidence taken from the inbox. */
