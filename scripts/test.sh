@@ -45,7 +45,7 @@ if [ $quick -eq 0 ]; then
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   LSAN_OPTIONS=suppressions=$root/scripts/lsan.supp \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    run_suite "$root/build-asan" 'unit|sim|integration' -LE 'exhaustive|manyranks|soak'
+    run_suite "$root/build-asan" 'unit|sim|integration' -LE 'exhaustive|manyranks|soak|campaign'
   echo "== build (TSan)"
   "$root/scripts/build.sh" "$root/build-tsan" -DUCFT_SANITIZE=thread -DCMAKE_BUILD_TYPE=Debug >/dev/null
   echo "== tests (TSan)"
