@@ -225,7 +225,8 @@ static void take_procwatch(rt_monitor_t *d)
 {
     int ranks[32];
     size_t n;
-    while ((n = rt_procwatch_take(&d->pw, ranks, 32)) > 0)
+    while ((n = rt_procwatch_take(&d->pw, ranks, 32)) > 0) {
+        det_hold(d->det); /* node-mates dying together: one message */
         for (size_t i = 0; i < n; i++) {
             ucft_debug(
                 &d->ctx->log,
@@ -234,6 +235,8 @@ static void take_procwatch(rt_monitor_t *d)
             if (!d->stopped)
                 det_declare(d->det, ranks[i], DET_WHY_EXITED);
         }
+        det_release(d->det);
+    }
 }
 
 /* The heartbeat thread's own scheduling (Linux: per thread). A short time
@@ -329,6 +332,7 @@ static void *hb_thread_main(void *arg)
     for (;;) {
         rt_procwatch_beat(&d->pw); /* this thread turns (kview.h) */
         int stop = take_queue(d, ranks, 64, &n);
+        det_hold(d->det);
         for (size_t i = 0; i < n; i++)
             /* A launcher event or endpoint error about a local rank whose
              * process the kernel shows gone: the kernel's word, which
@@ -338,6 +342,7 @@ static void *hb_thread_main(void *arg)
             det_declare(d->det, ranks[i],
                         rt_procwatch_gone(&d->pw, ranks[i]) ? DET_WHY_EXITED
                                                             : DET_WHY_EXTERNAL);
+        det_release(d->det);
         if (stop)
             break;
         unsigned work = tp_progress(tp);

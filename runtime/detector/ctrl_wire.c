@@ -32,12 +32,22 @@ ucft_status_t ctrl_wire_word(const void *buf, size_t len, uint64_t *word)
     return UCFT_OK;
 }
 
-ucft_status_t ctrl_wire_fact(const void *buf, size_t len, int size, int me,
-                             ctrl_fact_kind_t *kind, int *fact)
+size_t ctrl_wire_nfacts(size_t len)
 {
-    if (len != 2 * sizeof(uint32_t))
+    if (len < 2 * sizeof(uint32_t) || len % sizeof(uint32_t) != 0 ||
+        len > (1 + CTRL_WIRE_MAX_BATCH) * sizeof(uint32_t))
+        return 0;
+    return len / sizeof(uint32_t) - 1;
+}
+
+ucft_status_t ctrl_wire_fact(const void *buf, size_t len, size_t i, int size,
+                             int me, ctrl_fact_kind_t *kind, int *fact)
+{
+    if (i >= ctrl_wire_nfacts(len))
         return UCFT_ERR_INVALID_PARAM;
-    uint32_t f = get32(buf);
+    /* Word 1 is the epoch: fact 0 is word 0, fact i > 0 word i + 1. */
+    uint32_t f = get32((const unsigned char *)buf +
+                       (i == 0 ? 0 : (i + 1) * sizeof(uint32_t)));
     if (me >= 0 && f == (uint32_t)me) {
         *kind = CTRL_FACT_SELF;
         *fact = me;

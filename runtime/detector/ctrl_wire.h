@@ -40,12 +40,20 @@ typedef enum ctrl_fact_kind {
     CTRL_FACT_RANK, /* it names another rank of the job */
 } ctrl_fact_kind_t;
 
-/* Decodes a failure notice of `len` bytes (8: the failed rank and the
- * sender's epoch, two uint32) for receiver `me` of a job of `size`.
- * UCFT_ERR_INVALID_PARAM when the length is not 8; else UCFT_OK with the
+/* Facts one failure message (UCFT_CTRL_FAILED) carries at most. */
+#define CTRL_WIRE_MAX_BATCH 32
+
+/* The number of facts in a failure message of `len` bytes, or 0 when that
+ * length is not one: {fact 0, the sender's epoch, fact 1, ..., fact k},
+ * uint32 each, 8 + 4k bytes with k < CTRL_WIRE_MAX_BATCH. */
+size_t ctrl_wire_nfacts(size_t len);
+
+/* Decodes fact `i` of a failure message of `len` bytes for receiver `me`
+ * of a job of `size`. UCFT_ERR_INVALID_PARAM when the length is not a
+ * failure message's or i >= ctrl_wire_nfacts(len); else UCFT_OK with the
  * kind and, for CTRL_FACT_RANK and CTRL_FACT_SELF, the rank in *fact. */
-ucft_status_t ctrl_wire_fact(const void *buf, size_t len, int size, int me,
-                             ctrl_fact_kind_t *kind, int *fact);
+ucft_status_t ctrl_wire_fact(const void *buf, size_t len, size_t i, int size,
+                             int me, ctrl_fact_kind_t *kind, int *fact);
 
 /* A decoded failed set (UCFT_CTRL_FAILED_SET); facts still point into the
  * message (read them with ctrl_wire_set_fact). */

@@ -49,6 +49,16 @@ void det_declare(det_t *det, int rank, det_why_t why)
     hb_membership_changed(&det->hb);
 }
 
+void det_hold(det_t *det)
+{
+    prop_hold(&det->prop);
+}
+
+void det_release(det_t *det)
+{
+    prop_release(&det->prop);
+}
+
 static hb_vouch_t det_vouch_cb(void *arg, int rank, uint64_t silent_ns);
 
 /* The observed rank is overdue: declared at once on the kernel's word or

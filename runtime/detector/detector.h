@@ -111,6 +111,11 @@ ucft_status_t det_create(tp_t *tp, const det_params_t *params,
 ucft_status_t det_start(det_t *det);
 /* Declares `rank` failed (no effect if already failed). */
 void det_declare(det_t *det, int rank, det_why_t why);
+/* Around several det_declare calls made together (a batch of outside
+ * evidence, a whole node): their news leaves in one message per link
+ * (prop_hold). Nests. */
+void det_hold(det_t *det);
+void det_release(det_t *det);
 /* Clean stop: tells our observer to stop watching, cancels receives. */
 void det_stop(det_t *det);
 int det_idle(const det_t *det);

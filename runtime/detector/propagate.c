@@ -25,12 +25,15 @@ ucft_status_t prop_init(prop_t *p, tp_t *tp, mb_t *mb, int window,
     p->me = tp->rank;
     p->ops = *ops;
     p->nlinks = 2 * prop_levels(mb->size);
-    standing_init(&p->recv, tp, UCFT_CTRL_FAILED, p->rbuf, sizeof(p->rbuf), 1,
+    standing_init(&p->recv, tp, UCFT_CTRL_FAILED, p->rbuf, sizeof(p->rbuf), 0,
                   prop_take, p);
     p->window = window > 0 ? window : PROP_DEFAULT_WINDOW;
     p->sends = calloc((size_t)p->window + 1, sizeof(*p->sends));
-    if (p->sends == NULL)
+    p->upto = calloc((size_t)p->nlinks + 1, sizeof(*p->upto));
+    if (p->sends == NULL || p->upto == NULL) {
+        prop_cleanup(p);
         return UCFT_ERR_NO_MEMORY;
+    }
     for (int i = 0; i <= p->window; i++)
         p->sends[i].p = p;
     return UCFT_OK;
@@ -39,7 +42,9 @@ ucft_status_t prop_init(prop_t *p, tp_t *tp, mb_t *mb, int window,
 void prop_cleanup(prop_t *p)
 {
     free(p->sends);
+    free(p->upto);
     p->sends = NULL;
+    p->upto = NULL;
 }
 
 /* The ring neighbour at distance 1 of link 0 (+1) or 1 (-1). */
@@ -79,20 +84,25 @@ static void prop_send_cb(tp_req_t *req)
         prop_pump(s->p);
 }
 
-/* 1 when posted (or finished at once), 0 when the slot stays busy. */
-static void prop_post(prop_t *p, prop_send_t *s, int dst, int fact)
+/* Sends facts[0..n) (n >= 1) to dst on slot s. */
+static void prop_post(prop_t *p, prop_send_t *s, int dst, const int *facts,
+                      size_t n)
 {
-    s->body[0] = (uint32_t)fact;
+    s->body[0] = (uint32_t)facts[0];
     s->body[1] = (uint32_t)mb_epoch(p->mb);
+    for (size_t i = 1; i < n; i++)
+        s->body[i + 1] = (uint32_t)facts[i];
     s->req.cb = prop_send_cb;
     s->req.arg = p;
     ucft_status_t st =
         tp_send(p->tp, dst, ucft_ctrl_tag((uint32_t)p->me, UCFT_CTRL_FAILED),
-                s->body, sizeof(s->body), &s->req);
+                s->body, (n + 1) * sizeof(uint32_t), &s->req);
     if (st == UCFT_INPROGRESS)
         s->busy = 1;
-    if (st == UCFT_OK || st == UCFT_INPROGRESS)
+    if (st == UCFT_OK || st == UCFT_INPROGRESS) {
         p->stats.sent++;
+        p->stats.facts_sent += n;
+    }
 }
 
 static prop_send_t *prop_free_slot(prop_t *p)
@@ -103,29 +113,53 @@ static prop_send_t *prop_free_slot(prop_t *p)
     return NULL;
 }
 
-void prop_pump(prop_t *p)
+/* The next message of link `l`: the facts after its cursor (at most a
+ * batch) that its target does not learn by itself; moves the cursor past
+ * them. Returns the count (0: nothing to send now) and the target. */
+static size_t prop_batch(prop_t *p, int l, size_t count, int *facts, int *dst)
 {
-    while (p->running && p->cursor < mb_count(p->mb)) {
-        if (p->link >= p->nlinks) {
-            p->cursor++;
-            p->link = 0;
-            continue;
-        }
-        prop_send_t *s = prop_free_slot(p);
-        if (s == NULL)
-            return; /* resumed by a send completion */
-        int t = prop_link_target(p, p->link);
-        int fact = mb_nth(p->mb, p->cursor);
-        if (t >= 0 && p->link < 2 && t != prop_neighbour(p, p->link))
-            p->stats.walked++; /* past failed neighbours */
-        p->link++;
-        if (t >= 0 && p->ops.learns_alone_cb != NULL &&
+    int t = prop_link_target(p, l);
+    size_t n = 0;
+    *dst = t;
+    if (t < 0) {
+        p->upto[l] = count; /* skipped: failed, self or a duplicate */
+        return 0;
+    }
+    if (l < 2 && t != prop_neighbour(p, l))
+        p->stats.walked++; /* past failed neighbours */
+    while (p->upto[l] < count && n < CTRL_WIRE_MAX_BATCH) {
+        int fact = mb_nth(p->mb, p->upto[l]++);
+        if (p->ops.learns_alone_cb != NULL &&
             p->ops.learns_alone_cb(p->ops.arg, t, fact)) {
             p->stats.skipped_alone++;
             continue;
         }
-        if (t >= 0)
-            prop_post(p, s, t, fact);
+        facts[n++] = fact;
+    }
+    return n;
+}
+
+void prop_pump(prop_t *p)
+{
+    int facts[CTRL_WIRE_MAX_BATCH];
+    if (p->held > 0)
+        return; /* prop_release pumps */
+    for (int idle = 0; p->running && idle < p->nlinks;
+         p->link = (p->link + 1) % p->nlinks) {
+        size_t count = mb_count(p->mb);
+        int l = p->link;
+        if (p->upto[l] >= count) {
+            idle++;
+            continue;
+        }
+        prop_send_t *s = prop_free_slot(p);
+        if (s == NULL)
+            return; /* resumed by a send completion, at this link */
+        int dst;
+        size_t n = prop_batch(p, l, count, facts, &dst);
+        if (n > 0)
+            prop_post(p, s, dst, facts, n);
+        idle = 0;
     }
 }
 
@@ -138,32 +172,54 @@ void prop_notify(prop_t *p, int rank)
         p->stats.notices_skipped++;
         return;
     }
-    prop_post(p, s, rank, rank);
+    prop_post(p, s, rank, &rank, 1);
 }
 
 static void prop_on_msg(prop_t *p, int src, const void *body, size_t len)
 {
-    ctrl_fact_kind_t kind;
-    int fact = -1;
+    size_t n = ctrl_wire_nfacts(len);
 
     p->stats.received++;
-    if (ctrl_wire_fact(body, len, p->mb->size, p->me, &kind, &fact) != UCFT_OK)
-        return; /* not 8 bytes: standing.c drops those already */
+    if (n == 0)
+        return; /* not a failure message's length: dropped */
     if (mb_is_failed(p->mb, src)) {
         p->stats.fenced++;
         return;
     }
-    if (kind == CTRL_FACT_SELF) {
-        p->ops.self_cb(p->ops.arg, src);
-        return;
+    /* Every fact of the message learnt before any is forwarded: they
+     * leave together, one message per link. */
+    prop_hold(p);
+    for (size_t i = 0; i < n; i++) {
+        ctrl_fact_kind_t kind;
+        int fact = -1;
+        (void)ctrl_wire_fact(body, len, i, p->mb->size, p->me, &kind, &fact);
+        if (kind == CTRL_FACT_SELF) {
+            p->held--; /* stopped: nothing to forward */
+            p->ops.self_cb(p->ops.arg, src);
+            return;
+        }
+        if (kind == CTRL_FACT_NONE)
+            continue;
+        if (mb_is_failed(p->mb, fact)) {
+            p->stats.dups++;
+            continue;
+        }
+        p->ops.news_cb(p->ops.arg, fact, src);
+        if (!p->running || mb_is_failed(p->mb, src))
+            break; /* stopped, or the news made the sender failed */
     }
-    if (kind == CTRL_FACT_NONE)
-        return;
-    if (mb_is_failed(p->mb, fact)) {
-        p->stats.dups++;
-        return;
-    }
-    p->ops.news_cb(p->ops.arg, fact, src);
+    prop_release(p);
+}
+
+void prop_hold(prop_t *p)
+{
+    p->held++;
+}
+
+void prop_release(prop_t *p)
+{
+    if (p->held > 0 && --p->held == 0)
+        prop_pump(p);
 }
 
 static void prop_take(void *arg, const standing_t *s)

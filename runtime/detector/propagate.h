@@ -10,16 +10,22 @@
  * Links at larger distances that are failed are skipped. A fact already
  * known is neither delivered nor forwarded again (dedup by the failed set).
  *
- * Facts are the failed set itself (mb_t, shared with the owner): the
- * forwarder walks the set in the order facts were learned with a cursor
- * (fact index, link index), posting sends from a fixed pool of requests as
- * they free up. Nothing is allocated per message, and a burst of facts
- * never overflows anything: it waits in the failed set. Links are
- * evaluated at send time, so a relay uses everything it knows by then.
+ * Facts are the failed set itself (mb_t, shared with the owner), in the
+ * order they were learned. Each link has a cursor: the facts before it
+ * have been sent on that link (or skipped). A send carries every fact
+ * after the link's cursor, up to CTRL_WIRE_MAX_BATCH: a burst of facts
+ * (a whole node dying, the N - 1 others each forwarding each of its k
+ * ranks) costs one message per link instead of k, and since a send is
+ * posted only when a request of the fixed pool is free, the facts that
+ * arrive while the pool is busy join the next message of each link.
+ * Nothing is allocated per message, and a burst never overflows
+ * anything: it waits in the failed set. Links are evaluated at send time,
+ * so a relay uses everything it knows by then.
  *
- * Wire: UCFT_CTRL_FAILED, body {failed rank, sender's epoch} (uint32 each).
- * The context id (0) is in the tag; the epoch is informational (a fact is
- * idempotent, so a late message is harmless and deduplicated).
+ * Wire: UCFT_CTRL_FAILED, body {fact 0, sender's epoch, fact 1, ...}
+ * (uint32 each, 8 + 4k bytes, ctrl_wire_nfacts). The context id (0) is in
+ * the tag; the epoch is informational (a fact is idempotent, so a late
+ * message is harmless and deduplicated).
  *
  * Fencing: messages from a rank in the failed set are dropped. A message
  * saying that this rank itself failed is handed to self_cb: the owner
@@ -33,6 +39,7 @@
 #ifndef UCFT_DETECTOR_PROPAGATE_H
 #define UCFT_DETECTOR_PROPAGATE_H
 
+#include "runtime/detector/ctrl_wire.h"
 #include "runtime/detector/membership.h"
 #include "runtime/detector/standing.h"
 #include "transport/transport.h"
@@ -56,11 +63,12 @@ typedef struct prop_ops {
 } prop_ops_t;
 
 typedef struct prop_stats {
-    uint64_t sent;     /* FAILED messages sent (forwards and notices) */
-    uint64_t received; /* FAILED messages received */
-    uint64_t dups;     /* received facts already known */
-    uint64_t fenced;   /* dropped: sender in the failed set */
-    uint64_t walked;   /* distance-1 links that walked on past failures */
+    uint64_t sent;       /* FAILED messages sent (forwards and notices) */
+    uint64_t facts_sent; /* facts in them */
+    uint64_t received;   /* FAILED messages received */
+    uint64_t dups;       /* received facts already known */
+    uint64_t fenced;     /* dropped: sender in the failed set */
+    uint64_t walked;     /* distance-1 links that walked on past failures */
     uint64_t notices_skipped;
     uint64_t skipped_alone; /* links that learnt the fact by themselves */
 } prop_stats_t;
@@ -70,7 +78,7 @@ typedef struct prop prop_t;
 typedef struct prop_send {
     tp_req_t req; /* first */
     prop_t *p;
-    uint32_t body[2];
+    uint32_t body[1 + CTRL_WIRE_MAX_BATCH];
     int busy;
 } prop_send_t;
 
@@ -78,15 +86,16 @@ struct prop {
     tp_t *tp;
     mb_t *mb;
     int me;
-    int nlinks;    /* 2 * number of levels */
-    size_t cursor; /* next fact (index in learning order) to forward */
-    int link;      /* next link of that fact */
+    int nlinks;   /* 2 * number of levels */
+    size_t *upto; /* per link: facts [0, upto) sent on it or skipped */
+    int link;     /* the link the next pump looks at first */
+    int held;     /* prop_hold depth: no pumping while > 0 */
     int running;
     prop_ops_t ops;
     prop_send_t *sends; /* window entries, the last one for notices */
     int window;
     standing_t recv;
-    uint32_t rbuf[2];
+    uint32_t rbuf[1 + CTRL_WIRE_MAX_BATCH];
     prop_stats_t stats;
 };
 
@@ -105,6 +114,11 @@ int prop_idle(const prop_t *p);
 
 /* The failed set grew (from here or from news): forward what is new. */
 void prop_pump(prop_t *p);
+/* Several facts about to be learnt at once (a message of several, or a
+ * run of declarations): prop_pump does nothing until the matching
+ * prop_release, which pumps, so that they leave together. Nests. */
+void prop_hold(prop_t *p);
+void prop_release(prop_t *p);
 /* Tell `rank` itself that it was declared failed (best effort). */
 void prop_notify(prop_t *p, int rank);
 

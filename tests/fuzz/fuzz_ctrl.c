@@ -21,12 +21,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ucft_status_t st = statuses[fuzz_take(&in, 1) % 4];
     size_t len;
     char *body = fuzz_rest(&in, 0, &len);
-    /* The receive buffers: 8 bytes, a whole failed set, or a probe. */
-    size_t want = kind == 2   ? 4 * (2 + CTRL_WIRE_MAX_FACTS)
+    /* The receive buffers: 8 bytes (heartbeats), a batch of facts, a
+     * whole failed set, or a probe. */
+    size_t want = kind == 1   ? 4 * (1 + CTRL_WIRE_MAX_BATCH)
+                  : kind == 2 ? 4 * (2 + CTRL_WIRE_MAX_FACTS)
                   : kind == 3 ? CTRL_WIRE_PROBE_LEN
                               : 8;
 
-    const char *why = ctrl_wire_check(st, src, len, n, me, want, kind != 2);
+    const char *why =
+        ctrl_wire_check(st, src, len, n, me, want, kind != 1 && kind != 2);
     if (why == NULL) {
         FUZZ_ASSERT(st == UCFT_OK && src < (uint32_t)n && (int)src != me);
         FUZZ_ASSERT(len <= want);
@@ -34,13 +37,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             uint64_t w;
             FUZZ_ASSERT(ctrl_wire_word(body, len, &w) == UCFT_OK);
         } else if (kind == 1) {
-            ctrl_fact_kind_t k;
-            int fact = -1;
-            FUZZ_ASSERT(ctrl_wire_fact(body, len, n, me, &k, &fact) == UCFT_OK);
-            if (k == CTRL_FACT_SELF)
-                FUZZ_ASSERT(fact == me);
-            if (k == CTRL_FACT_RANK)
-                FUZZ_ASSERT(fact >= 0 && fact < n && fact != me);
+            size_t nf = ctrl_wire_nfacts(len);
+            FUZZ_ASSERT(nf == 0 ||
+                        (len == 4 * (nf + 1) && nf <= CTRL_WIRE_MAX_BATCH));
+            for (size_t i = 0; i <= nf; i++) {
+                ctrl_fact_kind_t k;
+                int fact = -1;
+                ucft_status_t fs =
+                    ctrl_wire_fact(body, len, i, n, me, &k, &fact);
+                FUZZ_ASSERT((fs == UCFT_OK) == (i < nf));
+                if (fs == UCFT_OK && k == CTRL_FACT_SELF)
+                    FUZZ_ASSERT(fact == me);
+                if (fs == UCFT_OK && k == CTRL_FACT_RANK)
+                    FUZZ_ASSERT(fact >= 0 && fact < n && fact != me);
+            }
         } else if (kind == 3) {
             ctrl_wire_probe_t p;
             const char *why = NULL;
@@ -86,7 +96,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *pwhy;
     (void)ctrl_wire_probe(body, len, n, me, src, &probe, &pwhy);
     (void)ctrl_wire_word(body, len, &w);
-    (void)ctrl_wire_fact(body, len, n, me, &k, &fact);
+    (void)ctrl_wire_fact(body, len, 0, n, me, &k, &fact);
     (void)ctrl_wire_set_decode(body, len, &set);
     free(body);
     return 0;

@@ -86,6 +86,18 @@ ucft_status_t tp_ucp__ep_get(tp_ucp_t *tp, int rank, ucp_ep_h *ep_p)
              * failure evidence, not a local error. */
             ucft_info(tp->super.log, "rank %d unreachable: %s", rank,
                       ucs_status_string(us));
+            if (us == UCS_ERR_SHMEM_SEGMENT && !tp->shm_gone_told) {
+                /* UCX has just logged its own errors (`shmat(...)
+                 * failed`, `mm ep failed to connect to remote FIFO`):
+                 * say once what they mean. */
+                tp->shm_gone_told = 1;
+                ucft_warn(tp->super.log,
+                          "rank %d's shared memory is gone (its process "
+                          "ended): UCX's errors about attaching it just "
+                          "before (shmat, remote FIFO) are expected after "
+                          "a death, nothing else is wrong; said once",
+                          rank);
+            }
             report_peer_error(tp, rank);
             return UCFT_ERR_PROC_FAILED;
         }

@@ -88,7 +88,8 @@ struct tp_ucp {
     size_t nclosing, closing_cap;
     int *errors; /* ranks with an endpoint error to report */
     size_t nerrors, errors_cap;
-    tp_kept_t kept; /* messages of declared peers from before (kept.h) */
+    int shm_gone_told; /* UCX's lines about a dead peer's segment explained */
+    tp_kept_t kept;    /* messages of declared peers from before (kept.h) */
     /* Control messages (tp_ucp_ctrl.c): those no receive has taken yet,
      * in arrival order; the posted control receives, in post order,
      * linked through their priv_owner. */
