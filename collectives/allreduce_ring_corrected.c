@@ -44,6 +44,21 @@
  * a failed rank's block whole or absent; flag 1 means every block is
  * present. The input copy is then the own block only.
  *
+ * Broadcast ("corrected-ring" too): the scatter-ring broadcast (a
+ * binomial scatter and a ring allgather, ring_bw.c), and as fallback a
+ * broadcast written as an allreduce: the corrected allreduce (bitwise or
+ * of bytes) of len + 1 bytes, the root's data and a presence byte 1 at
+ * the root, zeros everywhere else. Its semantics: the root's bytes are
+ * included whole or not at all, the same at every survivor; a survivor
+ * whose result has the presence byte 0 (the root failed and its bytes
+ * were left out) ends with UCFT_ERR_PROC_FAILED, and so does every other
+ * survivor. So: every survivor holds the root's data, or every survivor
+ * ends with UCFT_ERR_PROC_FAILED, and the latter only when the root
+ * failed (with at most f failures). Stronger than the corrected
+ * broadcast (bcast_corrected.c), where a failed root may leave some
+ * survivors with the data and some with the error. Buffer (buf_mult 3):
+ * the vector, its presence byte during the fallback, the root's copy.
+ *
  * Failure-free, the traffic per rank is the ring's plus a one-byte
  * corrected allreduce: within a small constant of the bandwidth-optimal
  * one, where the corrected allreduce alone moves several whole copies.
@@ -82,7 +97,8 @@ typedef struct cr_state {
     uint8_t phases;       /* CR_* bits */
     uint8_t flag;         /* the flag allreduce's byte */
     uint8_t in_start, cleaned;
-    uint8_t mode;            /* RB_ALLREDUCE or RB_ALLGATHER */
+    uint8_t mode; /* RB_ALLREDUCE, _REDUCE_SCATTER, _ALLGATHER, _BCAST */
+    uint8_t pres; /* broadcast of 0 bytes: the fallback's vector */
     size_t own_off, own_len; /* allgather: this rank's block */
     coll_args_t ra, fa, ca;  /* ring, flag, fallback */
     ring_op_t ring;
@@ -125,8 +141,13 @@ static ucft_status_t start_rc(cr_state_t *s, rc_state_t *rc, coll_args_t *a,
 
 static void fb_done(void *arg, int rank, ucft_status_t st)
 {
+    cr_state_t *s = arg;
     (void)rank;
-    finish(arg, st);
+    /* Broadcast: the root's bytes left out everywhere (it failed). */
+    if (st == UCFT_OK && s->mode == RB_BCAST &&
+        (s->len > 0 ? s->buf[s->len] : s->pres) == 0)
+        st = UCFT_ERR_PROC_FAILED;
+    finish(s, st);
 }
 
 /* The agreement is in: the ring's result, or the fallback. */
@@ -145,7 +166,21 @@ static void flag_over(cr_state_t *s, ucft_status_t st)
     }
     if (s->cleaned)
         return;
-    if (s->mode == RB_ALLGATHER) {
+    void *fbuf = s->buf;
+    if (s->mode == RB_BCAST) {
+        /* The root's data and presence byte, zeros elsewhere. */
+        int root = s->tp->rank == s->args->root;
+        if (s->len > 0) {
+            if (root)
+                memcpy(s->buf, s->copy, s->len);
+            else
+                memset(s->buf, 0, s->len);
+            s->buf[s->len] = (uint8_t)root;
+        } else {
+            s->pres = (uint8_t)root;
+            fbuf = &s->pres;
+        }
+    } else if (s->mode == RB_ALLGATHER) {
         /* The corrected allgather's encoding (gather_corrected.c). */
         size_t vbytes = s->len - (size_t)s->tp->size;
         memset(s->buf, 0, s->len);
@@ -155,7 +190,7 @@ static void flag_over(cr_state_t *s, ucft_status_t st)
     } else if (s->len > 0) {
         memcpy(s->buf, s->copy, s->len);
     }
-    st = start_rc(s, &s->fbrc, &s->ca, s->buf, CR_FB_BASE, CR_FB_RUN);
+    st = start_rc(s, &s->fbrc, &s->ca, fbuf, CR_FB_BASE, CR_FB_RUN);
     if (st != UCFT_INPROGRESS)
         finish(s, st);
 }
@@ -218,16 +253,21 @@ static ucft_status_t cr_init_mode(void *state, tp_t *tp, const coll_args_t *a,
     s->fa.rndv_min = 0;
     s->ca = s->ra;
     s->ca.done_cb = fb_done;
-    if (mode == RB_ALLGATHER) {
+    if (mode == RB_ALLGATHER || mode == RB_BCAST) {
         s->ca.dtype = COLL_DTYPE_UINT8;
         s->ca.redop = COLL_REDOP_BOR;
         s->ca.user_op = NULL;
         s->ca.count = a->len;
     }
+    if (mode == RB_BCAST) /* the presence byte after the data */
+        s->ca.len = s->ca.count = a->len + 1;
     ucft_status_t st = rb_init(&s->ring, tp, &s->ra, buf, mode);
     if (st == UCFT_OK && mode == RB_ALLGATHER && s->own_len > 0)
         memcpy(s->copy, s->buf + s->own_off, s->own_len);
-    else if (st == UCFT_OK && a->len > 0)
+    else if (st == UCFT_OK && mode == RB_BCAST) {
+        if (tp->rank == a->root && a->len > 0) /* only the root's counts */
+            memcpy(s->copy, buf, a->len);
+    } else if (st == UCFT_OK && a->len > 0)
         memcpy(s->copy, buf, a->len);
     return st;
 }
@@ -248,6 +288,14 @@ static ucft_status_t cr_ag_init(void *state, tp_t *tp, const coll_args_t *a,
                                 void *buf)
 {
     return cr_init_mode(state, tp, a, buf, RB_ALLGATHER);
+}
+
+static ucft_status_t cr_bc_init(void *state, tp_t *tp, const coll_args_t *a,
+                                void *buf)
+{
+    if (a->root < 0 || a->root >= tp->size)
+        return UCFT_ERR_INVALID_PARAM;
+    return cr_init_mode(state, tp, a, buf, RB_BCAST);
 }
 
 static ucft_status_t cr_start(void *state)
@@ -371,6 +419,13 @@ CR_OPS(coll_allreduce_corrected_ring_ops, "allreduce",
        "everywhere, else the corrected allreduce: corrected semantics at "
        "the ring's traffic when nothing fails (f <= 7)",
        3, cr_init, 1)
+CR_OPS(coll_bcast_corrected_ring_ops, "bcast",
+       "scatter-ring broadcast, a corrected one-byte agreement that it "
+       "worked everywhere, else a corrected allreduce (or) of the root's "
+       "data and a presence byte: the data at every survivor, or "
+       "UCFT_ERR_PROC_FAILED at every survivor when the root failed, at "
+       "the scatter-ring's traffic when nothing fails (f <= 7)",
+       3, cr_bc_init, 1)
 CR_OPS(coll_allgather_corrected_ring_ops, "allgather",
        "ring allgather, a corrected one-byte agreement that it worked "
        "everywhere, else the corrected allgather: its semantics at the "

@@ -31,6 +31,7 @@ extern const coll_op_ops_t coll_barrier_linear_ops;
 extern const coll_op_ops_t coll_barrier_binomial_ops;
 extern const coll_op_ops_t coll_allreduce_ring_ops;
 extern const coll_op_ops_t coll_bcast_scatter_ring_ops;
+extern const coll_op_ops_t coll_bcast_corrected_ring_ops;
 extern const coll_op_ops_t coll_allgather_corrected_ops;
 extern const coll_op_ops_t coll_allgather_corrected_ring_ops;
 extern const coll_op_ops_t coll_allgather_ring_ops;
@@ -81,6 +82,7 @@ const coll_op_ops_t *const coll_op_table[] = {
     &coll_barrier_binomial_ops,
     &coll_allreduce_ring_ops,
     &coll_bcast_scatter_ring_ops,
+    &coll_bcast_corrected_ring_ops,
     &coll_allgather_ring_ops,
     &coll_reduce_scatter_ring_ops,
     /* Agreement (fault-tolerant, any number of failures). */

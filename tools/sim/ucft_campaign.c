@@ -54,6 +54,7 @@ static const char *const cases[][2] = {
     {"reduce_scatter", "corrected"},
     {"reduce_scatter", "corrected-ring"},
     {"agree", "era"},
+    {"bcast", "corrected-ring"},
 };
 #define NCASES    (sizeof(cases) / sizeof(cases[0]))
 #define MAX_FAILS 8
@@ -234,11 +235,25 @@ static int run(const scenario_t *s, tally_t *t)
 static int usage(FILE *f, int rc)
 {
     fprintf(f, "Usage: ucft-campaign [--scenarios K] [--seed S] "
-               "[--max-ranks N] [--quiet]\n"
+               "[--max-ranks N] [--alg OP/ALG] [--quiet]\n"
                "Random failures (ranks, whole nodes) at random points of "
                "every corrected\ncollective and the agreement on the "
-               "simulator; exit 1 on any violation.\n");
+               "simulator; exit 1 on any violation. --alg: every scenario "
+               "on that row's\nalgorithm, the rest drawn as usual (replays "
+               "a scenario found with another\ntable).\n");
     return rc;
+}
+
+/* The row of "OP/ALG", or -1. */
+static int find_case(const char *spec)
+{
+    for (size_t i = 0; i < NCASES; i++) {
+        size_t lo = strlen(cases[i][0]);
+        if (strncmp(spec, cases[i][0], lo) == 0 && spec[lo] == '/' &&
+            strcmp(spec + lo + 1, cases[i][1]) == 0)
+            return (int)i;
+    }
+    return -1;
 }
 
 static int parse_long(const char *s, long lo, long hi, long *out)
@@ -256,14 +271,24 @@ int main(int argc, char **argv)
     static const struct option lo[] = {
         {"scenarios", 1, NULL, 'k'}, {"seed", 1, NULL, 's'},
         {"max-ranks", 1, NULL, 'n'}, {"quiet", 0, NULL, 'q'},
-        {"help", 0, NULL, 'h'},      {NULL, 0, NULL, 0}};
+        {"alg", 1, NULL, 'a'},       {"help", 0, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
     long k = 1000, seed = 1, max_ranks = 4096;
-    int quiet = 0, c;
+    int quiet = 0, c, only = -1;
     while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         long *dst = c == 'k' ? &k : c == 's' ? &seed : &max_ranks;
         long hi = c == 'n' ? 65536 : 1000000000L;
         if (c == 'q') {
             quiet = 1;
+        } else if (c == 'a') {
+            only = find_case(optarg);
+            if (only < 0) {
+                fprintf(stderr,
+                        "ucft-campaign: bad value '%s' for --alg (OP/ALG, "
+                        "one of the table's rows)\n",
+                        optarg);
+                return 2;
+            }
         } else if (c == 'h') {
             return usage(stdout, 0);
         } else if (c == 'k' || c == 's' || c == 'n') {
@@ -290,6 +315,8 @@ int main(int argc, char **argv)
     for (long i = 0; i < k; i++) {
         scenario_t s;
         draw(&s, (uint64_t)seed + (uint64_t)i, (int)max_ranks);
+        if (only >= 0)
+            s.c = only; /* the rest of the scenario as drawn */
         violations += run(&s, &t[s.c]);
         if (!quiet && (i + 1) % 10000 == 0)
             fprintf(stderr, "ucft-campaign: %ld scenarios, %ld violations\n",
