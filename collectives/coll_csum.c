@@ -28,6 +28,7 @@ uint64_t coll_csum_of(const void *buf, size_t len, uint64_t tag)
  * below, the caller's request, and the bytes on the wire. */
 typedef struct csum_req {
     tp_req_t inner;
+    struct csum_req *prev, *next; /* the filter's outstanding requests */
     tp_req_t *outer;
     tp_t *real;
     coll_csum_t *c;
@@ -44,6 +45,33 @@ static coll_csum_t *csum_of(tp_t *tp)
 }
 
 static void inner_cb(tp_req_t *req);
+
+/* A request's scratch, linked into the filter's outstanding list. */
+static csum_req_t *req_new(coll_csum_t *c, size_t len)
+{
+    csum_req_t *sr = malloc(sizeof(*sr) + len + CSUM_LEN);
+    if (sr == NULL)
+        return NULL;
+    sr->c = c;
+    sr->prev = NULL;
+    sr->next = c->live;
+    if (c->live != NULL)
+        ((csum_req_t *)c->live)->prev = sr;
+    c->live = sr;
+    return sr;
+}
+
+static void req_free(csum_req_t *sr)
+{
+    coll_csum_t *c = sr->c;
+    if (sr->prev != NULL)
+        sr->prev->next = sr->next;
+    else
+        c->live = sr->next;
+    if (sr->next != NULL)
+        sr->next->prev = sr->prev;
+    free(sr);
+}
 
 enum coll_csum_lost coll_csum_on_lost(unsigned kind)
 {
@@ -139,7 +167,7 @@ static void inner_cb(tp_req_t *req)
     } else if (!take(sr)) {
         return;
     }
-    free(sr);
+    req_free(sr);
     o->cb(o);
 }
 
@@ -151,7 +179,7 @@ static ucft_status_t c_send(tp_t *tp, int dst, uint64_t tag, const void *buf,
         req->priv_owner = NULL; /* not ours (c_cancel) */
         return tp_send(c->f.below, dst, tag, buf, len, req);
     }
-    csum_req_t *sr = malloc(sizeof(*sr) + len + CSUM_LEN);
+    csum_req_t *sr = req_new(c, len);
     if (sr == NULL)
         return UCFT_ERR_NO_MEMORY;
     memcpy(sr->data, buf, len);
@@ -168,7 +196,7 @@ static ucft_status_t c_send(tp_t *tp, int dst, uint64_t tag, const void *buf,
     ucft_status_t st =
         tp_send(c->f.below, dst, tag, sr->data, len + CSUM_LEN, &sr->inner);
     if (st != UCFT_INPROGRESS)
-        free(sr);
+        req_free(sr);
     return st;
 }
 
@@ -181,7 +209,7 @@ static ucft_status_t c_recv(tp_t *tp, uint64_t tag, uint64_t mask, void *buf,
         req->priv_owner = NULL;
         return tp_recv(c->f.below, tag, mask, buf, len, req);
     }
-    csum_req_t *sr = malloc(sizeof(*sr) + len + CSUM_LEN);
+    csum_req_t *sr = req_new(c, len);
     if (sr == NULL)
         return UCFT_ERR_NO_MEMORY;
     sr->inner = (tp_req_t){.cb = inner_cb, .arg = sr};
@@ -201,7 +229,7 @@ static ucft_status_t c_recv(tp_t *tp, uint64_t tag, uint64_t mask, void *buf,
         return st;
     if (st == UCFT_OK && !take(sr))
         return UCFT_INPROGRESS; /* dropped, posted again */
-    free(sr);
+    req_free(sr);
     return st;
 }
 
@@ -242,6 +270,12 @@ void coll_csum_on_corrupt(coll_csum_t *c, coll_csum_accuse_t accuse, void *arg)
 {
     c->accuse = accuse;
     c->accuse_arg = arg;
+}
+
+void coll_csum_cleanup(coll_csum_t *c)
+{
+    while (c->live != NULL)
+        req_free(c->live);
 }
 
 tp_t *coll_csum_tp(coll_csum_t *c, tp_t *below)

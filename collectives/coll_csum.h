@@ -61,12 +61,18 @@ typedef struct coll_csum {
     uint64_t dropped; /* corrupted messages received so far */
     coll_csum_accuse_t accuse; /* may be NULL: drop only */
     void *accuse_arg;
+    void *live; /* requests in flight (their scratch) */
 } coll_csum_t;
 
 enum coll_csum_lost { COLL_CSUM_DROP, COLL_CSUM_EMPTY, COLL_CSUM_FAIL };
 
 /* The filter in front of `below`. */
 void coll_csum_init(coll_csum_t *c, tp_t *below);
+
+/* Frees the scratch of requests that never completed (a rank that died
+ * on the simulator: its requests stay pending for ever). Only once the
+ * transport below can no longer touch them. */
+void coll_csum_cleanup(coll_csum_t *c);
 
 /* Who is told of the sender of a dropped (COLL_CSUM_DROP) message; called
  * from the receive's completion, inside the transport's progress, never

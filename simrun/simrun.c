@@ -566,6 +566,8 @@ out:
     free(flips);
     for (int r = 0; csums != NULL && r < n; r++)
         res->csum_dropped += csums[r].dropped;
+    for (int r = 0; csums != NULL && r < n; r++)
+        coll_csum_cleanup(&csums[r]); /* the dead ranks' requests */
     free(csums);
     for (int r = 0; op->destroy != NULL && states != NULL && r < n; r++)
         op->destroy(states + (size_t)r * ssize);
