@@ -351,6 +351,18 @@ static void test_detector_consecutive(void **state)
     multi_failure(64, wrap, 3, "consecutive (wrap)");
 }
 
+/* The failure broadcast's counters summed over every rank. */
+static void prop_totals(const harness_t *h, uint64_t *sent, uint64_t *facts,
+                        uint64_t *skipped)
+{
+    *sent = *facts = *skipped = 0;
+    for (int r = 0; r < h->n; r++) {
+        *sent += h->dets[r]->prop.stats.sent;
+        *facts += h->dets[r]->prop.stats.facts_sent;
+        *skipped += h->dets[r]->prop.stats.skipped_alone;
+    }
+}
+
 /* A whole pretend node (8 consecutive ranks of 256) declared at once by
  * one rank (det_hold: a batch of launcher events, or the kernel's word
  * about node-mates): the news leaves in one message per link, and every
@@ -383,14 +395,8 @@ static uint64_t burst_messages(int hold, uint64_t *facts)
     sim_world_run(h.w, t0 + 2 * prop_bound(n), UINT64_MAX);
     h_assert_all_learned(&h, failed, k);
     assert_int_equal(h.false_decl, 0);
-    uint64_t sent = 0;
-    *facts = 0;
-    for (int r = 0; r < n; r++) {
-        if (sim_world_is_dead(h.w, r))
-            continue;
-        sent += h.dets[r]->prop.stats.sent;
-        *facts += h.dets[r]->prop.stats.facts_sent;
-    }
+    uint64_t sent, skipped;
+    prop_totals(&h, &sent, facts, &skipped);
     h_destroy(&h);
     return sent;
 }
@@ -764,11 +770,8 @@ static uint64_t kernel_death_run(int node_size, uint64_t *skipped)
     h_assert_all_learned(&h, failed, 1);
     assert_int_equal(h.false_decl, 0);
     assert_int_equal(h.hb_decl, 0);
-    *skipped = 0;
-    for (int r = 0; r < n; r++) {
-        sent += h.dets[r]->prop.stats.sent;
-        *skipped += h.dets[r]->prop.stats.skipped_alone;
-    }
+    uint64_t facts;
+    prop_totals(&h, &sent, &facts, skipped);
     h_destroy(&h);
     return sent;
 }
