@@ -39,6 +39,10 @@ typedef struct cm_coll {
                       success, or NULL */
     size_t out_off, out_len;
     uint8_t *present; /* allgather: where the n presence bytes go, or NULL */
+    /* An allgather in an epoch (ep below): its n' blocks of blk bytes and
+     * presence bytes are spread over the communicator's n on success. */
+    uint8_t spread;
+    size_t blk;
     uint64_t free_at; /* lingering (no ops->idle): when to free */
     int slot;         /* the operation (CM_COLL_*): its free list */
     int ready;        /* the request completed before the state finished */

@@ -180,6 +180,28 @@ static void coll_keep(cm_layer_t *cl, struct cm_coll *c)
 }
 
 /* The request's outcome: OK with the output copied out, or the error. */
+/* An allgather run in an epoch (comm/coll_post.c): block and presence byte
+ * d of its n' live members go to member live[d]'s place; an agreed-failed
+ * member's block is zeros, its presence byte 0 (absent). */
+static void spread_out(struct cm_coll *c)
+{
+    const cm_epoch_t *ep = c->ep;
+    const unsigned char *pres = c->buf + (size_t)ep->n * c->blk;
+    unsigned char *out = c->out;
+    for (int m = 0; m < c->comm->size; m++) {
+        int d = ep->dense[m];
+        if (out != NULL && c->blk > 0) {
+            if (d >= 0)
+                memcpy(out + (size_t)m * c->blk, c->buf + (size_t)d * c->blk,
+                       c->blk);
+            else
+                memset(out + (size_t)m * c->blk, 0, c->blk);
+        }
+        if (c->present != NULL)
+            c->present[m] = d >= 0 ? pres[d] : 0;
+    }
+}
+
 static void coll_complete(struct cm_coll *c, ucft_status_t status)
 {
     struct ucft_request *r = c->req;
@@ -192,11 +214,15 @@ static void coll_complete(struct cm_coll *c, ucft_status_t status)
                         coll_agree_failed(c->state), c->agree_arg);
         c->agree_fn = NULL;
     }
-    if (status == UCFT_OK && c->out != NULL && c->out_len > 0)
-        memcpy(c->out, c->buf + c->out_off, c->out_len);
-    if (status == UCFT_OK && c->present != NULL)
-        memcpy(c->present, c->buf + c->args.len - (size_t)c->comm->size,
-               (size_t)c->comm->size);
+    if (status == UCFT_OK && c->spread) {
+        spread_out(c);
+    } else {
+        if (status == UCFT_OK && c->out != NULL && c->out_len > 0)
+            memcpy(c->out, c->buf + c->out_off, c->out_len);
+        if (status == UCFT_OK && c->present != NULL)
+            memcpy(c->present, c->buf + c->args.len - (size_t)c->comm->size,
+                   (size_t)c->comm->size);
+    }
     c->out = NULL;
     c->present = NULL;
     r->info.status = status;

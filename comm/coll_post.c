@@ -143,9 +143,14 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
         return UCFT_ERR_PROC_FAILED;
     }
     /* Allgather: the n blocks, then n presence bytes (collectives/
-     * ring_bw.c, gather_corrected.c). */
+     * ring_bw.c, gather_corrected.c). In an epoch, the blocks of its n'
+     * live members only, in their dense order (the agreed-failed members'
+     * blocks are absent: presence 0 in the output). */
+    if (blocks && ep != NULL)
+        nb = (size_t)ep->n;
+    int me = blocks && ep != NULL ? ep->rank : comm->rank;
     size_t blk = count * esize, len = blk * nb;
-    size_t in_off = op == CM_COLL_ALLGATHER ? (size_t)comm->rank * blk : 0;
+    size_t in_off = op == CM_COLL_ALLGATHER ? (size_t)me * blk : 0;
     size_t in_len = op == CM_COLL_ALLGATHER ? blk : len;
     const coll_op_ops_t *ops = op == CM_COLL_SYNC    ? comm->sync
                                : op == CM_COLL_AGREE ? comm->agree
@@ -188,12 +193,19 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
         return UCFT_ERR_NO_MEMORY;
     }
     cl->coll_stats.ops++;
-    if (in_len > 0 && in != NULL)
+    if (op == CM_COLL_REDUCE_SCATTER && ep != NULL && in_len > 0)
+        for (size_t d = 0; d < nb; d++) /* the live members' blocks */
+            memcpy(c->buf + d * blk,
+                   (const unsigned char *)in + (size_t)ep->live[d] * blk, blk);
+    else if (in_len > 0 && in != NULL)
         memcpy(c->buf + in_off, in, in_len);
     c->out = out;
     c->present = present;
-    c->out_off = op == CM_COLL_REDUCE_SCATTER ? (size_t)comm->rank * blk : 0;
+    c->spread = op == CM_COLL_ALLGATHER && ep != NULL;
+    c->blk = blk;
+    c->out_off = op == CM_COLL_REDUCE_SCATTER ? (size_t)me * blk : 0;
     c->out_len = op == CM_COLL_REDUCE_SCATTER ? blk
+                 : c->spread                  ? blk * (size_t)comm->size
                  : op == CM_COLL_ALLGATHER    ? len - nb
                                               : len;
     c->req = r;

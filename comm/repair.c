@@ -22,7 +22,8 @@ int cm_repair_op(int op)
 {
     return op == CM_COLL_BCAST || op == CM_COLL_REDUCE ||
            op == CM_COLL_ALLREDUCE || op == CM_COLL_BARRIER ||
-           op == CM_COLL_SYNC;
+           op == CM_COLL_SYNC || op == CM_COLL_ALLGATHER ||
+           op == CM_COLL_REDUCE_SCATTER;
 }
 
 static void epoch_free(cm_epoch_t *ep)

@@ -725,7 +725,11 @@ UCFT_API ucft_status_t ucft_ibarrier(ucft_comm_h comm, ucft_request_h *req);
  * and the same blocks and presence bytes: every live rank's block is
  * present; a failed rank's block is its data in full or absent. With the
  * ring baseline any failure the operation depends on ends it with
- * UCFT_ERR_PROC_FAILED (every present[r] is 1 on success). sendbuf is
+ * UCFT_ERR_PROC_FAILED (every present[r] is 1 on success). With tree
+ * repair (UCFT_TREE_REPAIR=rebalance, the default), once the survivors
+ * have agreed on failed members (docs/trees.md) the operation runs over
+ * the live members only: an agreed-failed member's block is absent, and
+ * those failures no longer count against f. sendbuf is
  * read when the call starts; recvbuf and present are written at
  * completion, on success only. count 0: only the presence bytes. Rules:
  * R1, R4, R5, R6, R7, R8, R10, R12. */
@@ -741,7 +745,11 @@ UCFT_API ucft_status_t ucft_iallgather(ucft_comm_h comm, const void *sendbuf,
  * over every live rank and one subset of the failed ranks, the same subset
  * for every block at every survivor (as ucft_allreduce). With the ring
  * baseline any failure the operation depends on ends it with
- * UCFT_ERR_PROC_FAILED. sendbuf is read when the call starts; recvbuf is
+ * UCFT_ERR_PROC_FAILED. With tree repair (the default), once failed
+ * members are agreed, the operation runs over the live members only: an
+ * agreed-failed member's blocks are left out of every reduction (nobody
+ * receives its own block r), and those failures no longer count against
+ * f. sendbuf is read when the call starts; recvbuf is
  * written at completion, on success only. Rules: R1, R4, R5, R6, R7, R8,
  * R10, R12. */
 UCFT_API ucft_status_t ucft_ireduce_scatter(ucft_comm_h comm,
