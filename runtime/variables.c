@@ -109,6 +109,12 @@ static const ucft_config_field_t rt_fields[] = {
      "successor was declared (0: half of UCFT_HB_TIMEOUT; must be below "
      "it)",
      ucft__config_parse_time, F(hb_confirm_ns), NULL},
+    {"HB_RUN", "16",
+     "indirect probes: how many consecutive ranks one suspicion probes "
+     "together, the silent rank and the ranks before it as far as they are "
+     "silent too (a vanished host), so that a host of several ranks is "
+     "declared at once (1: the silent rank alone; at most 16)",
+     ucft__config_parse_uint, F(hb_run), NULL},
     {"QUORUM", "n",
      "no split brain: a rank whose detector holds alive no strict majority "
      "of the last agreed membership (in a tie: not its lowest rank) fences "

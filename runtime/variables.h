@@ -35,6 +35,7 @@ typedef struct rt_config {
                                    declared after this much silence */
     unsigned hb_probes;         /* helpers per round of indirect probes */
     uint64_t hb_confirm_ns;     /* their window (0: 2 eta) */
+    unsigned hb_run;            /* ranks probed together (probe.h) */
     int hb_nice;                /* nice value of the heartbeat thread */
     uint64_t hb_slice_ns;       /* its time slice (0: inherited, slice_ns) */
     int quorum;                 /* fence a rank in a minority (quorum.h) */
