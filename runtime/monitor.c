@@ -154,6 +154,16 @@ static uint64_t run_delay(void *arg)
     return rt_kview_delay(((rt_monitor_t *)arg)->delay_fd);
 }
 
+/* Transport evidence about `rank` was refuted: it answered the probes.
+ * The endpoint that failed is closed (and its errors count again), so
+ * that the detector's next message to it connects anew. */
+static void cleared(void *arg, int rank)
+{
+    rt_monitor_t *d = arg;
+    if (d->mode == RT_MONITOR_THREAD)
+        tp_disconnect(d->hb_tp, rank);
+}
+
 static ucft_status_t make_det(rt_monitor_t *d, tp_t *tp)
 {
     const rt_config_t *cfg = &d->ctx->cfg;
@@ -162,6 +172,7 @@ static ucft_status_t make_det(rt_monitor_t *d, tp_t *tp)
                      .self_cb = on_self,
                      .warn_late_cb = on_late,
                      .learns_alone_cb = learns_alone,
+                     .cleared_cb = cleared,
                      .arg = d};
     if (d->mode == RT_MONITOR_THREAD) {
         if (d->pidfd && rt_procwatch_fd(&d->pw) >= 0)
@@ -197,8 +208,8 @@ static ucft_status_t make_det(rt_monitor_t *d, tp_t *tp)
 /* An endpoint error of the heartbeat worker: the kernel's word decides
  * for a rank of this node (its process gone: declared at once); about any
  * other rank it is a suspicion that the probes confirm (a TCP connection
- * stalled by losses fails too; det_suspect). The broken endpoint goes at
- * once: a later send connects anew. */
+ * stalled by losses fails too; det_suspect). If the rank answers, its
+ * broken endpoint goes (cleared, below): the next send connects anew. */
 static void hb_peer_error(void *arg, int rank, ucft_status_t why)
 {
     rt_monitor_t *d = arg;
@@ -210,7 +221,6 @@ static void hb_peer_error(void *arg, int rank, ucft_status_t why)
         det_declare(d->det, rank, DET_WHY_EXTERNAL);
         return;
     }
-    tp_disconnect(d->hb_tp, rank);
     det_suspect(d->det, rank);
 }
 

@@ -28,6 +28,7 @@ typedef struct rt_config {
     int detector_thread;    /* heartbeats from a thread with its own worker */
     int detector_fastpath;  /* PMIx events and endpoint errors declare too */
     int detector_pidfd;     /* fast path: watch local ranks' pidfds */
+    int detector_events;    /* fast path: launcher death events */
     uint64_t hb_period_ns;  /* eta */
     uint64_t hb_timeout_ns; /* delta */
     uint64_t hb_grace_ns;   /* no suspicion this soon after start-up */
