@@ -643,7 +643,7 @@ void rt_monitor_report_transport(struct ucft_context *ctx, int rank,
 {
     rt_monitor_t *d = &ctx->monitor;
     if (d->mode == RT_MONITOR_OFF || !d->fastpath || rank < 0 ||
-        rank >= ctx->boot.size || ctx->cfg.hb_probes == 0 ||
+        rank >= ctx->boot.size || ctx->cfg.hb_probes == 0 || ctx->finalizing ||
         rt_procwatch_sees(&d->pw, rank)) {
         rt_monitor_report(ctx, rank, why);
         return;
