@@ -125,11 +125,15 @@ static pb_entry_t pb_entry(pb_t *pb, int rank, uint64_t since, uint64_t now,
                         .deadline = now + window};
 }
 
-/* The window of a rank probed beyond the head: two rounds (bounded by
- * the suspicion's window), as a rank presumed after a confirmed death. */
+/* The window of a rank probed beyond the head: asked in two rounds, and
+ * half a round for the answers to the second (bounded by the suspicion's
+ * window). The ranks added when the run widens are asked in the same
+ * rounds as the rank beyond them whose answer is the proof (pb_confirm),
+ * so a live one had the same time to answer; and with the default window
+ * (2.5 rounds) the ranks added one round after the head end with it. */
 static uint64_t pb_companion_window(const pb_t *pb)
 {
-    uint64_t w = 2 * pb->params.round_ns;
+    uint64_t w = pb->params.round_ns * 3 / 2;
     return w > 0 && w < pb->params.window_ns ? w : pb->params.window_ns;
 }
 
