@@ -26,6 +26,24 @@
  * arrives meanwhile is the owner's business (heartbeat.c clears the
  * suspicion, and the owner checks it again at confirmed_cb).
  *
+ * Runs (params.run > 1): a vanished host takes consecutive ranks with
+ * it. A suspicion probes its head and the live predecessor before it;
+ * when that one was silent for a whole round too, the run widens at once
+ * to params.run ranks (stopping before this rank, and after a rank this
+ * rank's own kernel can see: probed, never declared here). Each entry has
+ * its own nonce, helpers and window (asked in two rounds, half a round
+ * for the answers). The first entry that answers is the boundary: the
+ * entries beyond it are dropped. When the head's window ends unanswered,
+ * the entries between it and the boundary whose windows ended too are
+ * declared with it (confirmed_cb's run); the others go on, the first of
+ * them the new head. Without a boundary (no answer came at all, which
+ * this rank's own deafness would also explain) the head goes alone.
+ *
+ * Transport evidence (pb_evidence): an endpoint error about a rank is
+ * probed like a silence, in up to PB_MAX_EVIDENCE slots beside the run,
+ * and ends with evidence_cb: confirmed after params.window_ns without an
+ * answer, or refuted by one.
+ *
  * Helpers are the origin's binomial links (r +- 2^i, the failure
  * broadcast's peers, connected at start), in turn, never the origin, the
  * suspect or a failed rank; with none at all the window passes without
@@ -55,8 +73,9 @@
 #include <stdint.h>
 
 #define PB_MAX_HELPERS 8 /* per round */
-#define PB_MAX_RUN     16 /* a head and its silent predecessors, probed together \
-                           */
+#define PB_MAX_RUN                                                             \
+    16 /* a head and its silent predecessors, probed together                  \
+        */
 #define PB_MAX_EVIDENCE 8  /* transport-evidence suspicions at once */
 #define PB_NSEND        64 /* probe messages in flight */
 
