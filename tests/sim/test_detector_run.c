@@ -192,9 +192,10 @@ static uint64_t host_dies(int n, int k, int lo, int run, uint64_t bound)
     assert_int_equal(h_false(&h), 0);
     int obs = (lo + k) % n;
     printf("run %2d: N = %2d, host of %d ranks (%d..%d) vanishes: all known "
-           "%.1f ms after the kill (bound %.1f); rank %d declared %" PRIu64
-           " with a head, %" PRIu64 " run entries added\n",
-           run, n, k, lo, (lo + k - 1) % n, last / 1e6, bound / 1e6, obs,
+           "%.1f ms after the kill (bound %.1f, 0: none); rank %d declared "
+           "%" PRIu64 " with a head, %" PRIu64 " run entries added\n",
+           run, n, k, lo, (lo + k - 1) % n, last / 1e6,
+           bound == UINT64_MAX ? 0.0 : bound / 1e6, obs,
            h.dets[obs]->pb.stats.with_run, h.dets[obs]->pb.stats.widened);
     h_destroy(&h);
     return last;
