@@ -164,10 +164,13 @@ static ucft_status_t exchange(struct ucft_context *ctx)
     return st == UCFT_ERR_TIMED_OUT ? st : UCFT_ERR_BOOTSTRAP;
 }
 
-/* PMIx thread: a launcher's death event is evidence for the detector. */
+/* PMIx thread: a launcher's death event is evidence for the detector
+ * (unless UCFT_DETECTOR_EVENTS=n, for measuring the other paths). */
 static void death_event(void *arg, int rank, ucft_status_t why)
 {
-    rt_monitor_report(arg, rank, why);
+    struct ucft_context *ctx = arg;
+    if (ctx->cfg.detector_events)
+        rt_monitor_report(ctx, rank, why);
 }
 
 static ucft_status_t setup_fd(struct ucft_context *ctx)

@@ -25,7 +25,11 @@
  * thread, the heartbeat thread) or by callbacks that must not act at once.
  * An entry is either external (a death event or endpoint error: evidence
  * for the detector) or decided (the detector, or the only source when the
- * detector is off, declared the rank failed: apply it). */
+ * detector is off, declared the rank failed: apply it); an external
+ * entry of kind RT_INBOX_SUSPECT is transport evidence that the detector
+ * confirms first (rt_monitor_report_transport). */
+#define RT_INBOX_EVIDENCE 1
+#define RT_INBOX_SUSPECT  2
 typedef struct rt_inbox {
     pthread_mutex_t lock;
     int *ranks;

@@ -73,7 +73,7 @@ void rt_failure_declare(struct ucft_context *ctx, int rank, ucft_status_t why)
  * the detector (or a failure at once when the detector is off). */
 void rt_peer_error_cb(void *arg, int rank, ucft_status_t why)
 {
-    rt_monitor_report(arg, rank, why);
+    rt_monitor_report_transport(arg, rank, why);
 }
 
 unsigned rt_failure_progress(struct ucft_context *ctx)
@@ -104,7 +104,9 @@ unsigned rt_failure_progress(struct ucft_context *ctx)
             atomic_store(&in->pending, in->count > 0);
             pthread_mutex_unlock(&in->lock);
             for (size_t i = 0; i < k; i++) {
-                if (ext[i])
+                if (ext[i] == RT_INBOX_SUSPECT)
+                    rt_monitor_suspect(ctx, ranks[i]); /* INLINE detector */
+                else if (ext[i])
                     rt_monitor_declare(ctx, ranks[i]); /* INLINE detector */
                 else
                     rt_failure_declare(ctx, ranks[i], why[i]);

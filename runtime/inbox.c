@@ -71,7 +71,7 @@ void rt_inbox_push(rt_inbox_t *in, int rank, ucft_status_t why, int external)
     }
     in->ranks[in->count] = rank;
     in->why[in->count] = why;
-    in->external[in->count] = (uint8_t)(external != 0);
+    in->external[in->count] = (uint8_t)external;
     in->count++;
     atomic_store(&in->pending, 1);
     pthread_mutex_unlock(&in->lock);

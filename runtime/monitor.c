@@ -25,6 +25,10 @@
  * heartbeats to answer them with a notice (which connects again). */
 #define FENCE_DELAY_NS (10 * UCFT_NSEC_PER_MSEC)
 
+/* A queued rank with this bit is transport evidence to confirm
+ * (det_suspect), not a declaration. */
+#define QUEUE_SUSPECT (1 << 30)
+
 /* ---- detector callbacks (the thread driving the detector's transport) -- */
 
 static void on_failed(void *arg, int rank, uint64_t epoch, det_why_t why)
@@ -150,6 +154,16 @@ static uint64_t run_delay(void *arg)
     return rt_kview_delay(((rt_monitor_t *)arg)->delay_fd);
 }
 
+/* Transport evidence about `rank` was refuted: it answered the probes.
+ * The endpoint that failed is closed (and its errors count again), so
+ * that the detector's next message to it connects anew. */
+static void cleared(void *arg, int rank)
+{
+    rt_monitor_t *d = arg;
+    if (d->mode == RT_MONITOR_THREAD)
+        tp_disconnect(d->hb_tp, rank);
+}
+
 static ucft_status_t make_det(rt_monitor_t *d, tp_t *tp)
 {
     const rt_config_t *cfg = &d->ctx->cfg;
@@ -158,6 +172,7 @@ static ucft_status_t make_det(rt_monitor_t *d, tp_t *tp)
                      .self_cb = on_self,
                      .warn_late_cb = on_late,
                      .learns_alone_cb = learns_alone,
+                     .cleared_cb = cleared,
                      .arg = d};
     if (d->mode == RT_MONITOR_THREAD) {
         if (d->pidfd && rt_procwatch_fd(&d->pw) >= 0)
@@ -176,6 +191,7 @@ static ucft_status_t make_det(rt_monitor_t *d, tp_t *tp)
     p.probe.window_ns =
         cfg->hb_confirm_ns > 0 ? cfg->hb_confirm_ns : cfg->hb_timeout_ns / 2;
     p.probe.round_ns = cfg->hb_period_ns;
+    p.probe.run = (int)cfg->hb_run;
     ucft_status_t st = det_create(tp, &p, &ops, &d->det);
     if (st == UCFT_OK)
         st = det_start(d->det);
@@ -189,13 +205,23 @@ static ucft_status_t make_det(rt_monitor_t *d, tp_t *tp)
 
 /* ---- the heartbeat thread -------------------------------------------- */
 
+/* An endpoint error of the heartbeat worker: the kernel's word decides
+ * for a rank of this node (its process gone: declared at once); about any
+ * other rank it is a suspicion that the probes confirm (a TCP connection
+ * stalled by losses fails too; det_suspect). If the rank answers, its
+ * broken endpoint goes (cleared, below): the next send connects anew. */
 static void hb_peer_error(void *arg, int rank, ucft_status_t why)
 {
     rt_monitor_t *d = arg;
     (void)why;
     /* `stopped` is written by this thread only: no lock needed to read. */
-    if (d->fastpath && !d->stopped)
+    if (!d->fastpath || d->stopped)
+        return;
+    if (rt_procwatch_sees(&d->pw, rank) || !pb_enabled(&d->det->pb)) {
         det_declare(d->det, rank, DET_WHY_EXTERNAL);
+        return;
+    }
+    det_suspect(d->det, rank);
 }
 
 static void apply_fences(rt_monitor_t *d)
@@ -333,7 +359,11 @@ static void *hb_thread_main(void *arg)
         rt_procwatch_beat(&d->pw); /* this thread turns (kview.h) */
         int stop = take_queue(d, ranks, 64, &n);
         det_hold(d->det);
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
+            if (ranks[i] & QUEUE_SUSPECT) {
+                det_suspect(d->det, ranks[i] & ~QUEUE_SUSPECT);
+                continue;
+            }
             /* A launcher event or endpoint error about a local rank whose
              * process the kernel shows gone: the kernel's word, which
              * sends the dead process no notice (a notice would open a
@@ -342,6 +372,7 @@ static void *hb_thread_main(void *arg)
             det_declare(d->det, ranks[i],
                         rt_procwatch_gone(&d->pw, ranks[i]) ? DET_WHY_EXITED
                                                             : DET_WHY_EXTERNAL);
+        }
         det_release(d->det);
         if (stop)
             break;
@@ -458,6 +489,12 @@ ucft_status_t rt_monitor_init(struct ucft_context *ctx)
         !ordered(ctx, "UCFT_HB_TIMEOUT", cfg->hb_timeout_ns, "UCFT_HB_CONFIRM",
                  cfg->hb_confirm_ns, 1))
         return UCFT_ERR_INVALID_PARAM;
+    if (cfg->hb_run < 1 || cfg->hb_run > PB_MAX_RUN) {
+        ucft_error(&ctx->log,
+                   "UCFT_HB_RUN=%u: from 1 to %d ranks probed together",
+                   cfg->hb_run, PB_MAX_RUN);
+        return UCFT_ERR_INVALID_PARAM;
+    }
     if (cfg->hb_probes > PB_MAX_HELPERS) {
         ucft_error(&ctx->log,
                    "UCFT_HB_PROBES=%u: at most %d helpers per round of "
@@ -546,6 +583,41 @@ void rt_monitor_report(struct ucft_context *ctx, int rank, ucft_status_t why)
     rt_monitor_accuse(ctx, rank, why);
 }
 
+/* Hands `rank` (with QUEUE_SUSPECT: to confirm) to the heartbeat thread;
+ * 0 when the detector is stopping (the caller decides then). */
+static int enqueue(rt_monitor_t *d, int rank)
+{
+    pthread_mutex_lock(&d->lock);
+    if (d->stop) {
+        pthread_mutex_unlock(&d->lock);
+        return 0;
+    }
+    if (d->nqueue == d->capqueue) {
+        size_t cap = d->capqueue ? 2 * d->capqueue : 16;
+        int *q = realloc(d->queue, cap * sizeof(*q));
+        if (q == NULL) {
+            pthread_mutex_unlock(&d->lock);
+            return 1; /* heartbeats will still find it */
+        }
+        d->queue = q;
+        d->capqueue = cap;
+    }
+    d->queue[d->nqueue++] = rank;
+    pthread_mutex_unlock(&d->lock);
+    uint64_t one = 1;
+    ssize_t r = write(d->evfd, &one, sizeof(one));
+    (void)r;
+    return 1;
+}
+
+/* Already decided and handed over (e.g. the launcher's event after the
+ * kernel's word): nothing to wake anybody for. */
+static int decided(const rt_monitor_t *d, int rank)
+{
+    return rank >= 0 && rank < d->ctx->boot.size &&
+           atomic_load_explicit(&d->decided[rank], memory_order_acquire);
+}
+
 void rt_monitor_accuse(struct ucft_context *ctx, int rank, ucft_status_t why)
 {
     rt_monitor_t *d = &ctx->monitor;
@@ -554,49 +626,58 @@ void rt_monitor_accuse(struct ucft_context *ctx, int rank, ucft_status_t why)
         rt_inbox_push(&ctx->inbox, rank, why, 0);
         return;
     case RT_MONITOR_INLINE:
-        rt_inbox_push(&ctx->inbox, rank, why, 1);
+        rt_inbox_push(&ctx->inbox, rank, why, RT_INBOX_EVIDENCE);
         return;
     case RT_MONITOR_THREAD:
-        /* Already decided and handed over (e.g. the launcher's event
-         * after the kernel's word): nothing to wake anybody for. */
-        if (rank >= 0 && rank < d->ctx->boot.size &&
-            atomic_load_explicit(&d->decided[rank], memory_order_acquire))
+        if (decided(d, rank))
             return;
-        pthread_mutex_lock(&d->lock);
-        if (d->stop) { /* the detector is stopping: decide here */
-            pthread_mutex_unlock(&d->lock);
-            rt_inbox_push(&ctx->inbox, rank, why, 0);
-            return;
-        }
-        if (d->nqueue == d->capqueue) {
-            size_t cap = d->capqueue ? 2 * d->capqueue : 16;
-            int *q = realloc(d->queue, cap * sizeof(*q));
-            if (q == NULL) {
-                pthread_mutex_unlock(&d->lock);
-                return; /* heartbeats will still find it */
-            }
-            d->queue = q;
-            d->capqueue = cap;
-        }
-        d->queue[d->nqueue++] = rank;
-        pthread_mutex_unlock(&d->lock);
-        uint64_t one = 1;
-        ssize_t r = write(d->evfd, &one, sizeof(one));
-        (void)r;
-        /* The detector declares outside evidence at once and unvetted
+        /* The detector declares this evidence at once and unvetted
          * (det_declare, DET_WHY_EXTERNAL), so the owner may apply it now
          * instead of after a heartbeat-thread wake-up: one thread hop
          * less on the fast path. The detector still propagates and
-         * fences; its own decision then finds the rank already failed. */
+         * fences; its own decision then finds the rank already failed.
+         * A stopping detector: decided here. */
+        enqueue(d, rank);
         rt_inbox_push(&ctx->inbox, rank, why, 0);
         return;
     }
+}
+
+void rt_monitor_report_transport(struct ucft_context *ctx, int rank,
+                                 ucft_status_t why)
+{
+    rt_monitor_t *d = &ctx->monitor;
+    if (d->mode == RT_MONITOR_OFF || !d->fastpath || rank < 0 ||
+        rank >= ctx->boot.size || ctx->cfg.hb_probes == 0 || ctx->finalizing ||
+        rt_procwatch_sees(&d->pw, rank)) {
+        rt_monitor_report(ctx, rank, why);
+        return;
+    }
+    /* The broken endpoint goes: if the rank answers the probes, the next
+     * send connects anew; if it is dead, that send fails again. */
+    tp_disconnect(ctx->tp, rank);
+    ucft_debug(&ctx->log,
+               "endpoint error about rank %d, whose process this node "
+               "cannot see: to be confirmed by the detector's probes",
+               rank);
+    if (d->mode == RT_MONITOR_INLINE) {
+        rt_inbox_push(&ctx->inbox, rank, why, RT_INBOX_SUSPECT);
+        return;
+    }
+    if (!decided(d, rank) && !enqueue(d, rank | QUEUE_SUSPECT))
+        rt_inbox_push(&ctx->inbox, rank, why, 0); /* stopping: as before */
 }
 
 void rt_monitor_declare(struct ucft_context *ctx, int rank)
 {
     if (ctx->monitor.det != NULL)
         det_declare(ctx->monitor.det, rank, DET_WHY_EXTERNAL);
+}
+
+void rt_monitor_suspect(struct ucft_context *ctx, int rank)
+{
+    if (ctx->monitor.det != NULL)
+        det_suspect(ctx->monitor.det, rank);
 }
 
 static void wake(rt_monitor_t *d)

@@ -15,6 +15,8 @@
  *
  * Flow of failure knowledge:
  *   evidence (PMIx thread, endpoint errors) --rt_monitor_report--> detector
+ *   endpoint errors about ranks the kernel cannot see
+ *     --rt_monitor_report_transport--> detector's probes (det_suspect)
  *   detector's decision --inbox (decided)--> owner: failed set, transport
  *   fencing, pending operations, failure callback (ucft_context_progress).
  * In THREAD mode evidence also goes to the owner's inbox directly (the
@@ -92,8 +94,16 @@ void rt_monitor_address(struct ucft_context *ctx, const void **addr,
                         size_t *len);
 /* After wire-up: starts heartbeats (and the thread). */
 ucft_status_t rt_monitor_start(struct ucft_context *ctx);
-/* Evidence that `rank` failed. Any thread. */
+/* Evidence that `rank` failed (a launcher's death event). Any thread. */
 void rt_monitor_report(struct ucft_context *ctx, int rank, ucft_status_t why);
+/* An endpoint error of the context's transport about `rank`, from its
+ * progress (the owner's thread). About a rank whose process this node's
+ * kernel shows (procwatch.h), or with probes off: rt_monitor_report. About
+ * any other rank: a suspicion that the detector confirms through other
+ * ranks before declaring it (det_suspect); the broken endpoint is closed
+ * at once, so that a later send connects anew. */
+void rt_monitor_report_transport(struct ucft_context *ctx, int rank,
+                                 ucft_status_t why);
 /* Proof, not evidence, that `rank` misbehaves (it sent a corrupted
  * message, UCFT_CHECKSUM): declared at once like outside evidence, also
  * when only heartbeats decide (UCFT_DETECTOR_FASTPATH=n), and propagated
@@ -102,6 +112,7 @@ void rt_monitor_report(struct ucft_context *ctx, int rank, ucft_status_t why);
 void rt_monitor_accuse(struct ucft_context *ctx, int rank, ucft_status_t why);
 /* INLINE only, from the owner's progress: evidence taken from the inbox. */
 void rt_monitor_declare(struct ucft_context *ctx, int rank);
+void rt_monitor_suspect(struct ucft_context *ctx, int rank);
 /* Clean stop (finalize), in steps so that no heartbeat worker goes away
  * while another rank's detector may still connect to it:
  * rt_monitor_stop stops the detector (the observer is told not to watch us;

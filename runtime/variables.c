@@ -76,8 +76,10 @@ static const ucft_config_field_t rt_fields[] = {
      "heartbeats ride on ucft_context_progress)",
      ucft__config_parse_bool, F(detector_thread), NULL},
     {"DETECTOR_FASTPATH", "y",
-     "also declare a rank failed at once on a launcher death event or a UCX "
-     "endpoint error (n: only heartbeats decide; for testing)",
+     "also declare a rank failed at once on a launcher death event, the "
+     "kernel's word or a UCX endpoint error about a rank of this node; an "
+     "endpoint error about another rank is confirmed by the indirect "
+     "probes first (n: only heartbeats decide; for testing)",
      ucft__config_parse_bool, F(detector_fastpath), NULL},
     {"DETECTOR_PIDFD", "y",
      "fast path: the heartbeat thread watches the processes of the ranks on "
@@ -86,6 +88,11 @@ static const ucft_config_field_t rt_fields[] = {
      "pidfds (Linux 5.3+: once it is gone), before any launcher event "
      "(needs UCFT_DETECTOR_FASTPATH and the heartbeat thread)",
      ucft__config_parse_bool, F(detector_pidfd), NULL},
+    {"DETECTOR_EVENTS", "y",
+     "with the fast path: a launcher's death event declares its rank at "
+     "once (n: such events are ignored, so that the kernel, transport and "
+     "heartbeat paths can be measured alone)",
+     ucft__config_parse_bool, F(detector_events), NULL},
     {"HB_PERIOD", "20ms",
      "heartbeat period (eta); a rank sends one heartbeat per period to its "
      "observer",
@@ -109,6 +116,12 @@ static const ucft_config_field_t rt_fields[] = {
      "successor was declared (0: half of UCFT_HB_TIMEOUT; must be below "
      "it)",
      ucft__config_parse_time, F(hb_confirm_ns), NULL},
+    {"HB_RUN", "16",
+     "indirect probes: how many consecutive ranks one suspicion probes "
+     "together, the silent rank and the ranks before it as far as they are "
+     "silent too (a vanished host), so that a host of several ranks is "
+     "declared at once (1: the silent rank alone; at most 16)",
+     ucft__config_parse_uint, F(hb_run), NULL},
     {"QUORUM", "n",
      "no split brain: a rank whose detector holds alive no strict majority "
      "of the last agreed membership (in a tie: not its lowest rank) fences "

@@ -28,6 +28,7 @@ typedef struct rt_config {
     int detector_thread;    /* heartbeats from a thread with its own worker */
     int detector_fastpath;  /* PMIx events and endpoint errors declare too */
     int detector_pidfd;     /* fast path: watch local ranks' pidfds */
+    int detector_events;    /* fast path: launcher death events */
     uint64_t hb_period_ns;  /* eta */
     uint64_t hb_timeout_ns; /* delta */
     uint64_t hb_grace_ns;   /* no suspicion this soon after start-up */
@@ -35,6 +36,7 @@ typedef struct rt_config {
                                    declared after this much silence */
     unsigned hb_probes;         /* helpers per round of indirect probes */
     uint64_t hb_confirm_ns;     /* their window (0: 2 eta) */
+    unsigned hb_run;            /* ranks probed together (probe.h) */
     int hb_nice;                /* nice value of the heartbeat thread */
     uint64_t hb_slice_ns;       /* its time slice (0: inherited, slice_ns) */
     int quorum;                 /* fence a rank in a minority (quorum.h) */

@@ -80,33 +80,99 @@ static uint64_t det_presume_window(const det_t *det)
     return w > 0 && w < det->pb.params.window_ns ? w : det->pb.params.window_ns;
 }
 
-/* Nobody reached it within the window: declared, unless its own
- * heartbeat ended the suspicion meanwhile (or it is no longer ours).
- * Then the rank before it, our new target, is confirmed at once instead
- * of after a delta of its own: a vanished host takes consecutive ranks
- * with it, and the ring would find them one delta apart. It has two
- * rounds of probes (at most the window) to answer: its heartbeat, which
- * our request asks for at once, or the helpers' relays. Shorter than a
- * suspicion's window because it is rare (it follows a confirmed death,
- * not a late heartbeat). A rank the kernel can see is left to the
- * kernel. */
-static void det_confirmed_cb(void *arg, int rank)
+/* Nobody reached the observed rank within the window: declared, unless
+ * its own heartbeat ended the suspicion meanwhile (or it is no longer
+ * ours); with it the silent ranks before it that the probes found
+ * silent too, for two rounds each, while a rank beyond them answered
+ * (probe.h: a vanished host takes consecutive ranks with it). Those go
+ * first, so that the ring re-targets once. Then the new target, if the
+ * probes left it pending (its window goes on), is presumed. Without runs
+ * (probe.run 1) a new target of which nothing is known is confirmed at
+ * once instead of after a delta of its own: two rounds of probes (at
+ * most the window) to answer, its heartbeat (which our request asks for
+ * at once) or the helpers' relays. A rank that answered, or that the
+ * kernel can see, is not. */
+static int det_confirmed_cb(void *arg, int rank, const int *run, int n)
 {
     det_t *det = arg;
     if (det->hb.observed != rank || det->hb.suspected != rank)
-        return;
-    ucft_info(det->tp->log,
-              "rank %d: no heartbeat for %.1f ms and no answer through "
-              "other ranks (%llu probe requests so far): declaring it",
-              rank, (double)(tp_now(det->tp) - det->hb.last_heard) / 1e6,
-              (unsigned long long)det->pb.stats.requests);
+        return 0;
+    if (n > 0)
+        ucft_info(det->tp->log,
+                  "rank %d: no heartbeat for %.1f ms and no answer through "
+                  "other ranks (%llu probe requests so far): declaring it "
+                  "and the %d rank(s) before it (down to rank %d), silent "
+                  "to the probes for two rounds while a rank beyond them "
+                  "answered",
+                  rank, (double)(tp_now(det->tp) - det->hb.last_heard) / 1e6,
+                  (unsigned long long)det->pb.stats.requests, n, run[n - 1]);
+    else
+        ucft_info(det->tp->log,
+                  "rank %d: no heartbeat for %.1f ms and no answer through "
+                  "other ranks (%llu probe requests so far): declaring it",
+                  rank, (double)(tp_now(det->tp) - det->hb.last_heard) / 1e6,
+                  (unsigned long long)det->pb.stats.requests);
+    prop_hold(&det->prop); /* the run's news in one message per link */
+    for (int i = n - 1; i >= 0; i--)
+        det_declare(det, run[i], DET_WHY_HEARTBEAT);
     det_declare(det, rank, DET_WHY_HEARTBEAT);
+    prop_release(&det->prop);
     int next = det->hb.observed;
     if (!det->running || next < 0 || next == rank ||
         det_vouch_cb(det, next, 0) != HB_VOUCH_NONE)
-        return;
+        return 1;
+    if (det->pb.suspect == next) { /* still being probed: presumed */
+        hb_presume(&det->hb, next);
+        return 1;
+    }
+    /* With runs (pb_params_t.run > 1) nothing else is presumed: the
+     * next rank either answered the probes a moment ago, or no answer
+     * reached this rank at all, which its own deafness or starvation
+     * would explain as well as a death: the next rank gets a full delta
+     * (and its own run). Without runs, the rule of before. */
+    if (next == det->pb.alive || det->pb.params.run > 1)
+        return 1;
     if (hb_presume(&det->hb, next))
         pb_suspect(&det->pb, next, tp_now(det->tp), det_presume_window(det));
+    return 1;
+}
+
+/* A transport-evidence suspicion ended (det_suspect): declared when no
+ * answer came within the window and no heartbeat of the rank either. */
+static void det_evidence_cb(void *arg, int rank, int confirmed, uint64_t since)
+{
+    det_t *det = arg;
+    if (confirmed &&
+        !(det->hb.observed == rank && det->hb.last_heard > since)) {
+        ucft_info(det->tp->log,
+                  "rank %d: transport evidence (an endpoint error) and no "
+                  "answer through other ranks for %.1f ms: declaring it",
+                  rank, (double)(tp_now(det->tp) - since) / 1e6);
+        det_declare(det, rank, DET_WHY_EXTERNAL);
+        return;
+    }
+    ucft_info(det->tp->log,
+              "rank %d: transport evidence (an endpoint error), but it "
+              "answered: not declared",
+              rank);
+    if (det->ops.cleared_cb != NULL)
+        det->ops.cleared_cb(det->ops.arg, rank);
+}
+
+void det_suspect(det_t *det, int rank)
+{
+    if (det->self_declared || !det->running || rank == det->me ||
+        mb_is_failed(&det->mb, rank))
+        return;
+    if (!pb_enabled(&det->pb)) {
+        det_declare(det, rank, DET_WHY_EXTERNAL);
+        return;
+    }
+    if (!pb_evidence(&det->pb, rank))
+        ucft_debug(det->tp->log,
+                   "rank %d: transport evidence not probed (no free slot): "
+                   "its heartbeats decide",
+                   rank);
 }
 
 static void det_refuted_cb(void *arg, int rank, int helper)
@@ -206,6 +272,7 @@ ucft_status_t det_create(tp_t *tp, const det_params_t *params,
     pb_init(&det->pb, tp, &det->mb, &params->probe,
             &(pb_ops_t){.confirmed_cb = det_confirmed_cb,
                         .refuted_cb = det_refuted_cb,
+                        .evidence_cb = det_evidence_cb,
                         .vouch_cb = ops->vouch_cb ? det_vouch_cb : NULL,
                         .arg = det});
     rec_init(&det->rec, tp, &det->mb,

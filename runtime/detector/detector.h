@@ -9,8 +9,10 @@
  *    DET_WHY_HEARTBEAT), at once when probes are off or the kernel says
  *    the rank is dead, else once indirect probes (probe.h) through other
  *    ranks got no answer within the confirmation window either;
- *  - external fast-path news (PMIx event, endpoint error) ->
- *    det_declare(rank, DET_WHY_EXTERNAL);
+ *  - external fast-path news (PMIx event, an endpoint error about a rank
+ *    of this node) -> det_declare(rank, DET_WHY_EXTERNAL);
+ *  - an endpoint error about a rank the kernel cannot see -> det_suspect:
+ *    declared (DET_WHY_EXTERNAL) only once the probes confirm it;
  *  - the kernel saying the rank's process is ending (alive slot, pidfd:
  *    runtime/linux/procwatch.h) -> det_declare(rank, DET_WHY_EXITED): like
  *    external news, but no fencing notice is sent to the dead process
@@ -86,6 +88,9 @@ typedef struct det_ops {
      * thread's run-queue wait (heartbeat.h, hb_ops_t). */
     hb_vouch_t (*vouch_cb)(void *arg, int rank, uint64_t silent_ns);
     uint64_t (*run_delay_cb)(void *arg);
+    /* Optional: transport evidence about `rank` (det_suspect) was refuted
+     * (it answered the probes): the owner may reconnect to it. */
+    void (*cleared_cb)(void *arg, int rank);
     void *arg;
 } det_ops_t;
 
@@ -116,6 +121,13 @@ void det_declare(det_t *det, int rank, det_why_t why);
  * (prop_hold). Nests. */
 void det_hold(det_t *det);
 void det_release(det_t *det);
+/* Evidence that may be wrong (a transport's endpoint error about a rank
+ * whose process this rank's kernel cannot see): confirmed through other
+ * ranks by the indirect probes, as a silence is, and declared
+ * (DET_WHY_EXTERNAL) only if none reaches the rank within the probes'
+ * window and no heartbeat of it arrives meanwhile; refuted: cleared_cb.
+ * With probes off: declared at once. */
+void det_suspect(det_t *det, int rank);
 /* Clean stop: tells our observer to stop watching, cancels receives. */
 void det_stop(det_t *det);
 int det_idle(const det_t *det);

@@ -26,6 +26,24 @@
  * arrives meanwhile is the owner's business (heartbeat.c clears the
  * suspicion, and the owner checks it again at confirmed_cb).
  *
+ * Runs (params.run > 1): a vanished host takes consecutive ranks with
+ * it. A suspicion probes its head and the live predecessor before it;
+ * when that one was silent for a whole round too, the run widens at once
+ * to params.run ranks (stopping before this rank, and after a rank this
+ * rank's own kernel can see: probed, never declared here). Each entry has
+ * its own nonce, helpers and window (asked in two rounds, half a round
+ * for the answers). The first entry that answers is the boundary: the
+ * entries beyond it are dropped. When the head's window ends unanswered,
+ * the entries between it and the boundary whose windows ended too are
+ * declared with it (confirmed_cb's run); the others go on, the first of
+ * them the new head. Without a boundary (no answer came at all, which
+ * this rank's own deafness would also explain) the head goes alone.
+ *
+ * Transport evidence (pb_evidence): an endpoint error about a rank is
+ * probed like a silence, in up to PB_MAX_EVIDENCE slots beside the run,
+ * and ends with evidence_cb: confirmed after params.window_ns without an
+ * answer, or refuted by one.
+ *
  * Helpers are the origin's binomial links (r +- 2^i, the failure
  * broadcast's peers, connected at start), in turn, never the origin, the
  * suspect or a failed rank; with none at all the window passes without
@@ -46,6 +64,7 @@
 #ifndef UCFT_DETECTOR_PROBE_H
 #define UCFT_DETECTOR_PROBE_H
 
+#include "runtime/detector/ctrl_wire.h"
 #include "runtime/detector/heartbeat.h"
 #include "runtime/detector/membership.h"
 #include "runtime/detector/standing.h"
@@ -53,20 +72,37 @@
 
 #include <stdint.h>
 
-#define PB_MAX_HELPERS 8  /* per round */
-#define PB_NSEND       16 /* probe messages in flight */
+#define PB_MAX_HELPERS 8 /* per round */
+#define PB_MAX_RUN                                                             \
+    16 /* a head and its silent predecessors, probed together                  \
+        */
+#define PB_MAX_EVIDENCE 8  /* transport-evidence suspicions at once */
+#define PB_NSEND        64 /* probe messages in flight */
 
 typedef struct pb_params {
     int helpers;        /* k: helpers asked per round; 0: probes off */
     uint64_t window_ns; /* confirmation window */
     uint64_t round_ns;  /* a new round this often within the window */
+    /* The longest run of consecutive ranks probed together from one
+     * suspicion (the head, the observed rank, and its live predecessors
+     * as far as they are silent too: a vanished host). 0 or 1: the head
+     * alone; at most PB_MAX_RUN. */
+    int run;
 } pb_params_t;
 
 typedef struct pb_ops {
-    /* No answer within the window. */
-    void (*confirmed_cb)(void *arg, int suspect);
-    /* `helper` relayed the suspect's answer. */
+    /* No answer from `suspect` (the head) within its window. run[0..n-1]:
+     * the silent ranks beyond it, each unanswered for its own window
+     * (at least two rounds), that are declared with it: only when a rank
+     * farther along the ring answered (so this rank's probes and their
+     * answers went through). Returns 1 when the owner declared them. */
+    int (*confirmed_cb)(void *arg, int suspect, const int *run, int n);
+    /* `helper` relayed the head's answer. */
     void (*refuted_cb)(void *arg, int suspect, int helper);
+    /* A transport-evidence suspicion (pb_evidence) ended: confirmed = 1
+     * when no answer came within the window (begun at `since`), 0 when a
+     * helper relayed the rank's answer. Optional. */
+    void (*evidence_cb)(void *arg, int rank, int confirmed, uint64_t since);
     /* Optional: what the kernel says of `rank`, silent for silent_ns to
      * its observer (heartbeat.h); NONE when this rank cannot see it. */
     hb_vouch_t (*vouch_cb)(void *arg, int rank, uint64_t silent_ns);
@@ -74,21 +110,28 @@ typedef struct pb_ops {
 } pb_ops_t;
 
 typedef struct pb_stats {
-    uint64_t suspicions; /* pb_suspect calls */
-    uint64_t rounds;     /* rounds begun */
-    uint64_t requests;   /* requests sent (origin) */
-    uint64_t pings;      /* pings sent (helper) */
-    uint64_t acks;       /* acks sent (suspect) */
-    uint64_t relays;     /* relays sent (helper) */
-    uint64_t vouched;    /* relays sent on the kernel's word (helper) */
-    uint64_t unvouched;  /* requests not answered: kernel says dead */
-    uint64_t refuted;    /* suspicions ended by an answer */
-    uint64_t confirmed;  /* suspicions whose window ended unanswered */
-    uint64_t alone;      /* suspicions begun with no helper to ask */
-    uint64_t stale;      /* answers to a suspicion no longer pending */
-    uint64_t fenced;     /* messages from failed ranks, dropped */
-    uint64_t malformed;  /* dropped by ctrl_wire_probe */
-    uint64_t skipped;    /* sends skipped: pool exhausted */
+    uint64_t suspicions;   /* pb_suspect calls */
+    uint64_t rounds;       /* rounds begun */
+    uint64_t requests;     /* requests sent (origin) */
+    uint64_t pings;        /* pings sent (helper) */
+    uint64_t acks;         /* acks sent (suspect) */
+    uint64_t relays;       /* relays sent (helper) */
+    uint64_t vouched;      /* relays sent on the kernel's word (helper) */
+    uint64_t unvouched;    /* requests not answered: kernel says dead */
+    uint64_t refuted;      /* suspicions ended by an answer */
+    uint64_t confirmed;    /* suspicions whose window ended unanswered */
+    uint64_t alone;        /* suspicions begun with no helper to ask */
+    uint64_t stale;        /* answers to a suspicion no longer pending */
+    uint64_t fenced;       /* messages from failed ranks, dropped */
+    uint64_t malformed;    /* dropped by ctrl_wire_probe */
+    uint64_t skipped;      /* sends skipped: pool exhausted */
+    uint64_t widened;      /* run entries added beyond the head */
+    uint64_t boundary;     /* runs ended by an answer beyond the head */
+    uint64_t with_run;     /* ranks declared with a head (confirmed_cb n) */
+    uint64_t evidence;     /* pb_evidence suspicions begun */
+    uint64_t ev_refuted;   /* ... ended by an answer */
+    uint64_t ev_confirmed; /* ... whose window ended unanswered */
+    uint64_t ev_full;      /* ... not begun: no free slot */
 } pb_stats_t;
 
 typedef struct pb pb_t;
@@ -99,17 +142,35 @@ typedef struct pb_send {
     int busy;
 } pb_send_t;
 
+/* One rank being probed by this origin. */
+typedef struct pb_entry {
+    int rank;          /* -1: free */
+    int answered;      /* a relay came (a run's boundary) */
+    int viewed;        /* this rank's kernel sees it: never declared here */
+    unsigned cursor;   /* its next helper candidate */
+    uint32_t nonce;    /* answers carry it */
+    uint64_t since;    /* silent since (helpers get the silence) */
+    uint64_t added;    /* probed since */
+    uint64_t deadline; /* unanswered then: confirmed */
+} pb_entry_t;
+
 struct pb {
     tp_t *tp;
     const mb_t *mb;
     int me;
     pb_params_t params;
     pb_ops_t ops;
-    int suspect; /* pending suspicion, -1 none */
-    uint32_t nonce;
-    uint64_t since;    /* the suspect was last heard then (origin) */
-    uint64_t deadline; /* confirmation at this time */
-    unsigned cursor;   /* the next helper candidate */
+    int suspect;    /* the run's head (pending suspicion), -1 none */
+    uint32_t nonce; /* the head's nonce */
+    uint32_t nonces;
+    /* The run: run[0] the head, run[i] the i-th live predecessor beyond
+     * it; boundary: the first index that answered, -1 none yet. */
+    pb_entry_t run[PB_MAX_RUN];
+    int nrun;
+    int boundary;
+    int alive; /* the boundary of the last run confirmed whole, -1 */
+    pb_entry_t ev[PB_MAX_EVIDENCE];
+    uint64_t next_round;
     int timer_on;
     ucft_timer_t timer;
     pb_send_t sends[PB_NSEND];
@@ -130,11 +191,28 @@ static inline int pb_enabled(const pb_t *pb)
 {
     return pb->params.helpers > 0;
 }
-/* Begins the confirmation of `suspect`, last heard at `since` (replacing
- * any pending one), confirmed after `window_ns` (0: params.window_ns)
- * without an answer. */
+/* Begins the confirmation of `suspect` (the observed rank), last heard at
+ * `since` (replacing any pending run), confirmed after `window_ns` (0:
+ * params.window_ns) without an answer. Its silent predecessors are probed
+ * with it (params.run). If `suspect` is the head of a run that continues
+ * (pb_continues), nothing is done. */
 void pb_suspect(pb_t *pb, int suspect, uint64_t since, uint64_t window_ns);
-/* Forgets the pending suspicion of `suspect`, if it is the one. */
-void pb_cancel(pb_t *pb, int suspect);
+/* Transport evidence against `rank` (an endpoint error): confirmed through
+ * helpers within params.window_ns, as a silence is (evidence_cb). 0 when
+ * it could not begin (probes off, no free slot) or `rank` is probed
+ * already (then 1). */
+int pb_evidence(pb_t *pb, int rank);
+/* Forgets every pending suspicion of `rank` (a run whose head it is). */
+void pb_cancel(pb_t *pb, int rank);
+/* 1 when `rank` answered within the pending run (it is alive). */
+int pb_answered(const pb_t *pb, int rank);
+
+/* Internal, between probe.c (the helper and suspect roles, the wire) and
+ * probe_origin.c (the origin's suspicions). */
+int pb__post(pb_t *pb, int dst, ctrl_probe_op_t op, int origin, int suspect,
+             uint32_t nonce, uint32_t silent_ms);
+void pb__relay(pb_t *pb, int helper, int suspect, uint32_t nonce);
+void pb__timer_cb(ucft_timer_t *t);
+void pb__reset(pb_t *pb);
 
 #endif

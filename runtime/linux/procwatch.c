@@ -294,6 +294,14 @@ int rt_procwatch_learns_alone(const rt_procwatch_t *w, int rank, int dead)
     return 0;
 }
 
+int rt_procwatch_sees(const rt_procwatch_t *w, int rank)
+{
+    for (size_t j = 0; j < w->n; j++)
+        if (w->peer[j].rank == rank)
+            return 1;
+    return 0;
+}
+
 int rt_procwatch_gone(const rt_procwatch_t *w, int rank)
 {
     for (size_t j = 0; j < w->n; j++) {

@@ -97,6 +97,10 @@ rt_kview_verdict_t rt_procwatch_judge(rt_procwatch_t *w, int rank,
                                       uint64_t silent_ns,
                                       const rt_kview_limits_t *lim,
                                       const char **why, char *state);
+/* 1 when `rank` is watched (a local peer whose process this kernel
+ * shows): evidence about it can be checked here. Any thread after
+ * rt_procwatch_open (the list stays as it is until rt_procwatch_close). */
+int rt_procwatch_sees(const rt_procwatch_t *w, int rank);
 /* 1 when the kernel shows local rank `rank`'s process ended or its
  * heartbeat thread dead (or the watch reported it already): evidence from
  * elsewhere about it needs no fencing notice, which would only open a

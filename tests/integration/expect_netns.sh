@@ -34,6 +34,12 @@
 #           same job with UCFT_HB_PROBES=0 must report some live rank
 #           failed (else the loss did not bite and the first half proves
 #           nothing).
+#   evidence  8 ranks on 4 nodes under ucft-bench detector (PROGRAM) with
+#           the launcher's death events and the kernel's view turned off
+#           (UCFT_DETECTOR_EVENTS=n, UCFT_DETECTOR_PIDFD=n); rank 5 is
+#           killed at 3 s: every survivor must report it within BOUND_MS,
+#           nobody else, and some rank must have declared it on transport
+#           evidence confirmed by the probes (its log line).
 #   delay   2 ranks on 2 nodes measure UDP round trips between the nodes
 #           (PROGRAM: netem_rtt.py), without and with --netem
 #           K:delay=5ms on both: the fastest round trip must grow by at
@@ -121,6 +127,32 @@ PY
     done
     echo "PASS: ranks 6 and 7 fenced (minority) and stayed gone after the heal"
   fi
+  ;;
+evidence)
+  UCFT_DETECTOR_EVENTS=n UCFT_DETECTOR_PIDFD=n UCFT_LOG_LEVEL=info \
+    "$ucftrun" -n 8 --nodes 4 --netns --kill 5@3 --timeout 60 "$prog" \
+    detector --bound 10 --json >"$out/out" 2>"$out/err" &
+  pid=$!
+  wait "$pid"; rc=$?
+  skip_if_no_caps
+  [ $rc -ne 124 ] || fail "the job timed out"
+  no_leftovers "$pid"
+  json=$(grep -m1 '^{' "$out/out") || fail "no report"
+  /usr/bin/python3 - "$bound" "$json" <<'PY' || fail "report does not hold"
+import json, sys
+bound = float(sys.argv[1])
+r = json.loads(sys.argv[2])
+assert [v["rank"] for v in r["victims"]] == [5], f"victims {r['victims']}"
+assert r["survivors"] == [0, 1, 2, 3, 4, 6, 7], f"survivors {r['survivors']}"
+assert r["not_told"] == 0, f"{r['not_told']} reports missing"
+assert r["false_suspicions"] == 0, f"false: {r['false_ranks']}"
+assert max(r["told_ms"]) <= bound, f"told_ms {r['told_ms']}"
+print(f"PASS: rank 5 killed, no launcher event, no kernel view: told p50 "
+      f"{r['p50_ms']:.1f} ms, max {r['max_ms']:.1f} ms (bound {bound:.0f} ms)")
+PY
+  grep -q "rank 5: transport evidence (an endpoint error) and no answer" \
+    "$out/err" || fail "no rank declared rank 5 on confirmed transport evidence"
+  echo "PASS: declared on transport evidence confirmed by the probes"
   ;;
 partition)
   groups=$bound

@@ -149,6 +149,8 @@ void tp_ucp_disconnect(tp_t *t, int rank)
         return;
     probe_after(tp, rank, 0); /* the owner fences the rank: it is gone */
     tp_ucp_peer_t *peer = &tp->peers[rank];
+    if (peer->state != PEER_FAILED)
+        peer->error_reported = 0; /* a new endpoint's errors count again */
     if (peer->state != PEER_UP)
         return;
     peer->state = PEER_NONE; /* the next send creates a new endpoint */
