@@ -32,6 +32,7 @@ TARGETS = {
 # private header, whose parts call each other by design.
 UNITS = {
     "collectives/bcast_corrected_recv": "collectives/bcast_corrected",
+    "runtime/detector/probe_origin": "runtime/detector/probe",
 }
 
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
