@@ -358,7 +358,8 @@ static void *hb_thread_main(void *arg)
     for (;;) {
         rt_procwatch_beat(&d->pw); /* this thread turns (kview.h) */
         int stop = take_queue(d, ranks, 64, &n);
-        det_hold(d->det);
+        if (n > 0) /* nothing queued: no pump on this idle turn */
+            det_hold(d->det);
         for (size_t i = 0; i < n; i++) {
             if (ranks[i] & QUEUE_SUSPECT) {
                 det_suspect(d->det, ranks[i] & ~QUEUE_SUSPECT);
@@ -373,7 +374,8 @@ static void *hb_thread_main(void *arg)
                         rt_procwatch_gone(&d->pw, ranks[i]) ? DET_WHY_EXITED
                                                             : DET_WHY_EXTERNAL);
         }
-        det_release(d->det);
+        if (n > 0)
+            det_release(d->det);
         if (stop)
             break;
         unsigned work = tp_progress(tp);
