@@ -144,6 +144,17 @@ typedef struct coll_comm_ops {
 /* Called from a transport callback when `rank` has finished its part. */
 typedef void (*coll_done_cb_t)(void *arg, int rank, ucft_status_t status);
 
+/* The majority gate (collectives/reduce_corrected_gate.c; docs/detector.md,
+ * "No split brain"): whether a set of ranks that hold a result covers the
+ * quorum, i.e. every side of a partition that may go on holds one of them.
+ * `held` has one byte per rank of the instance's transport (1: holds it).
+ * The driver answers for the membership it fences by (the runtime:
+ * UCFT_QUORUM; the simulator: the world). */
+typedef struct coll_gate {
+    int (*covers)(void *arg, const uint8_t *held, int n);
+    void *arg;
+} coll_gate_t;
+
 /* Arguments shared by all ranks of one instance (the driver keeps them
  * alive until every rank's cleanup). */
 typedef struct coll_args {
@@ -204,6 +215,11 @@ typedef struct coll_args {
      * failed ranks, in the transport's ranks. NULL: the binomial tree of
      * all tp->size ranks through `map`. */
     const struct coll_tree *tree;
+    /* The corrected allreduce family only: NULL, or a rank hands its
+     * result over only once the gate's allreduce shows that the ranks
+     * holding that same result cover the quorum (else it ends with
+     * UCFT_ERR_PROC_FAILED). */
+    const coll_gate_t *gate;
 } coll_args_t;
 
 typedef struct coll_op_ops {

@@ -297,8 +297,13 @@ static void req_cb(tp_req_t *req)
     s->busy &= (uint8_t)~bit;
     if (req->status != UCFT_OK)
         RC_TRACE(s, "request %x: %s", bit, ucft_status_string(req->status));
-    if (s->cleaned && s->busy == 0)
+    if (s->cleaned && s->busy == 0) {
+        if (s->gate_owner != NULL) {
+            rc__gate_release(s); /* a gate's instance: frees s */
+            return;
+        }
         free_mem(s);
+    }
     if (s->cleaned || s->over)
         return;
     if (bit != RC_B_SEND && req->status == UCFT_ERR_TRUNCATED)
@@ -395,6 +400,7 @@ void rc_on_failure(void *state, int rank)
 {
     rc_state_t *s = state;
 
+    rc__gate_failure(s, rank);
     if (s->cleaned || s->over || is_dead(s, rank))
         return;
     if (s->ndead == s->capdead) {
@@ -446,6 +452,7 @@ void rc_cleanup(void *state)
     rc_state_t *s = state;
     tp_req_t *rq[3] = {&s->ureq, &s->rreq, &s->dreq};
 
+    rc__gate_cleanup(s);
     s->cleaned = 1;
     for (int i = 0; i < 3; i++)
         if (s->busy & (RC_B_UP << i))
@@ -464,6 +471,7 @@ void rc_cleanup(void *state)
 
 void rc_destroy(void *state)
 {
+    rc__gate_destroy(state);
     free_mem(state);
 }
 
@@ -482,10 +490,11 @@ unsigned rc_stale_kinds(const void *state, unsigned *kinds, unsigned max)
     /* A root that has picked its answer does not hear the others. */
     if (!s->restart && !s->over && s->v == 0 && s->sel >= 0 && n < max)
         kinds[n++] = kind_of(s, (unsigned)s->attempt, RC_TREE);
-    return n;
+    return n + rc__gate_stale(s, kinds + n, max - n);
 }
 
 int rc_idle(const void *state)
 {
-    return ((const rc_state_t *)state)->busy == 0;
+    const rc_state_t *s = state;
+    return s->busy == 0 && rc__gate_idle(s);
 }

@@ -46,6 +46,9 @@ struct simrun_ctx {
     simrun_rank_ref_t *refs;
     uint64_t optag, opmask; /* any message of the operation */
     int started_knowing;
+    ucft_timer_t cut, declare; /* the partition (p->partition_side) */
+    int cut_done;
+    coll_gate_t gate; /* p->quorum_gate */
 };
 
 /* A failure heard of before the rank started its operation. Without the
@@ -101,6 +104,48 @@ static void peer_error(void *arg, int failed, ucft_status_t why)
         return;
     if (c->op->on_failure != NULL)
         c->op->on_failure(c->states + (size_t)ref->rank * c->ssize, failed);
+}
+
+/* The partition (simrun_params_t.partition_side): its cut, and each
+ * side's declaration of the other a detection delay later. */
+static int side_of(const simrun_ctx_t *c, int r)
+{
+    return (int)(c->p->partition_side >> r & 1);
+}
+
+static void declare_cb(ucft_timer_t *t)
+{
+    simrun_ctx_t *c = t->arg;
+    int n = c->p->sim.nranks;
+    for (int r = 0; r < n; r++)
+        for (int q = 0; q < n; q++)
+            if (side_of(c, r) != side_of(c, q))
+                peer_error(&c->refs[r], q, UCFT_ERR_PROC_FAILED);
+}
+
+static void cut_cb(ucft_timer_t *t)
+{
+    simrun_ctx_t *c = t->arg;
+    int n = c->p->sim.nranks;
+    c->cut_done = 1;
+    for (int a = 0; a < n; a++)
+        for (int b = 0; b < n; b++)
+            if (side_of(c, a) != side_of(c, b))
+                (void)sim_world_lose(c->world, a, b, UINT32_MAX, 0, 0);
+    c->declare = (ucft_timer_t){.cb = declare_cb, .arg = c};
+    (void)tp_timer_start(sim_world_tp(c->world, 0), &c->declare,
+                         sim_world_now(c->world) + c->p->sim.detect_delay_ns);
+}
+
+/* The majority rule over the world (coll_gate_t): the ranks that do not
+ * hold the result cannot hold the quorum. */
+static int world_covers(void *arg, const uint8_t *held, int n)
+{
+    int others = 0;
+    (void)arg;
+    for (int r = 0; r < n; r++)
+        others += !held[r];
+    return !(2 * others > n || (2 * others == n && !held[0]));
 }
 
 /* The runtime's sweeper of late messages (comm/drain.c) once a
@@ -314,6 +359,7 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
     sim_params_t sp = p->sim;
     simrun_rank_ref_t *refs = NULL;
     uint8_t *dead = NULL;
+    uint8_t pview[64]; /* a rank's view of the dead after a partition */
     coll_args_t args = p->args;
     args.root = p->root;
     args.len = p->len;
@@ -333,8 +379,13 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
     ucft_status_t st;
 
     memset(res, 0, sizeof(*res));
-    if (op == NULL || p->root < 0 || p->root >= n)
+    if (op == NULL || p->root < 0 || p->root >= n ||
+        (p->partition_side != 0 && n > 64))
         return UCFT_ERR_INVALID_PARAM;
+    if (p->quorum_gate) {
+        ctx.gate = (coll_gate_t){.covers = world_covers};
+        args.gate = &ctx.gate;
+    }
     for (size_t i = 0; i < p->nfails; i++) {
         if (!p->fails[i].whole_node)
             continue;
@@ -427,6 +478,13 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
     st = inject(p, ctx.world, optag, opmask);
     if (st != UCFT_OK)
         goto out;
+    if (p->partition_side != 0) {
+        ctx.cut = (ucft_timer_t){.cb = cut_cb, .arg = &ctx};
+        st = tp_timer_start(sim_world_tp(ctx.world, 0), &ctx.cut,
+                            sim_world_now(ctx.world) + p->partition_at_ns);
+        if (st != UCFT_OK)
+            goto out;
+    }
     if (p->flip != NULL) {
         st = coll_flip_check(p->flip, NULL, 0);
         if (st == UCFT_OK && p->flip_rank >= n)
@@ -498,8 +556,16 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
             res->live++;
         if (ok) {
             res->completed++;
+            /* After a partition, the other side may be left out as the
+             * dead may: this rank's side took it for failed. */
+            const uint8_t *gone = dead;
+            if (p->partition_side != 0 && ctx.cut_done) {
+                for (int q = 0; q < n; q++)
+                    pview[q] = dead[q] || side_of(&ctx, q) != side_of(&ctx, r);
+                gone = pview;
+            }
             if (orc->check != NULL && bufs != NULL &&
-                !orc->check(bufs + (size_t)r * bsize, &args, r, n, dead))
+                !orc->check(bufs + (size_t)r * bsize, &args, r, n, gone))
                 res->data_errors++;
             else if (p->inspect != NULL &&
                      !p->inspect(p->hook_arg, r, s,

@@ -82,6 +82,18 @@ typedef struct simrun_params {
      * runtime's UCFT_CHECKSUM=y), in front of the flips, on the instances'
      * and the communicator states' transports. */
     int checksum;
+    /* A partition (docs/sim.md, "Partitions"): at partition_at_ns after
+     * the start every message between the ranks of partition_side (bit r,
+     * so n <= 64) and the others vanishes; sim.detect_delay_ns later each
+     * rank hears that every rank of the other side failed, as each side's
+     * detector declares the other. No rank dies: the side that would fence
+     * under UCFT_QUORUM runs on, which only gives it more time to deliver.
+     * partition_side 0: none. */
+    uint64_t partition_side;
+    uint64_t partition_at_ns;
+    /* 1: args.gate is the majority rule over the world (runtime/quorum.h:
+     * more than half of the n ranks, in a tie the half with rank 0). */
+    int quorum_gate;
     /* Optional hooks for operations whose inputs or outputs do not all
      * live in the op buffer (agreement: acknowledged failures in, the
      * failed set out). prepare: every rank, after op->init and before

@@ -1,0 +1,168 @@
+/*
+ * The majority gate (collectives/reduce_corrected_gate.c) against
+ * partitions at every point of a corrected allreduce: for every job of 3 to
+ * 7 ranks, every split into two sides and partition times spread over the
+ * whole operation (from its start to past its failure-free end), all
+ * messages between the sides vanish and, a detection delay later, each
+ * side hears that the other failed (simrun_params_t.partition_side). No
+ * rank dies; the side that would fence runs on.
+ *
+ * With the gate: no rank hands over a result that differs from another
+ * rank's (simrun's `inconsistent`), none is wrong, none hangs, and the
+ * side that holds the quorum (more than half, in a tie the half with rank
+ * 0) completes whenever the other side is within f. Without the gate the
+ * same sweep finds runs where the two sides handed over different results:
+ * the window the gate closes, and the proof that this test sees it.
+ */
+#include "simrun/simrun.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#define POINTS 40
+
+typedef struct sweep {
+    int runs, split; /* runs; runs where both sides handed over results
+                        that differ */
+    int lost_live;   /* quorum side within f, yet a rank of it failed */
+} sweep_t;
+
+/* Payload: 16 bytes; an allgather's n blocks of 8 and presence bytes. */
+static size_t len_of(const coll_op_ops_t *op, int n)
+{
+    return strcmp(op->op, "allgather") == 0 ? (size_t)n * 9 : 16;
+}
+
+static int holds_quorum(uint64_t side, int n)
+{
+    int k = __builtin_popcountll(side);
+    return 2 * k > n || (2 * k == n && (side & 1));
+}
+
+static void run_one(const coll_op_ops_t *op, int n, int f, uint64_t side,
+                    uint64_t at, int gate, sweep_t *sw)
+{
+    simrun_params_t p;
+    simrun_result_t res;
+    uint8_t ok[64];
+
+    simrun_params_default(&p, op, n);
+    p.len = len_of(op, n);
+    if (strcmp(op->op, "allgather") == 0)
+        p.args.count = (size_t)n * 8; /* int8 blocks */
+    p.args.f = f;
+    p.partition_side = side;
+    p.partition_at_ns = at;
+    p.quorum_gate = gate;
+    p.max_events = 10000000;
+    assert_int_equal(simrun_run(&p, &res, ok), UCFT_OK);
+    sw->runs++;
+    if (res.bounded || res.unfinished || res.data_errors)
+        fail_msg("%s/%s n=%d f=%d side %#llx cut at %llu ns%s: %d unfinished, "
+                 "%d wrong, bounded %d",
+                 op->op, op->alg, n, f, (unsigned long long)side,
+                 (unsigned long long)at, gate ? " (gate)" : "", res.unfinished,
+                 res.data_errors, res.bounded);
+    if (res.inconsistent > 0)
+        sw->split++;
+    if (!gate)
+        return;
+    if (res.inconsistent > 0)
+        fail_msg("%s/%s n=%d f=%d side %#llx cut at %llu ns: two results "
+                 "handed over",
+                 op->op, op->alg, n, f, (unsigned long long)side,
+                 (unsigned long long)at);
+    uint64_t win = holds_quorum(side, n) ? side : ~side & ((1ull << n) - 1);
+    int lose = n - __builtin_popcountll(win);
+    for (int r = 0; lose <= f && r < n; r++)
+        if ((win >> r & 1) && !ok[r]) {
+            sw->lost_live++;
+            fail_msg("%s/%s n=%d f=%d side %#llx cut at %llu ns: rank %d of "
+                     "the quorum side failed",
+                     op->op, op->alg, n, f, (unsigned long long)side,
+                     (unsigned long long)at, r);
+        }
+}
+
+/* The failure-free run's end: the partition times are spread over it. */
+static uint64_t end_time(const coll_op_ops_t *op, int n, int f)
+{
+    simrun_params_t p;
+    simrun_result_t res;
+    simrun_params_default(&p, op, n);
+    p.len = len_of(op, n);
+    if (strcmp(op->op, "allgather") == 0)
+        p.args.count = (size_t)n * 8; /* int8 blocks */
+    p.args.f = f;
+    p.quorum_gate = 1;
+    assert_int_equal(simrun_run(&p, &res, NULL), UCFT_OK);
+    assert_int_equal(res.completed, n);
+    return res.sim_latency_ns;
+}
+
+static void sweep(const char *name, const char *alg, int gate, sweep_t *sw)
+{
+    const coll_op_ops_t *op = coll_op_find(name, alg);
+    assert_non_null(op);
+    for (int n = 3; n <= 7; n++)
+        for (int f = 1; f <= 2 && f < n - 1; f++) {
+            uint64_t t = end_time(op, n, f) * 5 / 4;
+            /* Every side without rank 0 (its complement has it). */
+            for (uint64_t side = 2; side < (1ull << n); side += 2)
+                for (int i = 0; i <= POINTS; i++)
+                    run_one(op, n, f, side, t * (uint64_t)i / POINTS, gate, sw);
+        }
+}
+
+static void test_gate_corrected(void **state)
+{
+    sweep_t with = {0}, without = {0};
+    (void)state;
+    sweep("allreduce", "corrected", 0, &without);
+    sweep("allreduce", "corrected", 1, &with);
+    printf("allreduce/corrected: %d partitioned runs without the gate, %d "
+           "with two results; with the gate %d runs, %d\n",
+           without.runs, without.split, with.runs, with.split);
+    assert_true(without.split > 0);
+    assert_int_equal(with.split, 0);
+}
+
+static void test_gate_ring(void **state)
+{
+    sweep_t with = {0}, without = {0};
+    (void)state;
+    sweep("allreduce", "corrected-ring", 0, &without);
+    sweep("allreduce", "corrected-ring", 1, &with);
+    printf("allreduce/corrected-ring: %d partitioned runs without the gate, "
+           "%d with two results; with the gate %d runs, %d\n",
+           without.runs, without.split, with.runs, with.split);
+    assert_int_equal(with.split, 0);
+}
+
+static void test_gate_allgather(void **state)
+{
+    sweep_t with = {0}, without = {0};
+    (void)state;
+    sweep("allgather", "corrected", 0, &without);
+    sweep("allgather", "corrected", 1, &with);
+    printf("allgather/corrected: %d partitioned runs without the gate, %d "
+           "with two results; with the gate %d runs, %d\n",
+           without.runs, without.split, with.runs, with.split);
+    assert_int_equal(with.split, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gate_corrected),
+        cmocka_unit_test(test_gate_ring),
+        cmocka_unit_test(test_gate_allgather),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
