@@ -64,6 +64,7 @@ typedef struct cm_coll {
                               void *);
     void *agree_arg;
     coll_gossip_params_t gossip; /* args.gossip points here (APPROX) */
+    coll_gate_t gate;            /* args.gate points here (UCFT_QUORUM) */
 } cm_coll_t;
 
 enum {
@@ -196,5 +197,8 @@ void cm_drain_finished(struct cm_layer *cl);
 void cm_drain_sweep(struct cm_layer *cl);
 /* Finalize: stop sweeping. */
 void cm_drain_cancel_all(struct cm_layer *cl);
+
+/* UCFT_QUORUM: gives the instance the majority gate (comm/coll_gate.c). */
+void cm_coll_gate(cm_coll_t *c);
 
 #endif

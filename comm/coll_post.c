@@ -244,6 +244,7 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
     c->remote_wait = 0;
     c->agree_fn = hook != NULL ? hook->agree_fn : NULL;
     c->agree_arg = hook != NULL ? hook->agree_arg : NULL;
+    cm_coll_gate(c);
     if (gp != NULL) {
         c->gossip = *gp;
         c->args.gossip = &c->gossip;

@@ -31,6 +31,18 @@
 
 /* ---- detector callbacks (the thread driving the detector's transport) -- */
 
+/* The quorum's view, under the lock that rt_monitor_quorum_covers takes
+ * on the owner's thread (THREAD mode). */
+static int quorum_failed(rt_monitor_t *d, int rank)
+{
+    if (d->lock_ready)
+        pthread_mutex_lock(&d->lock);
+    int ok = rt_quorum_on_failed(&d->quorum, rank, ucft_clock_now_ns());
+    if (d->lock_ready)
+        pthread_mutex_unlock(&d->lock);
+    return ok;
+}
+
 static void on_failed(void *arg, int rank, uint64_t epoch, det_why_t why)
 {
     rt_monitor_t *d = arg;
@@ -49,8 +61,7 @@ static void on_failed(void *arg, int rank, uint64_t epoch, det_why_t why)
     /* Decided: the owner applies it from its progress. */
     if (d->decided != NULL)
         atomic_store_explicit(&d->decided[rank], 1, memory_order_release);
-    if (d->quorum_on &&
-        !rt_quorum_on_failed(&d->quorum, rank, ucft_clock_now_ns())) {
+    if (d->quorum_on && !quorum_failed(d, rank)) {
         /* No split brain (quorum.h): the ranks this rank still holds
          * alive are no majority of the last agreed membership; the other
          * side may go on, so this one must not. Fenced like a rank the
@@ -784,4 +795,17 @@ void rt_monitor_free(struct ucft_context *ctx)
     d->fence = NULL;
     d->mode = RT_MONITOR_OFF;
     d->inited = 0;
+}
+
+int rt_monitor_quorum_covers(struct ucft_context *ctx, const unsigned char *held)
+{
+    rt_monitor_t *d = &ctx->monitor;
+    if (!d->quorum_on)
+        return 1;
+    if (d->lock_ready)
+        pthread_mutex_lock(&d->lock);
+    int c = rt_quorum_covers(&d->quorum, held);
+    if (d->lock_ready)
+        pthread_mutex_unlock(&d->lock);
+    return c;
 }

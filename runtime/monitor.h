@@ -86,6 +86,12 @@ typedef struct rt_monitor {
     rt_quorum_t quorum; /* the thread driving the detector's only */
 } rt_monitor_t;
 
+/* UCFT_QUORUM's majority gate (rt_quorum_covers): 1 when the world ranks
+ * marked in held[size] cover the quorum, or when UCFT_QUORUM is off. The
+ * owner's thread. */
+int rt_monitor_quorum_covers(struct ucft_context *ctx,
+                             const unsigned char *held);
+
 /* Before the address exchange: chooses the mode and, for THREAD, creates
  * the heartbeat worker (whose address rt_monitor_address returns). */
 ucft_status_t rt_monitor_init(struct ucft_context *ctx);

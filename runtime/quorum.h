@@ -44,6 +44,7 @@ typedef struct rt_quorum {
     int size;              /* the world */
     uint64_t settle_ns;    /* a view unchanged this long is agreed */
     unsigned char *failed; /* [size]: declared by our detector */
+    unsigned char *member; /* [size]: in the last agreed membership */
     int live;              /* ranks alive in our view */
     int base;              /* live ranks of the agreed membership */
     int lowest;            /* its lowest rank (the tie holder) */
@@ -64,5 +65,12 @@ int rt_quorum_on_failed(rt_quorum_t *q, int rank, uint64_t now);
 /* The communicator layer agreed that the membership is our current view
  * (for the agreement built beside this; unused until then). */
 void rt_quorum_agree(rt_quorum_t *q, uint64_t now);
+
+/* The majority gate (coll_args_t.gate): 1 when the ranks marked in
+ * held[size] (world ranks holding a result) cover the quorum, i.e. the
+ * members of the agreed membership outside them could not hold it: no
+ * strict majority, and in a tie not the tie holder. Then every side of a
+ * partition that goes on holds one of them. */
+int rt_quorum_covers(const rt_quorum_t *q, const unsigned char *held);
 
 #endif

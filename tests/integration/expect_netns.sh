@@ -22,6 +22,13 @@
 #           tie, the half without rank 0) must fence (SIGABRT with the
 #           quorum message), the others must go on and report exactly the
 #           fenced ranks failed.
+#   gate GROUPS  8 ranks on 4 nodes (2 each) call corrected allreduces
+#           back to back for 6 s (PROGRAM: it_partition) with
+#           UCFT_QUORUM=y; the nodes are split into GROUPS (e.g. 0/1,2,3)
+#           at 2 s: the minority side's ranks must fence, the others must
+#           finish, and no two ranks may have handed over different
+#           results for one call (the majority gate), the fenced ones
+#           none after the majority's first result without them.
 #   heal    as cut, with UCFT_QUORUM=y and node 3's link healed at 5 s
 #           instead of its ranks killed: ranks 6 and 7 (2 of 8, a
 #           minority) must fence themselves (SIGABRT, the quorum message)
@@ -88,6 +95,46 @@ coll)
   grep -q 'correct on 4 ranks' "$out/out" || fail "no result line"
   no_leftovers "$pid"
   echo "PASS: it_coll on 2 network hosts; namespaces removed"
+  ;;
+gate)
+  groups=$bound
+  UCFT_QUORUM=y UCFT_HB_TIMEOUT=500ms \
+    "$ucftrun" -n 8 --nodes 4 --netns --partition "$groups@2" --tag-output \
+    --timeout 60 "$prog" 6 >"$out/out" 2>"$out/err" &
+  pid=$!
+  wait "$pid"; rc=$?
+  skip_if_no_caps
+  [ $rc -ne 124 ] || fail "the job timed out"
+  no_leftovers "$pid"
+  /usr/bin/python3 - "$groups" "$out/out" "$out/err" <<'PY' || fail "partition outcome wrong"
+import collections, re, sys
+a, b = (set(int(x) for x in g.split(",")) for g in sys.argv[1].split("/"))
+out, err = open(sys.argv[2]).read(), open(sys.argv[3]).read()
+win = a if len(a) > len(b) or (len(a) == len(b) and 0 in a) else b
+keep = sorted(r for r in range(8) if r // 2 in win)   # 2 ranks a node
+gone = sorted(r for r in range(8) if r // 2 not in win)
+fenced = sorted(int(m) for m in re.findall(
+    r"\[ucft rank (\d+)\] error: in a minority after failures or a partition", err))
+assert fenced == gone, f"fenced {fenced}, expected {gone}"
+done = sorted(int(m) for m in re.findall(r"^\[(\d+)\] done$", out, re.M))
+assert done == keep, f"finished {done}, expected {keep}"
+res = collections.defaultdict(set)
+last = {}
+for r, i, v in re.findall(r"^\[(\d+)\] op (\d+) ok (\S+ \S+)$", out, re.M):
+    res[int(i)].add(v)
+    last[int(r)] = max(last.get(int(r), -1), int(i))
+split = sorted(i for i, v in res.items() if len(v) > 1)
+assert not split, f"two results handed over for calls {split[:5]}"
+full = "%d %x" % (36, 255)
+partial = [i for i, v in res.items() if full not in v]
+assert partial, "the majority never went on without the minority"
+first = min(partial)
+late = [r for r in gone if last.get(r, -1) >= first]
+assert not late, f"fenced ranks {late} handed over results at or after call {first}"
+print(f"{len(res)} calls, one result each; minority {gone} fenced after "
+      f"call {max(last.get(r, -1) for r in gone)}, majority alone from {first}")
+PY
+  echo "PASS: allreduces across a partition: one result per call, minority fenced"
   ;;
 cut | heal)
   if [ "$mode" = cut ]; then

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
@@ -138,11 +139,70 @@ static void test_quorum_rules(void **state)
     assert_int_equal(rt_quorum_init(&q, 0, SETTLE, 0), UCFT_ERR_INVALID_PARAM);
 }
 
+/* The majority gate (rt_quorum_covers): for every job of 1 to 8 ranks,
+ * every set of up to 2 earlier failures, taken as the agreed membership
+ * or not, every set H of holders and every set W of ranks: if H covers
+ * and W would go on (its members a strict majority of the membership, or
+ * half with the tie holder), then W holds one of H. With the world as
+ * membership, covering is exactly holding the quorum; the membership
+ * itself always covers. */
+static int goes_on(const rt_quorum_t *q, unsigned w)
+{
+    int k = 0;
+    for (int r = 0; r < q->size; r++)
+        k += q->member[r] && (w >> r & 1);
+    return 2 * k > q->base ||
+           (2 * k == q->base && q->member[q->lowest] && (w >> q->lowest & 1));
+}
+
+static void test_quorum_covers_exhaustive(void **state)
+{
+    unsigned long cases = 0;
+    unsigned char held[8];
+    (void)state;
+    for (int n = 1; n <= 8; n++)
+        for (unsigned prior = 0; prior < 1u << n; prior++) {
+            if (__builtin_popcount(prior) > 2 || 2 * __builtin_popcount(prior) >= n)
+                continue;
+            for (int agreed = 0; agreed <= 1; agreed++) {
+                rt_quorum_t q;
+                unsigned members = 0;
+                assert_int_equal(rt_quorum_init(&q, n, 0, 0), UCFT_OK);
+                for (int r = 0; r < n; r++)
+                    if (prior >> r & 1)
+                        assert_int_equal(rt_quorum_on_failed(&q, r, 1), 1);
+                if (agreed)
+                    rt_quorum_agree(&q, 2);
+                for (int r = 0; r < n; r++)
+                    members |= (unsigned)q.member[r] << r;
+                for (unsigned h = 0; h < 1u << n; h++) {
+                    for (int r = 0; r < n; r++)
+                        held[r] = h >> r & 1;
+                    int c = rt_quorum_covers(&q, held);
+                    if (h == members)
+                        assert_int_equal(c, 1);
+                    if (members == (1u << n) - 1)
+                        assert_int_equal(c, goes_on(&q, h));
+                    for (unsigned w = 0; c && w < 1u << n; w++, cases++)
+                        if (goes_on(&q, w) && (w & h) == 0)
+                            fail_msg("n=%d prior %#x agreed %d: holders %#x "
+                                     "cover, yet %#x goes on without one",
+                                     n, prior, agreed, h, w);
+                }
+                rt_quorum_cleanup(&q);
+            }
+        }
+    printf("majority gate: %lu (holders, side) pairs, none goes on without "
+           "a holder\n",
+           cases);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_quorum_partitions_exhaustive),
         cmocka_unit_test(test_quorum_rules),
+        cmocka_unit_test(test_quorum_covers_exhaustive),
     };
     return cmocka_run_group_tests_name("quorum", tests, NULL, NULL);
 }
