@@ -215,8 +215,11 @@ void rc__gate_start(rc_state_t *s, ucft_status_t st)
         gate_over(s, gs);
         return;
     }
-    for (unsigned i = 0; i < s->ndead && !g->rc.done; i++)
-        rc_on_failure(&g->rc, s->dead[i]);
+    /* Every failure this rank knows, also once the gate is done: it keeps
+     * serving the others' later attempts, which need it to have moved on
+     * from a dead candidate root as they did. */
+    for (unsigned i = 0; i < s->ndead && s->gate != NULL; i++)
+        rc_on_failure(&s->gate->rc, s->dead[i]);
 }
 
 void rc__gate_failure(rc_state_t *s, int rank)

@@ -797,7 +797,8 @@ void rt_monitor_free(struct ucft_context *ctx)
     d->inited = 0;
 }
 
-int rt_monitor_quorum_covers(struct ucft_context *ctx, const unsigned char *held)
+int rt_monitor_quorum_covers(struct ucft_context *ctx,
+                             const unsigned char *held)
 {
     rt_monitor_t *d = &ctx->monitor;
     if (!d->quorum_on)

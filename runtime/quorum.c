@@ -66,7 +66,7 @@ int rt_quorum_covers(const rt_quorum_t *q, const unsigned char *held)
     int others = 0;
     for (int r = 0; r < q->size; r++)
         others += q->member[r] && !held[r];
-    int tie_holder_out = q->lowest < q->size && q->member[q->lowest] &&
-                         !held[q->lowest];
+    int tie_holder_out =
+        q->lowest < q->size && q->member[q->lowest] && !held[q->lowest];
     return !(2 * others > q->base || (2 * others == q->base && tie_holder_out));
 }

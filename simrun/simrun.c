@@ -24,6 +24,7 @@ typedef struct simrun_rank_ref {
      * state after its start as comm/coll_post.c does. */
     uint8_t started;
     ucft_timer_t start_timer;
+    ucft_timer_t cut, declare; /* the partition (p->partition_side) */
     int *known;
     size_t nknown, known_cap;
 } simrun_rank_ref_t;
@@ -46,8 +47,7 @@ struct simrun_ctx {
     simrun_rank_ref_t *refs;
     uint64_t optag, opmask; /* any message of the operation */
     int started_knowing;
-    ucft_timer_t cut, declare; /* the partition (p->partition_side) */
-    int cut_done;
+    int cut_done;     /* the partition is in place */
     coll_gate_t gate; /* p->quorum_gate */
 };
 
@@ -113,27 +113,31 @@ static int side_of(const simrun_ctx_t *c, int r)
     return (int)(c->p->partition_side >> r & 1);
 }
 
+/* Each rank's own timers (a dead rank's never run, and it has nothing to
+ * cut or declare then): at the cut, its links to the other side go; a
+ * detection delay later it declares every rank there failed. */
 static void declare_cb(ucft_timer_t *t)
 {
-    simrun_ctx_t *c = t->arg;
-    int n = c->p->sim.nranks;
-    for (int r = 0; r < n; r++)
-        for (int q = 0; q < n; q++)
-            if (side_of(c, r) != side_of(c, q))
-                peer_error(&c->refs[r], q, UCFT_ERR_PROC_FAILED);
+    simrun_rank_ref_t *ref = t->arg;
+    simrun_ctx_t *c = ref->ctx;
+    for (int q = 0; q < c->p->sim.nranks; q++)
+        if (side_of(c, ref->rank) != side_of(c, q))
+            peer_error(ref, q, UCFT_ERR_PROC_FAILED);
 }
 
 static void cut_cb(ucft_timer_t *t)
 {
-    simrun_ctx_t *c = t->arg;
-    int n = c->p->sim.nranks;
+    simrun_rank_ref_t *ref = t->arg;
+    simrun_ctx_t *c = ref->ctx;
+    int r = ref->rank;
     c->cut_done = 1;
-    for (int a = 0; a < n; a++)
-        for (int b = 0; b < n; b++)
-            if (side_of(c, a) != side_of(c, b))
-                (void)sim_world_lose(c->world, a, b, UINT32_MAX, 0, 0);
-    c->declare = (ucft_timer_t){.cb = declare_cb, .arg = c};
-    (void)tp_timer_start(sim_world_tp(c->world, 0), &c->declare,
+    for (int q = 0; q < c->p->sim.nranks; q++)
+        if (side_of(c, r) != side_of(c, q)) {
+            (void)sim_world_lose(c->world, r, q, UINT32_MAX, 0, 0);
+            (void)sim_world_lose(c->world, q, r, UINT32_MAX, 0, 0);
+        }
+    ref->declare = (ucft_timer_t){.cb = declare_cb, .arg = ref};
+    (void)tp_timer_start(sim_world_tp(c->world, r), &ref->declare,
                          sim_world_now(c->world) + c->p->sim.detect_delay_ns);
 }
 
@@ -478,9 +482,9 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
     st = inject(p, ctx.world, optag, opmask);
     if (st != UCFT_OK)
         goto out;
-    if (p->partition_side != 0) {
-        ctx.cut = (ucft_timer_t){.cb = cut_cb, .arg = &ctx};
-        st = tp_timer_start(sim_world_tp(ctx.world, 0), &ctx.cut,
+    for (int r = 0; p->partition_side != 0 && r < n; r++) {
+        refs[r].cut = (ucft_timer_t){.cb = cut_cb, .arg = &refs[r]};
+        st = tp_timer_start(sim_world_tp(ctx.world, r), &refs[r].cut,
                             sim_world_now(ctx.world) + p->partition_at_ns);
         if (st != UCFT_OK)
             goto out;

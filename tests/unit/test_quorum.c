@@ -162,7 +162,8 @@ static void test_quorum_covers_exhaustive(void **state)
     (void)state;
     for (int n = 1; n <= 8; n++)
         for (unsigned prior = 0; prior < 1u << n; prior++) {
-            if (__builtin_popcount(prior) > 2 || 2 * __builtin_popcount(prior) >= n)
+            if (__builtin_popcount(prior) > 2 ||
+                2 * __builtin_popcount(prior) >= n)
                 continue;
             for (int agreed = 0; agreed <= 1; agreed++) {
                 rt_quorum_t q;

@@ -61,6 +61,7 @@ static const char *const cases[][2] = {
 
 typedef struct tally {
     long runs, over_f, host_loss, dead, violations, hangs;
+    long partitioned;   /* runs with a partition (under the majority gate) */
     long dead_disagree; /* runs where a rank completed before it died with
                            another output than the survivors' */
 } tally_t;
@@ -68,6 +69,7 @@ typedef struct tally {
 typedef struct scenario {
     int c, n, f, root, nodes;
     uint64_t seed;
+    uint64_t side, cut_ns; /* a partition: the ranks of one side; 0: none */
     size_t nfails;
     simrun_fail_t fails[MAX_FAILS];
 } scenario_t;
@@ -122,6 +124,15 @@ static void draw(scenario_t *s, uint64_t seed, int max_ranks)
         /* One failure in eight takes its whole node (needs nodes). */
         fl->whole_node = s->nodes > 0 && next(&x) % 8 == 0;
     }
+    /* One job of at most 64 ranks on nodes in four is also partitioned:
+     * a random proper subset of its nodes on one side, at a random time,
+     * under the majority gate (not the agreement: not gated yet). */
+    if (s->nodes > 0 && s->n <= 64 && strcmp(cases[s->c][0], "agree") != 0 &&
+        next(&x) % 4 == 0) {
+        uint64_t nodes_a = 1 + next(&x) % ((1ull << s->nodes) - 2);
+        s->cut_ns = next(&x) % span_ns;
+        s->side = nodes_a; /* node mask: turned into ranks in run() */
+    }
 }
 
 static void describe(const scenario_t *s, const simrun_result_t *r,
@@ -142,6 +153,9 @@ static void describe(const scenario_t *s, const simrun_result_t *r,
         if (fl->whole_node)
             printf("(node)");
     }
+    if (s->side != 0 && strcmp(cases[s->c][0], "agree") != 0)
+        printf(" partition nodes %#llx @%.3fus", (unsigned long long)s->side,
+               (double)s->cut_ns / 1e3);
     printf(" | live %d completed %d failed %d unfinished %d wrong %d "
            "inconsistent %d\n",
            r->live, r->completed, r->failed_ops, r->unfinished, r->data_errors,
@@ -169,6 +183,7 @@ static int run(const scenario_t *s, tally_t *t)
     p.nfails = s->nfails;
     p.release_at_done = 1;
     int agree = strcmp(op->op, "agree") == 0;
+    int part = s->side != 0 && !agree; /* --alg may have made it one */
     if (strcmp(op->op, "barrier") == 0) {
         p.len = 0; /* no data: nothing to compare */
     } else if (agree) {
@@ -186,6 +201,10 @@ static int run(const scenario_t *s, tally_t *t)
         }
         p.sim.domain = nodes.node_of;
         p.args.map = &nodes.map;
+        for (int r = 0; part && r < n; r++)
+            p.partition_side |= (s->side >> nodes.node_of[r] & 1) << r;
+        p.partition_at_ns = s->cut_ns;
+        p.quorum_gate = part;
     }
     uint8_t *ok = malloc((size_t)n);
     if (ok == NULL || simrun_run(&p, &r, ok) != UCFT_OK) {
@@ -205,6 +224,7 @@ static int run(const scenario_t *s, tally_t *t)
                       nodes.node_of[fl->rank] == nodes.node_of[s->root]);
     }
     t->runs++;
+    t->partitioned += part;
     t->dead_disagree += r.dead_disagree > 0;
     t->dead += dead;
     t->over_f += dead > s->f;
@@ -218,10 +238,10 @@ static int run(const scenario_t *s, tally_t *t)
         bad = "hang", t->hangs++;
     else if (r.data_errors > 0)
         bad = "wrong output";
-    else if ((dead <= s->f || agree) && !root_dead &&
+    else if ((dead <= s->f || agree) && !root_dead && !part &&
              (r.completed != r.live || r.failed_ops > 0))
         bad = "a live rank did not complete with success";
-    else if ((dead <= s->f || agree) && r.inconsistent > 0)
+    else if ((dead <= s->f || agree || part) && r.inconsistent > 0)
         bad = "outputs differ";
     if (bad != NULL) {
         t->violations++;
@@ -322,21 +342,23 @@ int main(int argc, char **argv)
             fprintf(stderr, "ucft-campaign: %ld scenarios, %ld violations\n",
                     i + 1, violations);
     }
-    printf("%-15s %-24s %8s %8s %9s %8s %10s %6s %14s\n", "op", "alg", "runs",
-           "over f", "host loss", "dead", "violations", "hangs",
-           "dead differed");
+    printf("%-15s %-24s %8s %8s %9s %8s %10s %6s %14s %12s\n", "op", "alg",
+           "runs", "over f", "host loss", "dead", "violations", "hangs",
+           "dead differed", "partitioned");
     tally_t all = {0};
     for (size_t i = 0; i < NCASES; i++) {
-        printf("%-15s %-24s %8ld %8ld %9ld %8ld %10ld %6ld %14ld\n",
+        printf("%-15s %-24s %8ld %8ld %9ld %8ld %10ld %6ld %14ld %12ld\n",
                cases[i][0], cases[i][1], t[i].runs, t[i].over_f, t[i].host_loss,
-               t[i].dead, t[i].violations, t[i].hangs, t[i].dead_disagree);
+               t[i].dead, t[i].violations, t[i].hangs, t[i].dead_disagree,
+               t[i].partitioned);
         all.runs += t[i].runs, all.over_f += t[i].over_f;
         all.host_loss += t[i].host_loss, all.dead += t[i].dead;
         all.violations += t[i].violations, all.hangs += t[i].hangs;
         all.dead_disagree += t[i].dead_disagree;
+        all.partitioned += t[i].partitioned;
     }
-    printf("%-15s %-24s %8ld %8ld %9ld %8ld %10ld %6ld %14ld\n", "all", "",
-           all.runs, all.over_f, all.host_loss, all.dead, all.violations,
-           all.hangs, all.dead_disagree);
+    printf("%-15s %-24s %8ld %8ld %9ld %8ld %10ld %6ld %14ld %12ld\n", "all",
+           "", all.runs, all.over_f, all.host_loss, all.dead, all.violations,
+           all.hangs, all.dead_disagree, all.partitioned);
     return violations > 0;
 }
