@@ -69,7 +69,8 @@ typedef struct tally {
 typedef struct scenario {
     int c, n, f, root, nodes;
     uint64_t seed;
-    uint64_t side, cut_ns; /* a partition: the ranks of one side; 0: none */
+    uint64_t side, cut_ns; /* a partition: the nodes of one side; 0: none */
+    int no_gate;           /* --no-gate: partitions without the gate */
     size_t nfails;
     simrun_fail_t fails[MAX_FAILS];
 } scenario_t;
@@ -204,7 +205,7 @@ static int run(const scenario_t *s, tally_t *t)
         for (int r = 0; part && r < n; r++)
             p.partition_side |= (s->side >> nodes.node_of[r] & 1) << r;
         p.partition_at_ns = s->cut_ns;
-        p.quorum_gate = part;
+        p.quorum_gate = part && !s->no_gate;
     }
     uint8_t *ok = malloc((size_t)n);
     if (ok == NULL || simrun_run(&p, &r, ok) != UCFT_OK) {
@@ -255,12 +256,14 @@ static int run(const scenario_t *s, tally_t *t)
 static int usage(FILE *f, int rc)
 {
     fprintf(f, "Usage: ucft-campaign [--scenarios K] [--seed S] "
-               "[--max-ranks N] [--alg OP/ALG] [--quiet]\n"
+               "[--max-ranks N] [--alg OP/ALG] [--no-gate] [--quiet]\n"
                "Random failures (ranks, whole nodes) at random points of "
                "every corrected\ncollective and the agreement on the "
                "simulator; exit 1 on any violation. --alg: every scenario "
                "on that row's\nalgorithm, the rest drawn as usual (replays "
-               "a scenario found with another\ntable).\n");
+               "a scenario found with another\ntable). --no-gate: the "
+               "partitioned jobs without the majority gate (the\nsplit "
+               "brains it prevents show as violations).\n");
     return rc;
 }
 
@@ -292,14 +295,16 @@ int main(int argc, char **argv)
         {"scenarios", 1, NULL, 'k'}, {"seed", 1, NULL, 's'},
         {"max-ranks", 1, NULL, 'n'}, {"quiet", 0, NULL, 'q'},
         {"alg", 1, NULL, 'a'},       {"help", 0, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+        {"no-gate", 0, NULL, 'g'},   {NULL, 0, NULL, 0}};
     long k = 1000, seed = 1, max_ranks = 4096;
-    int quiet = 0, c, only = -1;
+    int quiet = 0, c, only = -1, no_gate = 0;
     while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         long *dst = c == 'k' ? &k : c == 's' ? &seed : &max_ranks;
         long hi = c == 'n' ? 65536 : 1000000000L;
         if (c == 'q') {
             quiet = 1;
+        } else if (c == 'g') {
+            no_gate = 1;
         } else if (c == 'a') {
             only = find_case(optarg);
             if (only < 0) {
@@ -337,6 +342,7 @@ int main(int argc, char **argv)
         draw(&s, (uint64_t)seed + (uint64_t)i, (int)max_ranks);
         if (only >= 0)
             s.c = only; /* the rest of the scenario as drawn */
+        s.no_gate = no_gate;
         violations += run(&s, &t[s.c]);
         if (!quiet && (i + 1) % 10000 == 0)
             fprintf(stderr, "ucft-campaign: %ld scenarios, %ld violations\n",
