@@ -6,7 +6,9 @@
  *   op I ok SUM MASK     the result it handed over
  *   op I err STATUS      the call ended with an error
  *
- * then "done" at the end. The launcher partitions the nodes meanwhile;
+ * then "done" at the end; a sum that is not the sum of the set of ranks
+ * it names, or a set without this rank, fails the rank. The launcher
+ * partitions the nodes meanwhile (or kills a rank);
  * under UCFT_QUORUM=y the minority fences (aborts) and the majority goes
  * on. The script checks that no two lines of one call I hold different
  * results, on either side: what the majority gate
@@ -47,10 +49,16 @@ int main(int argc, char **argv)
     for (unsigned i = 0;; i++) {
         in[2] = now_s() >= end;
         ucft_status_t st = ucft_allreduce(w, in, out, 3, UCFT_INT64, UCFT_SUM);
-        if (st == UCFT_OK)
+        if (st == UCFT_OK) {
+            int64_t want = 0;
+            for (int r = 0; r < 63; r++)
+                want += (out[1] >> r & 1) ? r + 1 : 0;
+            CHECK(out[0] == want && (out[1] >> g_rank & 1),
+                  "call %u: sum %lld for the set %llx", i, (long long)out[0],
+                  (unsigned long long)out[1]);
             printf("op %u ok %lld %llx\n", i, (long long)out[0],
                    (unsigned long long)out[1]);
-        else
+        } else
             printf("op %u err %s\n", i, ucft_status_name(st));
         fflush(stdout);
         if (st == UCFT_OK && out[2] > 0)
