@@ -56,6 +56,7 @@
 #include "reduce_corrected.h"
 #include "dtype.h"
 #include "reduce_corrected_impl.h"
+#include "coll_gate.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -298,8 +299,8 @@ static void req_cb(tp_req_t *req)
     if (req->status != UCFT_OK)
         RC_TRACE(s, "request %x: %s", bit, ucft_status_string(req->status));
     if (s->cleaned && s->busy == 0) {
-        if (s->gate_owner != NULL) {
-            rc__gate_release(s); /* a gate's instance: frees s */
+        if (s->gate_self != NULL) {
+            coll_gate_release(s->gate_self); /* a gate's instance: frees s */
             return;
         }
         free_mem(s);
@@ -319,6 +320,29 @@ static void req_cb(tp_req_t *req)
             got_value(s, s->dbuf + 4);
     }
     step(s);
+}
+
+/* ---- the majority gate (coll_gate.h) ---- */
+
+static void gate_verdict(void *arg, ucft_status_t st)
+{
+    rc_state_t *s = arg;
+    s->gating = 0;
+    rc__finish_now(s, st);
+}
+
+void rc__gate_start(rc_state_t *s, ucft_status_t st)
+{
+    if (st != UCFT_OK)
+        rc__finish_now(s, st); /* its error now; it joins with nothing */
+    s->gating = st == UCFT_OK;
+    ucft_status_t gs = coll_gate_join(
+        &s->gate, s->tp, s->args, s->kind_base + (unsigned)s->ncand, s->buf,
+        s->len, st, s->dead, s->ndead, gate_verdict, s);
+    if (gs != UCFT_OK) {
+        s->gating = 0;
+        rc__finish_now(s, gs);
+    }
 }
 
 /* ---- the coll_op_ops_t entry points ---- */
@@ -400,7 +424,8 @@ void rc_on_failure(void *state, int rank)
 {
     rc_state_t *s = state;
 
-    rc__gate_failure(s, rank);
+    if (!s->cleaned)
+        coll_gate_failure(s->gate, rank);
     if (s->cleaned || s->over || is_dead(s, rank))
         return;
     if (s->ndead == s->capdead) {
@@ -452,7 +477,7 @@ void rc_cleanup(void *state)
     rc_state_t *s = state;
     tp_req_t *rq[3] = {&s->ureq, &s->rreq, &s->dreq};
 
-    rc__gate_cleanup(s);
+    coll_gate_cleanup(s->gate);
     s->cleaned = 1;
     for (int i = 0; i < 3; i++)
         if (s->busy & (RC_B_UP << i))
@@ -471,7 +496,7 @@ void rc_cleanup(void *state)
 
 void rc_destroy(void *state)
 {
-    rc__gate_destroy(state);
+    coll_gate_destroy(((rc_state_t *)state)->gate);
     free_mem(state);
 }
 
@@ -490,11 +515,11 @@ unsigned rc_stale_kinds(const void *state, unsigned *kinds, unsigned max)
     /* A root that has picked its answer does not hear the others. */
     if (!s->restart && !s->over && s->v == 0 && s->sel >= 0 && n < max)
         kinds[n++] = kind_of(s, (unsigned)s->attempt, RC_TREE);
-    return n + rc__gate_stale(s, kinds + n, max - n);
+    return n + coll_gate_stale(s->gate, kinds + n, max - n);
 }
 
 int rc_idle(const void *state)
 {
     const rc_state_t *s = state;
-    return s->busy == 0 && rc__gate_idle(s);
+    return s->busy == 0 && coll_gate_idle(s->gate);
 }

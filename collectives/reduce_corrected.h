@@ -72,12 +72,11 @@ typedef struct rc_state {
      * a composite that runs two instances under one sequence number gives
      * them disjoint halves; set after rc_init). */
     uint8_t kind_base;
-    /* The majority gate (args->gate; reduce_corrected_gate.c): its state
-     * once it started (NULL before, and again once freed), and in a gate's
-     * own instance the instance it gates. */
+    /* The majority gate (args->gate; coll_gate.h): its state once joined
+     * (NULL before, and again once it freed itself), and in a gate's own
+     * instance, the gate. */
     uint8_t gating; /* the gate runs: the result waits for it */
-    struct rc_gate *gate;
-    struct rc_state *gate_owner;
+    struct coll_gate_run *gate, *gate_self;
     /* Last: init clears the state only up to here. */
     _Alignas(16) unsigned char inline_mem[RC_INLINE_SCRATCH];
 } rc_state_t;

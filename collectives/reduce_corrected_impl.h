@@ -186,10 +186,10 @@ static inline void rc__finish_now(rc_state_t *s, ucft_status_t st)
 void rc__gate_start(rc_state_t *s, ucft_status_t st);
 
 /* The rank's part is over with `st`. Under a majority gate
- * (coll_args_t.gate, allreduce) it first joins the gate: with its result
- * (handed over when the gate allows: reduce_corrected_gate.c) or, after an
- * error, with nothing (the error ends its part now). A rank whose message
- * sizes did not match leaves at once. */
+ * (coll_args_t.gate, allreduce) it first joins the gate (coll_gate.h):
+ * with its result, handed over when the gate allows, or, after an error,
+ * with nothing (the error ends its part now). A rank whose message sizes
+ * did not match leaves at once. */
 static inline void finish(rc_state_t *s, ucft_status_t st)
 {
     if (s->done || s->gating)
@@ -213,15 +213,6 @@ static inline void got_value(rc_state_t *s, const unsigned char *val)
         memcpy(s->buf, s->dsend + 4, s->len); /* output, on success only */
     s->decided = 1;
 }
-
-/* reduce_corrected_gate.c: the majority gate (coll_args_t.gate). */
-void rc__gate_failure(rc_state_t *s, int rank);
-void rc__gate_cleanup(rc_state_t *s);
-int rc__gate_idle(const rc_state_t *s);
-unsigned rc__gate_stale(const rc_state_t *s, unsigned *kinds, unsigned max);
-void rc__gate_destroy(rc_state_t *s);
-/* A gate's instance went idle after its cleanup: frees the gate. */
-void rc__gate_release(rc_state_t *g);
 
 /* reduce_corrected_phase.c */
 /* A received message whose size no peer calling with this rank's
