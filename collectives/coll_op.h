@@ -144,7 +144,7 @@ typedef struct coll_comm_ops {
 /* Called from a transport callback when `rank` has finished its part. */
 typedef void (*coll_done_cb_t)(void *arg, int rank, ucft_status_t status);
 
-/* The majority gate (collectives/reduce_corrected_gate.c; docs/detector.md,
+/* The majority gate (collectives/coll_gate.c; docs/detector.md,
  * "No split brain"): whether a set of ranks that hold a result covers the
  * quorum, i.e. every side of a partition that may go on holds one of them.
  * `held` has one byte per rank of the instance's transport (1: holds it).

@@ -1,6 +1,6 @@
 /*
  * UCFT_QUORUM's majority gate for the collectives (coll_args_t.gate;
- * collectives/reduce_corrected_gate.c; docs/detector.md, "No split brain").
+ * collectives/coll_gate.c; docs/detector.md, "No split brain").
  * The gate asks about the instance's transport ranks (an epoch's dense
  * indices, or the communicator's ranks); the quorum is the world's
  * (runtime/quorum.h). A result is covered when the world ranks holding it

@@ -12,7 +12,7 @@
  * under UCFT_QUORUM=y the minority fences (aborts) and the majority goes
  * on. The script checks that no two lines of one call I hold different
  * results, on either side: what the majority gate
- * (collectives/reduce_corrected_gate.c) guarantees.
+ * (collectives/coll_gate.c) guarantees.
  */
 #include <stdint.h>
 #include <stdio.h>

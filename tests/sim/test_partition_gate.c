@@ -1,5 +1,5 @@
 /*
- * The majority gate (collectives/reduce_corrected_gate.c) against
+ * The majority gate (collectives/coll_gate.c) against
  * partitions at every point of a corrected allreduce: for every job of 3 to
  * 7 ranks, every split into two sides and partition times spread over the
  * whole operation (from its start to past its failure-free end), all
