@@ -33,6 +33,10 @@ TARGETS = {
 UNITS = {
     "collectives/bcast_corrected_recv": "collectives/bcast_corrected",
     "runtime/detector/probe_origin": "runtime/detector/probe",
+    # The corrected reduce/allreduce: its message handlers, and the
+    # majority gate, itself a corrected allreduce run inside one.
+    "collectives/reduce_corrected_phase": "collectives/reduce_corrected",
+    "collectives/coll_gate": "collectives/reduce_corrected",
 }
 
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
