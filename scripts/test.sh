@@ -45,7 +45,8 @@ if [ $quick -eq 0 ]; then
   # Not here: the exhaustive sweeps, the long campaigns and soaks, the
   # network-namespace jobs (serial, about 45 s; their launcher code is the
   # same as the default leg's and the option parser is fuzzed), and the
-  # long TCP jobs whose shared-memory twins run here (label twin).
+  # long TCP jobs whose shared-memory twins run here and the benchmark's
+  # kill-to-result check (label twin).
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   LSAN_OPTIONS=suppressions=$root/scripts/lsan.supp \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
