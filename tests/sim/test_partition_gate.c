@@ -152,12 +152,34 @@ static void test_gate_allgather(void **state)
     both("allgather", "corrected");
 }
 
+/* A gate needs f + 1 attempt numbers after the operation's own: with
+ * f = 8 every rank ends with UCFT_ERR_NOT_SUPPORTED (and an error line),
+ * never a hang or a result the gate did not allow. */
+static void test_gate_f_too_large(void **state)
+{
+    simrun_params_t p;
+    simrun_result_t res;
+    (void)state;
+    simrun_params_default(&p, coll_op_find("allreduce", "corrected"), 20);
+    p.len = 16;
+    p.args.f = 8;
+    p.quorum_gate = 1;
+    assert_int_equal(simrun_run(&p, &res, NULL), UCFT_OK);
+    assert_int_equal(res.completed, 0);
+    assert_int_equal(res.failed_ops, 20);
+    assert_int_equal(res.unfinished, 0);
+    p.args.f = 7; /* the largest that fits */
+    assert_int_equal(simrun_run(&p, &res, NULL), UCFT_OK);
+    assert_int_equal(res.completed, 20);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gate_corrected),
         cmocka_unit_test(test_gate_ring),
         cmocka_unit_test(test_gate_allgather),
+        cmocka_unit_test(test_gate_f_too_large),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
