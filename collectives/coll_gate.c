@@ -1,6 +1,8 @@
 /*
  * The majority gate (coll_gate.h; docs/detector.md, "No split brain") of
- * the corrected allreduce family and of the agreement.
+ * the corrected allreduce family. (The agreement is not gated: its
+ * decision would need acknowledging with any number of failures, which
+ * this gate, a corrected allreduce tolerating f, cannot give.)
  *
  * The window it closes: after a partition, a rank cut off together with a
  * candidate root can take that root's result, while the other side, which
@@ -21,20 +23,17 @@
  *
  * Why that suffices: a holder keeps its result and answers every later
  * attempt of the main allreduce with it, flagged decided ("a decided value
- * wins", reduce_corrected_impl.h), or every later coordinator of the
- * agreement with its decision ("the first decision reported", agree.c), so
- * the ranks of the side that goes on end up with that same result as long
- * as one holder there lives. The
+ * wins", reduce_corrected_impl.h), so the ranks of the side that goes on
+ * end up with that same result as long as one holder there lives. The
  * gate's own value needs no agreement: each bit in it is a fact (that rank
  * held that result), whichever attempt of the gate delivered it, and a
  * missing bit costs a rank its result, never a wrong one. Two different
  * results with one 64-bit hash would be taken for one (2^-64 a pair).
  *
  * Kinds: the gate is a corrected allreduce under the instance's sequence
- * number. Behind an allreduce its attempts follow the instance's (kind_base
- * + ncand on), so 2 (f + 1) attempt numbers are needed: f <= 7 alone,
- * f <= 3 inside corrected-ring (two instances of 8); the agreement uses
- * kinds of its own, so its gate starts at 0. Beyond that the rank ends
+ * number. Its attempts follow the instance's (kind_base + ncand on), so
+ * 2 (f + 1) attempt numbers are needed: f <= 7 alone, f <= 3 inside
+ * corrected-ring (two instances of 8). Beyond that the rank ends
  * with UCFT_ERR_NOT_SUPPORTED, logged. Cost: one more corrected allreduce
  * of 4 (8 + n/8) bytes and one allocation per operation, only when the
  * driver gives a gate (the runtime: UCFT_QUORUM=y).
@@ -161,7 +160,8 @@ static void gate_done(void *arg, int rank, ucft_status_t st)
     gate_over(arg, st);
 }
 
-unsigned coll_gate_attempts(const coll_args_t *a, int n)
+/* The attempt numbers a gate takes (candidate roots, as rc_init). */
+static unsigned gate_attempts(const coll_args_t *a, int n)
 {
     int f = a->f > 0 ? a->f : RC_DEFAULT_F;
     return (unsigned)(f + 1 < n ? f + 1 : n);
@@ -177,7 +177,7 @@ ucft_status_t coll_gate_join(coll_gate_run_t **slot, tp_t *tp,
     size_t nb = ((size_t)n + 7) / 8, slot_len = 8 + nb;
     size_t vlen = GATE_SLOTS * slot_len;
 
-    if (kind_base + coll_gate_attempts(a, n) > RC_MAX_F + 1) {
+    if (kind_base + gate_attempts(a, n) > RC_MAX_F + 1) {
         ucft_error(tp->log,
                    "collective #%u: the majority gate (UCFT_QUORUM) needs "
                    "f + 1 attempt numbers after the operation's own and has "
@@ -217,7 +217,7 @@ ucft_status_t coll_gate_join(coll_gate_run_t **slot, tp_t *tp,
     g->args.remote_wait = NULL;
     g->args.rndv_min = 0;
     g->args.comm_state = NULL;
-    g->args.root = 0; /* candidate roots 0, 1, ... (an agreement has none) */
+    g->args.root = 0; /* candidate roots 0, 1, ... (the same everywhere) */
     ucft_status_t gs = rc_init(&g->rc, tp, &g->args, g->vec, &gate_cfg);
     if (gs != UCFT_OK) {
         free(g);

@@ -1,8 +1,8 @@
 /*
  * The majority gate (coll_args_t.gate; collectives/coll_gate.c): a rank
  * hands its result over only once the ranks holding the same result cover
- * the quorum. Used by the corrected allreduce family (reduce_corrected.c)
- * and the agreement (agree.c). Private to collectives/.
+ * the quorum. Used by the corrected allreduce family (reduce_corrected.c).
+ * Private to collectives/.
  */
 #ifndef UCFT_COLL_GATE_H
 #define UCFT_COLL_GATE_H
@@ -31,8 +31,6 @@ ucft_status_t coll_gate_join(coll_gate_run_t **slot, tp_t *tp,
                              const void *res, size_t len, ucft_status_t st,
                              const int *dead, unsigned ndead,
                              coll_gate_done_t done, void *arg);
-/* The attempt numbers a gate takes (its kind_base + this must be <= 16). */
-unsigned coll_gate_attempts(const coll_args_t *a, int n);
 void coll_gate_failure(coll_gate_run_t *g, int rank);
 void coll_gate_cleanup(coll_gate_run_t *g);
 int coll_gate_idle(const coll_gate_run_t *g);
