@@ -41,7 +41,7 @@
  * run needs nothing beyond the state and three copies of the value (the value,
  * a receive slot, the contribution).
  */
-#include "agree.h"
+#include "agree_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -57,43 +57,6 @@ typedef struct ag_stage {
     int peer;
     uint8_t send, recv, post;
 } ag_stage_t;
-
-typedef struct agree {
-    tp_t *tp;
-    const coll_args_t *args;
-    uint32_t *val;         /* the value (out: the decision's) */
-    coll_agree_hdr_t *hdr; /* out: err, |F| */
-    uint32_t *rslot;       /* fast path: the partner's value */
-    uint32_t *orig;        /* this rank's contribution */
-    const uint8_t *acked;
-    size_t words, msg_len;
-    int n, me, p, rem, lg;
-    unsigned stage, nstage;
-    int coord;      /* the lowest rank not known failed */
-    int queried_by; /* the last coordinator that queried us, or -1 */
-    int answered;   /* the coordinator we reported to, or -1 */
-    int help_to;    /* HELP owed to, or -1 */
-    int report_to;  /* REPORT owed to, or -1 */
-    int qnext;      /* round: next rank to query */
-    int dnext;      /* next rank a decision may be owed to */
-    int need;       /* round: reports still awaited */
-    ucft_status_t status;
-    uint8_t slow, decided, done, cleaned, in_start, helped;
-    uint8_t round, round_done, have_dec, out_pending, fposted;
-    uint8_t fr_busy, fs_busy, cr_busy, br_busy, sr_busy;
-    uint8_t cr_posting, br_posting; /* inside post_ctrl / post_big */
-    uint8_t *lfail; /* ranks known failed (n bits), NULL: none */
-    /* Slow-path storage, one allocation (slab). */
-    unsigned char *slab;
-    unsigned char *rbig; /* REPORT / DECIDE receive */
-    unsigned char *obuf; /* this rank's undecided report */
-    unsigned char *dmsg; /* the decision, as a message */
-    uint8_t *got;        /* round: ranks that reported */
-    uint8_t *ackand;     /* round: AND of the reported acknowledged sets */
-    uint8_t *owe;        /* decisions owed */
-    uint32_t *acc;       /* round: AND of the reported values */
-    tp_req_t fr, fs, cr, br, sr;
-} agree_t;
 
 static int bm_get(const uint8_t *b, int r)
 {
@@ -127,7 +90,13 @@ static uint8_t *msg_bm(const agree_t *s, unsigned char *m)
 
 static uint64_t tag_of(const agree_t *s, int src, unsigned kind)
 {
-    return coll_tag(s->args, src, kind);
+    return coll_tag(s->args, src, kind + s->kb);
+}
+
+/* A received message's kind, as AG_KIND_*. */
+static unsigned kind_of(const agree_t *s, const tp_req_t *req)
+{
+    return ucft_tag_coll_kind(req->tag) - s->kb;
 }
 
 /* Receives of a kind pair (kind, kind | 1) from any source. */
@@ -136,7 +105,7 @@ static uint64_t pair_mask(void)
     return UCFT_TAG_FULL_MASK & ~UCFT_TAG_SRC_MASK & ~(uint64_t)1;
 }
 
-static void finish(agree_t *s, ucft_status_t st)
+void ag_finish(agree_t *s, ucft_status_t st)
 {
     if (s->done)
         return;
@@ -161,7 +130,7 @@ static int ensure_slab(agree_t *s)
     size_t wl = s->words * sizeof(uint32_t);
     s->slab = calloc(1, 3 * ml + 3 * bm + wl + 8);
     if (s->slab == NULL) {
-        finish(s, UCFT_ERR_NO_MEMORY);
+        ag_finish(s, UCFT_ERR_NO_MEMORY);
         return 0;
     }
     unsigned char *p = s->slab;
@@ -208,7 +177,10 @@ static void output(agree_t *s)
         s->hdr->err = 0;
         s->hdr->nfailed = 0;
     }
-    finish(s, UCFT_OK);
+    if (s->args->gate != NULL && s->kb == 0)
+        ag_confirm_start(s); /* UCFT_QUORUM: delivered once confirmed */
+    else
+        ag_finish(s, UCFT_OK);
 }
 
 static void decide(agree_t *s)
@@ -536,7 +508,7 @@ static void ctrl_cb(tp_req_t *req)
     if (src >= 0 && req->status != UCFT_OK) {
         coll_log_bad(s->tp, s->args, req, "a control message with a payload");
     } else if (src >= 0 && !is_failed(s, src)) {
-        if (ucft_tag_coll_kind(req->tag) == AG_KIND_HELP) {
+        if (kind_of(s, req) == AG_KIND_HELP) {
             if (s->round_done) {
                 bm_set(s->owe, src);
                 if (src < s->dnext)
@@ -568,7 +540,7 @@ static void big_cb(tp_req_t *req)
     if (req->status == UCFT_ERR_CANCELED)
         return;
     int src = sender(s, req);
-    unsigned kind = ucft_tag_coll_kind(req->tag);
+    unsigned kind = kind_of(s, req);
     const char *bad =
         req->status != UCFT_OK
             ? "receive failed"
@@ -631,10 +603,9 @@ static void send_cb(tp_req_t *req)
 /* ---- the ops
  * ----------------------------------------------------------------- */
 
-static ucft_status_t ag_init(void *state, tp_t *tp, const coll_args_t *args,
-                             void *buf)
+ucft_status_t ag_era_init(agree_t *s, tp_t *tp, const coll_args_t *args,
+                          void *buf)
 {
-    agree_t *s = state;
     size_t hl = sizeof(coll_agree_hdr_t);
     if (args->len <= hl || (args->len - hl) % sizeof(uint32_t) != 0 ||
         buf == NULL || tp->size < 1)
@@ -680,9 +651,8 @@ const uint8_t *coll_agree_failed(const void *state)
     return msg_bm(s, s->dmsg);
 }
 
-static ucft_status_t ag_start(void *state)
+ucft_status_t ag_era_start(agree_t *s)
 {
-    agree_t *s = state;
     memcpy(s->orig, s->val, s->words * sizeof(uint32_t));
     s->in_start = 1;
     fast_step(s);
@@ -695,15 +665,14 @@ static ucft_status_t ag_test(const void *state)
     return ((const agree_t *)state)->status;
 }
 
-static void ag_on_failure(void *state, int rank)
+void ag_era_failure(agree_t *s, int rank)
 {
-    agree_t *s = state;
     if (s->cleaned || rank < 0 || rank >= s->n || rank == s->me)
         return;
     if (s->lfail == NULL) {
         s->lfail = calloc(1, coll_agree_bm_bytes(s->n));
         if (s->lfail == NULL) {
-            finish(s, UCFT_ERR_NO_MEMORY);
+            ag_finish(s, UCFT_ERR_NO_MEMORY);
             return;
         }
     }
@@ -732,12 +701,15 @@ static void ag_on_failure(void *state, int rank)
         maybe_round(s);
     }
     pump(s);
+    if (s->conf != NULL) /* last: it may end this agreement */
+        ag_era_failure(s->conf, rank);
 }
 
-static void ag_cleanup(void *state)
+void ag_era_cleanup(agree_t *s)
 {
-    agree_t *s = state;
     s->cleaned = 1;
+    if (s->conf != NULL)
+        ag_era_cleanup(s->conf);
     if (s->fr_busy)
         tp_cancel(s->tp, &s->fr);
     if (s->cr_busy)
@@ -752,29 +724,69 @@ static void ag_cleanup(void *state)
     }
 }
 
-static void ag_destroy(void *state)
+void ag_era_destroy(agree_t *s)
 {
-    agree_t *s = state;
+    if (s->conf != NULL)
+        ag_era_destroy(s->conf);
     free(s->slab);
     free(s->lfail);
     s->slab = NULL;
     s->lfail = NULL;
 }
 
+int ag_era_idle(const agree_t *s)
+{
+    return !s->fr_busy && !s->fs_busy && !s->cr_busy && !s->br_busy &&
+           !s->sr_busy && (s->conf == NULL || ag_era_idle(s->conf));
+}
+
+static unsigned era_stale(const agree_t *s, unsigned *kinds, unsigned max)
+{
+    unsigned k = 0;
+    if ((s->slow || s->decided) && k < max)
+        kinds[k++] = AG_KIND_FAST + s->kb;
+    if (s->conf != NULL)
+        k += era_stale(s->conf, kinds + k, max - k);
+    return k;
+}
+
+/* ---- the table: the state is an agree_pair_t (agree_impl.h) ---------------
+ */
+
+static ucft_status_t ag_init(void *state, tp_t *tp, const coll_args_t *args,
+                             void *buf)
+{
+    return ag_era_init(state, tp, args, buf);
+}
+
+static ucft_status_t ag_start(void *state)
+{
+    return ag_era_start(state);
+}
+
+static void ag_on_failure(void *state, int rank)
+{
+    ag_era_failure(state, rank);
+}
+
+static void ag_cleanup(void *state)
+{
+    ag_era_cleanup(state);
+}
+
+static void ag_destroy(void *state)
+{
+    ag_era_destroy(state);
+}
+
 static int ag_idle(const void *state)
 {
-    const agree_t *s = state;
-    return !s->fr_busy && !s->fs_busy && !s->cr_busy && !s->br_busy &&
-           !s->sr_busy;
+    return ag_era_idle(state);
 }
 
 static unsigned ag_stale(const void *state, unsigned *kinds, unsigned max)
 {
-    const agree_t *s = state;
-    unsigned k = 0;
-    if ((s->slow || s->decided) && k < max)
-        kinds[k++] = AG_KIND_FAST;
-    return k;
+    return era_stale(state, kinds, max);
 }
 
 const coll_op_ops_t coll_agree_era_ops = {
@@ -783,7 +795,7 @@ const coll_op_ops_t coll_agree_era_ops = {
     .doc = "early-returning agreement: recursive doubling of the AND when "
            "no failure interferes (p log2 p + 2 (n - p) messages), else a "
            "coordinator round (lowest live rank): query, reports, decision",
-    .state_size = sizeof(agree_t),
+    .state_size = sizeof(agree_pair_t),
     .buf_mult = 3,
     .init = ag_init,
     .start = ag_start,

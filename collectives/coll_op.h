@@ -48,9 +48,14 @@ enum coll_kind {
     /* 8..15: agreement (agree.h). */
     COLL_KIND_AGREE_FIRST = 8,
     COLL_KIND_AGREE_LAST = 15,
-    /* 16..47: corrected broadcast (tree and correction messages). */
+    /* 16..23: corrected broadcast (tree and correction messages). */
     COLL_KIND_BCAST_CORRECTED_FIRST = 16,
-    COLL_KIND_BCAST_CORRECTED_LAST = 47,
+    COLL_KIND_BCAST_CORRECTED_LAST = 23,
+    /* 24..31: an agreement's confirmation under the majority gate (agree.h:
+     * the agreement's kinds + 16). Numbered with the agreements. 32..47
+     * are free. */
+    COLL_KIND_AGREE_CONFIRM_FIRST = 24,
+    COLL_KIND_AGREE_CONFIRM_LAST = 31,
     /* 48..95: corrected reduce / allreduce / barrier. */
     COLL_KIND_REDUCE_CORRECTED_FIRST = 48,
     COLL_KIND_REDUCE_CORRECTED_LAST = 95,
@@ -88,6 +93,14 @@ enum coll_kind {
     COLL_KIND_BCAST_BATCH = 128,
     COLL_KIND_BCAST_BATCH_LAST = 134,
 };
+
+/* 1 for the kinds of agreements (their sequence numbers are their own). */
+static inline int coll_kind_is_agree(unsigned kind)
+{
+    return (kind >= COLL_KIND_AGREE_FIRST && kind <= COLL_KIND_AGREE_LAST) ||
+           (kind >= COLL_KIND_AGREE_CONFIRM_FIRST &&
+            kind <= COLL_KIND_AGREE_CONFIRM_LAST);
+}
 
 /* Placement (placement/placement.h): which rank holds which tree
  * position. Position 0 is the start of the order; an operation rooted at

@@ -72,7 +72,7 @@ static int is_late(cm_layer_t *cl, uint64_t tag)
         return owned < 0; /* a communicator state's own messages */
     /* Agreements have a sequence of their own (comm.h, agree_seq). */
     unsigned kind = ucft_tag_coll_kind(tag);
-    int agree = kind >= COLL_KIND_AGREE_FIRST && kind <= COLL_KIND_AGREE_LAST;
+    int agree = coll_kind_is_agree(kind);
     if (agree && (s & CM_REPAIR_SEQ_BIT) && cm_repair_future(comm, s))
         return comm->repair_off; /* not started here yet; never, once the
                                     communicator is freed or finalized */

@@ -67,6 +67,11 @@ typedef struct cm_repair {
     uint32_t limit;           /* posts numbered >= limit wait for req */
     uint32_t nbg;             /* background agreements posted */
     uint64_t switches;        /* epochs decided (for tests and logs) */
+    /* Failures this context knew when the last background agreement
+     * started, and, once one ended with an error (the majority gate of
+     * UCFT_QUORUM refuses an agreement that most members cannot join),
+     * that count: no new one starts before more failures are known. */
+    size_t started_nfailed, stuck_nfailed;
 } cm_repair_t;
 
 /* UCFT_TREE_REPAIR values. */

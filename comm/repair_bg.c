@@ -41,6 +41,7 @@ static void start(struct ucft_comm *comm)
         return;
     }
     rp->limit = comm->seq + w;
+    rp->started_nfailed = comm->ctx->nfailed;
 }
 
 void cm_repair_progress(cm_layer_t *cl)
@@ -52,6 +53,8 @@ void cm_repair_progress(cm_layer_t *cl)
     for (struct ucft_comm *c = cl->comms; c != NULL; c = c->next) {
         cm_repair_t *rp = &c->repair;
         if (rp->req != NULL && rp->req->done) {
+            if (rp->req->info.status != UCFT_OK)
+                rp->stuck_nfailed = rp->started_nfailed;
             ucft_request_free(&rp->req);
             rp->req = NULL;
         }
@@ -61,6 +64,7 @@ void cm_repair_progress(cm_layer_t *cl)
         }
         if (cl->cfg.tree_repair != CM_REPAIR_REBALANCE || c->freed ||
             c->revoked || c->repair_off || c->size < 2 || cl->closing ||
+            (rp->stuck_nfailed > 0 && c->ctx->nfailed <= rp->stuck_nfailed) ||
             !due(c))
             continue;
         start(c);

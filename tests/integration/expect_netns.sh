@@ -29,6 +29,12 @@
 #           finish, and no two ranks may have handed over different
 #           results for one call (the majority gate), the fenced ones
 #           none after the majority's first result without them.
+#   gate_shrink GROUPS  as gate, the allreduces on a communicator of world
+#           ranks 1, 2 and 4 only (it_partition ... shrink), shrunk after
+#           an error: the members on the majority side must make one
+#           communicator of themselves and go on, the member on the
+#           other side none (the agreement's gate), and no two ranks
+#           may have made different communicators in one shrink.
 #   heal    as cut, with UCFT_QUORUM=y and node 3's link healed at 5 s
 #           instead of its ranks killed: ranks 6 and 7 (2 of 8, a
 #           minority) must fence themselves (SIGABRT, the quorum message)
@@ -96,20 +102,23 @@ coll)
   no_leftovers "$pid"
   echo "PASS: it_coll on 2 network hosts; namespaces removed"
   ;;
-gate)
+gate | gate_shrink)
   groups=$bound
+  sub=
+  [ "$mode" = gate ] || sub=shrink
   UCFT_QUORUM=y UCFT_HB_TIMEOUT=500ms \
     "$ucftrun" -n 8 --nodes 4 --netns --partition "$groups@2" --tag-output \
-    --timeout 60 "$prog" 6 >"$out/out" 2>"$out/err" &
+    --timeout 60 "$prog" 6 $sub >"$out/out" 2>"$out/err" &
   pid=$!
   wait "$pid"; rc=$?
   skip_if_no_caps
   [ $rc -ne 124 ] || fail "the job timed out"
   no_leftovers "$pid"
-  /usr/bin/python3 - "$groups" "$out/out" "$out/err" <<'PY' || fail "partition outcome wrong"
+  /usr/bin/python3 - "$groups" "$out/out" "$out/err" "$sub" <<'PY' || fail "partition outcome wrong"
 import collections, re, sys
 a, b = (set(int(x) for x in g.split(",")) for g in sys.argv[1].split("/"))
 out, err = open(sys.argv[2]).read(), open(sys.argv[3]).read()
+shrink = sys.argv[4] == "shrink"
 win = a if len(a) > len(b) or (len(a) == len(b) and 0 in a) else b
 keep = sorted(r for r in range(8) if r // 2 in win)   # 2 ranks a node
 gone = sorted(r for r in range(8) if r // 2 not in win)
@@ -120,21 +129,36 @@ done = sorted(int(m) for m in re.findall(r"^\[(\d+)\] done$", out, re.M))
 assert done == keep, f"finished {done}, expected {keep}"
 res = collections.defaultdict(set)
 last = {}
-for r, i, v in re.findall(r"^\[(\d+)\] op (\d+) ok (\S+ \S+)$", out, re.M):
-    res[int(i)].add(v)
-    last[int(r)] = max(last.get(int(r), -1), int(i))
+for r, g, i, v in re.findall(r"^\[(\d+)\] op (\d+) (\d+) ok (\S+ \S+)$", out,
+                             re.M):
+    res[(int(g), int(i))].add(v)
+    last[int(r)] = max(last.get(int(r), (-1, -1)), (int(g), int(i)))
 split = sorted(i for i, v in res.items() if len(v) > 1)
 assert not split, f"two results handed over for calls {split[:5]}"
+if shrink:
+    mem = {1, 2, 4}
+    made = collections.defaultdict(set)
+    for r, g, m in re.findall(r"^\[(\d+)\] shrink (\d+) ok (\S+)$", out, re.M):
+        made[int(g)].add(int(m, 16))
+        assert int(r) in keep, f"rank {r} of the minority made a communicator"
+    two = sorted(g for g, ms in made.items() if len(ms) > 1)
+    assert not two, f"two communicators made by shrink {two}"
+    want = sum(1 << r for r in mem if r in keep)
+    assert made.get(0) == {want}, f"shrink 0 made {made.get(0)}, not {want:x}"
+    print(f"{len(res)} calls, one result each; shrink 0 made {want:x} only; "
+          f"minority {gone} fenced")
+    sys.exit(0)
 full = "%d %x" % (36, 255)
 partial = [i for i, v in res.items() if full not in v]
 assert partial, "the majority never went on without the minority"
 first = min(partial)
-late = [r for r in gone if last.get(r, -1) >= first]
+late = [r for r in gone if last.get(r, (-1, -1)) >= first]
 assert not late, f"fenced ranks {late} handed over results at or after call {first}"
 print(f"{len(res)} calls, one result each; minority {gone} fenced after "
-      f"call {max(last.get(r, -1) for r in gone)}, majority alone from {first}")
+      f"call {max(last.get(r, (-1, -1)) for r in gone)}, majority alone from "
+      f"{first}")
 PY
-  echo "PASS: allreduces across a partition: one result per call, minority fenced"
+  echo "PASS: $mode across a partition: one outcome per call, minority fenced"
   ;;
 cut | heal)
   if [ "$mode" = cut ]; then

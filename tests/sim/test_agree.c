@@ -45,6 +45,7 @@ typedef struct ag_test {
     uint32_t pattern; /* flags mode: rank r's flag is bit r */
     int flags_mode;   /* 1: one word, flag 0/1 per rank */
     int have_first;   /* a first outcome was recorded */
+    int gate;         /* 1: under the majority gate (agree_gate.c) */
     uint8_t first_f[AG_MAXN / 8];
     uint32_t first_err;
     char why[160];
@@ -185,6 +186,7 @@ run_full(ag_test_t *t, const simrun_fail_t *fails, size_t nfails,
     p.inspect = insp;
     p.hook_arg = t;
     p.oracle = orc;
+    p.quorum_gate = t->gate;
     if (orc != NULL)
         p.seq = t->pattern;
     t->have_first = 0;
@@ -299,6 +301,56 @@ static void test_two_failures(void **unused)
             for (int b = a + 1; b < n; b++)
                 for (int ka = -1; ka <= km; ka++)
                     for (int kb = -1; kb <= km; kb++) {
+                        simrun_fail_t f[2] = {fail_at(a, ka), fail_at(b, kb)};
+                        run(&t, f, 2, 0, 1);
+                    }
+        test_fini(&t);
+    }
+}
+
+/* Under the majority gate (UCFT_QUORUM) while a majority lives: the same
+ * outcomes as without it (every live rank completes with the same
+ * decision: run_full), at twice the failure-free messages (the
+ * confirmation is a second fast path), with one failure at n = 3..16 and
+ * two at n = 5..10 at every send of the agreement and of its
+ * confirmation. */
+static void test_gate(void **unused)
+{
+    (void)unused;
+    for (int n = 1; n <= 20; n++) {
+        ag_test_t t;
+        test_init(&t, n);
+        t.gate = 1;
+        simrun_result_t res = run(&t, NULL, 0, 0, 1);
+        int lg = 0;
+        while ((2 << lg) <= n)
+            lg++;
+        uint64_t p = 1u << lg;
+        assert_int_equal(res.completed, n);
+        assert_int_equal(res.stats.messages, 2 * (p * lg + 2 * (n - p)));
+        test_fini(&t);
+    }
+    for (int n = 3; n <= 16; n += AG_SCALE) {
+        ag_test_t t;
+        test_init(&t, n);
+        t.gate = 1;
+        for (int v = 0; v < n; v++)
+            for (int k = -1; k <= 2 * kmax_of(n); k++) {
+                simrun_fail_t f = fail_at(v, k);
+                run(&t, &f, 1, 0, 1);
+                if (k < 3)
+                    run(&t, &f, 1, 30000, (uint64_t)(v * 131 + k + 7));
+            }
+        test_fini(&t);
+    }
+    for (int n = 5; n <= 10; n += AG_SCALE) {
+        ag_test_t t;
+        test_init(&t, n);
+        t.gate = 1;
+        for (int a = 0; a < n; a++)
+            for (int b = a + 1; b < n; b++)
+                for (int ka = -1; ka <= 12; ka++)
+                    for (int kb = -1; kb <= 12; kb++) {
                         simrun_fail_t f[2] = {fail_at(a, ka), fail_at(b, kb)};
                         run(&t, f, 2, 0, 1);
                     }
@@ -489,7 +541,7 @@ int main(void)
         cmocka_unit_test(test_failure_free), cmocka_unit_test(test_one_failure),
         cmocka_unit_test(test_acked),        cmocka_unit_test(test_flags),
         cmocka_unit_test(test_two_failures), cmocka_unit_test(test_members),
-        cmocka_unit_test(test_random),
+        cmocka_unit_test(test_random),       cmocka_unit_test(test_gate),
     };
     const char *only = getenv("AGREE_TEST");
     if (only != NULL)

@@ -14,6 +14,7 @@
  * same sweep finds runs where the two sides handed over different results:
  * the window the gate closes, and the proof that this test sees it.
  */
+#include "collectives/agree.h"
 #include "simrun/simrun.h"
 
 #include <setjmp.h>
@@ -36,7 +37,14 @@ typedef struct sweep {
 /* Payload: 16 bytes; an allgather's n blocks of 8 and presence bytes. */
 static size_t len_of(const coll_op_ops_t *op, int n)
 {
+    if (strcmp(op->op, "agree") == 0)
+        return coll_agree_len(1); /* one word: a bit per rank (n <= 32) */
     return strcmp(op->op, "allgather") == 0 ? (size_t)n * 9 : 16;
+}
+
+static int is_agree(const coll_op_ops_t *op)
+{
+    return strcmp(op->op, "agree") == 0;
 }
 
 static int holds_quorum(uint64_t side, int n)
@@ -80,6 +88,8 @@ static void run_one(const coll_op_ops_t *op, int n, int f, uint64_t side,
                  (unsigned long long)at);
     uint64_t win = holds_quorum(side, n) ? side : ~side & ((1ull << n) - 1);
     int lose = n - __builtin_popcountll(win);
+    if (is_agree(op))
+        lose = 0; /* an agreement ends whatever the number of failures */
     for (int r = 0; lose <= f && r < n; r++)
         if ((win >> r & 1) && !ok[r]) {
             sw->lost_live++;
@@ -111,7 +121,7 @@ static void sweep(const char *name, const char *alg, int gate, sweep_t *sw)
     const coll_op_ops_t *op = coll_op_find(name, alg);
     assert_non_null(op);
     for (int n = 3; n <= 7; n++)
-        for (int f = 1; f <= 2 && f < n - 1; f++) {
+        for (int f = 1; f <= (is_agree(op) ? 1 : 2) && f < n - 1; f++) {
             uint64_t t = end_time(op, n, f) * 5 / 4;
             /* Every side without rank 0 (its complement has it). */
             for (uint64_t side = 2; side < (1ull << n); side += 2)
@@ -152,6 +162,14 @@ static void test_gate_allgather(void **state)
     both("allgather", "corrected");
 }
 
+/* The agreement (agree_gate.c): a shrink on either side of a cut would
+ * otherwise make two communicators that both go on. */
+static void test_gate_agree(void **state)
+{
+    (void)state;
+    both("agree", "era");
+}
+
 /* A gate needs f + 1 attempt numbers after the operation's own: with
  * f = 8 every rank ends with UCFT_ERR_NOT_SUPPORTED (and an error line),
  * never a hang or a result the gate did not allow. */
@@ -179,6 +197,7 @@ int main(void)
         cmocka_unit_test(test_gate_corrected),
         cmocka_unit_test(test_gate_ring),
         cmocka_unit_test(test_gate_allgather),
+        cmocka_unit_test(test_gate_agree),
         cmocka_unit_test(test_gate_f_too_large),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
