@@ -127,9 +127,8 @@ static void draw(scenario_t *s, uint64_t seed, int max_ranks)
     }
     /* One job of at most 64 ranks on nodes in four is also partitioned:
      * a random proper subset of its nodes on one side, at a random time,
-     * under the majority gate (not the agreement: not gated yet). */
-    if (s->nodes > 0 && s->n <= 64 && strcmp(cases[s->c][0], "agree") != 0 &&
-        next(&x) % 4 == 0) {
+     * under the majority gate (the agreement's too: agree_gate.c). */
+    if (s->nodes > 0 && s->n <= 64 && next(&x) % 4 == 0) {
         uint64_t nodes_a = 1 + next(&x) % ((1ull << s->nodes) - 2);
         s->cut_ns = next(&x) % span_ns;
         s->side = nodes_a; /* node mask: turned into ranks in run() */
@@ -154,7 +153,7 @@ static void describe(const scenario_t *s, const simrun_result_t *r,
         if (fl->whole_node)
             printf("(node)");
     }
-    if (s->side != 0 && strcmp(cases[s->c][0], "agree") != 0)
+    if (s->side != 0)
         printf(" partition nodes %#llx @%.3fus", (unsigned long long)s->side,
                (double)s->cut_ns / 1e3);
     printf(" | live %d completed %d failed %d unfinished %d wrong %d "
@@ -184,7 +183,7 @@ static int run(const scenario_t *s, tally_t *t)
     p.nfails = s->nfails;
     p.release_at_done = 1;
     int agree = strcmp(op->op, "agree") == 0;
-    int part = s->side != 0 && !agree; /* --alg may have made it one */
+    int part = s->side != 0;
     if (strcmp(op->op, "barrier") == 0) {
         p.len = 0; /* no data: nothing to compare */
     } else if (agree) {
