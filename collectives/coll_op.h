@@ -228,10 +228,12 @@ typedef struct coll_args {
      * failed ranks, in the transport's ranks. NULL: the binomial tree of
      * all tp->size ranks through `map`. */
     const struct coll_tree *tree;
-    /* The corrected allreduce family only: NULL, or a rank hands its
-     * result over only once the gate's allreduce shows that the ranks
-     * holding that same result cover the quorum (else it ends with
-     * UCFT_ERR_PROC_FAILED). */
+    /* The corrected allreduce family: NULL, or a rank hands its result
+     * over only once the gate's allreduce shows that the ranks holding
+     * that same result cover the quorum (else it ends with
+     * UCFT_ERR_PROC_FAILED). The agreement: non-NULL runs its
+     * confirmation (agree_gate.c; it does not call `covers`: its rule is
+     * a majority of its own ranks). */
     const coll_gate_t *gate;
 } coll_args_t;
 

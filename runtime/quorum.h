@@ -62,8 +62,9 @@ void rt_quorum_cleanup(rt_quorum_t *q);
  * membership first. */
 int rt_quorum_on_failed(rt_quorum_t *q, int rank, uint64_t now);
 
-/* The communicator layer agreed that the membership is our current view
- * (for the agreement built beside this; unused until then). */
+/* The membership is our current view from now on (the settle rule above;
+ * no agreement calls it yet: a shrink of the world does not rebase the
+ * quorum, docs/detector.md). */
 void rt_quorum_agree(rt_quorum_t *q, uint64_t now);
 
 /* The majority gate (coll_args_t.gate): 1 when the ranks marked in
