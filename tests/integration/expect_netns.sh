@@ -23,7 +23,7 @@
 #           quorum message), the others must go on and report exactly the
 #           fenced ranks failed.
 #   gate GROUPS  8 ranks on 4 nodes (2 each) call corrected allreduces
-#           back to back for 6 s (PROGRAM: it_partition) with
+#           back to back for 6 s (PROGRAM: it_partition; 5 s for gate_shrink) with
 #           UCFT_QUORUM=y; the nodes are split into GROUPS (e.g. 0/1,2,3)
 #           at 2 s: the minority side's ranks must fence, the others must
 #           finish, and no two ranks may have handed over different
@@ -104,11 +104,11 @@ coll)
   ;;
 gate | gate_shrink)
   groups=$bound
-  sub=
-  [ "$mode" = gate ] || sub=shrink
+  sub= secs=6
+  [ "$mode" = gate ] || sub=shrink secs=5
   UCFT_QUORUM=y UCFT_HB_TIMEOUT=500ms \
     "$ucftrun" -n 8 --nodes 4 --netns --partition "$groups@2" --tag-output \
-    --timeout 60 "$prog" 6 $sub >"$out/out" 2>"$out/err" &
+    --timeout 60 "$prog" $secs $sub >"$out/out" 2>"$out/err" &
   pid=$!
   wait "$pid"; rc=$?
   skip_if_no_caps

@@ -69,7 +69,7 @@ int main(int argc, char **argv)
         CHECK_ST(ucft_comm_split(world, in ? 0 : UCFT_UNDEFINED, g_rank, &w),
                  UCFT_OK);
         if (!in) { /* wait the time out (the minority's ranks fence) */
-            struct timespec ts = {(time_t)secs + 4, 0};
+            struct timespec ts = {(time_t)secs + 1, 0};
             nanosleep(&ts, NULL);
             printf("done\n");
             fflush(stdout);
