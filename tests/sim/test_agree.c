@@ -230,22 +230,30 @@ static void test_fini(ag_test_t *t)
     free(t->acked);
 }
 
-/* Fast path: p log2 p + 2 (n - p) messages, nothing else. */
+/* The failure-free run of n ranks: p log2 p + 2 (n - p) messages, twice
+ * that under the gate (its confirmation is a second fast path). */
+static void failure_free(int n, int gate)
+{
+    ag_test_t t;
+    test_init(&t, n);
+    t.gate = gate;
+    simrun_result_t res = run(&t, NULL, 0, 0, 1);
+    int lg = 0;
+    while ((2 << lg) <= n)
+        lg++;
+    uint64_t p = 1u << lg;
+    assert_int_equal(res.completed, n);
+    assert_int_equal(res.stats.messages,
+                     (uint64_t)(gate + 1) * (p * lg + 2 * (n - p)));
+    test_fini(&t);
+}
+
+/* Fast path: the message count, nothing else. */
 static void test_failure_free(void **unused)
 {
     (void)unused;
-    for (int n = 1; n <= 40; n++) {
-        ag_test_t t;
-        test_init(&t, n);
-        simrun_result_t res = run(&t, NULL, 0, 0, 1);
-        int lg = 0;
-        while ((2 << lg) <= n)
-            lg++;
-        uint64_t p = 1u << lg;
-        assert_int_equal(res.completed, n);
-        assert_int_equal(res.stats.messages, p * lg + 2 * (n - p));
-        test_fini(&t);
-    }
+    for (int n = 1; n <= 40; n++)
+        failure_free(n, 0);
 }
 
 static simrun_fail_t fail_at(int rank, int k)
@@ -273,91 +281,68 @@ static int kmax_of(int n)
     return 2 * n + 8;
 }
 
+/* Every rank killed before the call or before each of its first kmax + 1
+ * sends (a few also with ranks entering at different times). */
+static void sweep_one(int n, int gate, int kmax)
+{
+    ag_test_t t;
+    test_init(&t, n);
+    t.gate = gate;
+    for (int v = 0; v < n; v++)
+        for (int k = -1; k <= kmax; k++) {
+            simrun_fail_t f = fail_at(v, k);
+            run(&t, &f, 1, 0, 1);
+            if (k < 3)
+                run(&t, &f, 1, 30000, (uint64_t)(v * 131 + k + 7));
+        }
+    test_fini(&t);
+}
+
+/* Every pair of ranks, each killed before the call or before one of its
+ * first km + 1 sends. */
+static void sweep_two(int n, int gate, int km)
+{
+    ag_test_t t;
+    test_init(&t, n);
+    t.gate = gate;
+    for (int a = 0; a < n; a++)
+        for (int b = a + 1; b < n; b++)
+            for (int ka = -1; ka <= km; ka++)
+                for (int kb = -1; kb <= km; kb++) {
+                    simrun_fail_t f[2] = {fail_at(a, ka), fail_at(b, kb)};
+                    run(&t, f, 2, 0, 1);
+                }
+    test_fini(&t);
+}
+
 static void test_one_failure(void **unused)
 {
     (void)unused;
-    for (int n = 2; n <= 32; n += AG_SCALE) {
-        ag_test_t t;
-        test_init(&t, n);
-        for (int v = 0; v < n; v++)
-            for (int k = -1; k <= kmax_of(n); k++) {
-                simrun_fail_t f = fail_at(v, k);
-                run(&t, &f, 1, 0, 1);
-                if (k < 3)
-                    run(&t, &f, 1, 30000, (uint64_t)(v * 131 + k + 7));
-            }
-        test_fini(&t);
-    }
+    for (int n = 2; n <= 32; n += AG_SCALE)
+        sweep_one(n, 0, kmax_of(n));
 }
 
 static void test_two_failures(void **unused)
 {
     (void)unused;
-    for (int n = 2; n <= 16; n += AG_SCALE) {
-        ag_test_t t;
-        test_init(&t, n);
-        int km = n <= 8 ? kmax_of(n) : 10;
-        for (int a = 0; a < n; a++)
-            for (int b = a + 1; b < n; b++)
-                for (int ka = -1; ka <= km; ka++)
-                    for (int kb = -1; kb <= km; kb++) {
-                        simrun_fail_t f[2] = {fail_at(a, ka), fail_at(b, kb)};
-                        run(&t, f, 2, 0, 1);
-                    }
-        test_fini(&t);
-    }
+    for (int n = 2; n <= 16; n += AG_SCALE)
+        sweep_two(n, 0, n <= 8 ? kmax_of(n) : 10);
 }
 
 /* Under the majority gate (UCFT_QUORUM) while a majority lives: the same
  * outcomes as without it (every live rank completes with the same
- * decision: run_full), at twice the failure-free messages (the
- * confirmation is a second fast path), with one failure at n = 3..16 and
- * two at n = 5..10 at every send of the agreement and of its
- * confirmation (fewer under the sanitizers). */
+ * decision: run_full), with one failure at n = 3..16 and two at n = 5..10
+ * at every send of the agreement and of its confirmation (fewer under the
+ * sanitizers: n = 5, 7, 9 and sends up to 6). */
 static void test_gate(void **unused)
 {
     (void)unused;
-    for (int n = 1; n <= 20; n++) {
-        ag_test_t t;
-        test_init(&t, n);
-        t.gate = 1;
-        simrun_result_t res = run(&t, NULL, 0, 0, 1);
-        int lg = 0;
-        while ((2 << lg) <= n)
-            lg++;
-        uint64_t p = 1u << lg;
-        assert_int_equal(res.completed, n);
-        assert_int_equal(res.stats.messages, 2 * (p * lg + 2 * (n - p)));
-        test_fini(&t);
-    }
-    for (int n = 3; n <= 16; n += AG_SCALE) {
-        ag_test_t t;
-        test_init(&t, n);
-        t.gate = 1;
-        for (int v = 0; v < n; v++)
-            for (int k = -1; k <= 2 * kmax_of(n); k++) {
-                simrun_fail_t f = fail_at(v, k);
-                run(&t, &f, 1, 0, 1);
-                if (k < 3)
-                    run(&t, &f, 1, 30000, (uint64_t)(v * 131 + k + 7));
-            }
-        test_fini(&t);
-    }
-    /* Sanitizers: n = 5, 7, 9 and sends up to 6 (their slowdown). */
-    int km = AG_SCALE == 1 ? 12 : 6;
-    for (int n = 5; n <= 10; n += AG_SCALE) {
-        ag_test_t t;
-        test_init(&t, n);
-        t.gate = 1;
-        for (int a = 0; a < n; a++)
-            for (int b = a + 1; b < n; b++)
-                for (int ka = -1; ka <= km; ka++)
-                    for (int kb = -1; kb <= km; kb++) {
-                        simrun_fail_t f[2] = {fail_at(a, ka), fail_at(b, kb)};
-                        run(&t, f, 2, 0, 1);
-                    }
-        test_fini(&t);
-    }
+    for (int n = 1; n <= 20; n++)
+        failure_free(n, 1);
+    for (int n = 3; n <= 16; n += AG_SCALE)
+        sweep_one(n, 1, 2 * kmax_of(n));
+    for (int n = 5; n <= 10; n += AG_SCALE)
+        sweep_two(n, 1, AG_SCALE == 1 ? 12 : 6);
 }
 
 /* Acknowledged sets that differ: the error bit must follow them. */
