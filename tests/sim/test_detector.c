@@ -2,142 +2,28 @@
  * detector per simulated rank, the sim's own failure notification off, so
  * that the heartbeat ring does the detecting and the binomial broadcast
  * the telling. Every test asserts an outcome with a bound. */
+#include "test_detector_harness.h"
 #include "transport/ctrl_kinds.h"
-#include "runtime/detector/detector.h"
-#include "transport/sim/sim.h"
 
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
 #include <inttypes.h>
-#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include <cmocka.h>
-
-#define MS 1000000ull
-#define US 1000ull
-
-typedef struct harness harness_t;
-
-typedef struct rank_ctx {
-    harness_t *h;
-    int rank;
-} rank_ctx_t;
-
-struct harness {
-    sim_world_t *w;
-    int n;
-    det_params_t params;
-    det_t **dets;
-    rank_ctx_t *ctx;
-    uint64_t *first;     /* per failed rank: first time anyone knew it */
-    uint64_t *last;      /* ... and last time a live rank learned it */
-    int *learned;        /* live ranks that learned it */
-    int *self_declared;  /* per rank */
-    uint64_t false_decl; /* declarations of ranks alive in the sim */
-    uint64_t hb_decl;    /* declarations by heartbeat timeout */
-    int kill_on_self;    /* a self-declared rank aborts (sim kill) */
-    int node_size;       /* > 0: ranks r / node_size share a "node" */
-    int vouch;           /* node-mates see each other's kernel state */
-    int starved;         /* alive, its thread starved (vouched alive) */
-};
-
-static void h_failed_cb(void *arg, int rank, uint64_t epoch, det_why_t why)
-{
-    rank_ctx_t *c = arg;
-    harness_t *h = c->h;
-    uint64_t now = sim_world_now(h->w);
-
-    if (!sim_world_is_dead(h->w, rank) && why != DET_WHY_EXTERNAL &&
-        !h->self_declared[rank])
-        h->false_decl++;
-    if (why == DET_WHY_HEARTBEAT)
-        h->hb_decl++;
-    if (h->learned[rank] == 0 || now < h->first[rank])
-        h->first[rank] = now;
-    if (now > h->last[rank])
-        h->last[rank] = now;
-    h->learned[rank]++;
-}
-
-/* A rank on the dead rank's node was woken by the kernel (the test
- * declares it there with DET_WHY_EXITED): it needs no message. */
-static int h_learns_alone_cb(void *arg, int rank, int fact)
-{
-    rank_ctx_t *c = arg;
-    int ns = c->h->node_size;
-    return ns > 0 && rank / ns == fact / ns;
-}
-
-/* The kernel view of a node-mate (h->vouch): the starved rank is alive
- * (runnable), a dead one dead; any other rank's heartbeats decide. */
-static hb_vouch_t h_vouch_cb(void *arg, int rank, uint64_t silent_ns)
-{
-    rank_ctx_t *c = arg;
-    harness_t *h = c->h;
-    int ns = h->node_size;
-    (void)silent_ns;
-    if (ns <= 0 || rank / ns != c->rank / ns)
-        return HB_VOUCH_NONE;
-    if (sim_world_is_dead(h->w, rank))
-        return HB_VOUCH_DEAD;
-    return rank == h->starved ? HB_VOUCH_ALIVE : HB_VOUCH_NONE;
-}
-
-static void h_self_cb(void *arg)
-{
-    rank_ctx_t *c = arg;
-    c->h->self_declared[c->rank] = 1;
-    if (c->h->kill_on_self)
-        sim_world_kill(c->h->w, c->rank);
-}
-
-/* With indirect probes when `probe` is not NULL. */
+/* With indirect probes when `probe` is not NULL; node_size > 0: nodes
+ * whose ranks see each other's kernel state (the starved rank alive, a
+ * dead one dead). */
 static void h_create_probe_vouch(harness_t *h, int n, uint64_t eta,
                                  uint64_t delta, int window, uint64_t seed,
                                  const pb_params_t *probe, int node_size)
 {
-    sim_params_t sp;
+    det_params_t p;
 
-    memset(h, 0, sizeof(*h));
-    h->n = n;
-    sim_params_default(&sp, n);
-    sp.notify = SIM_NOTIFY_NONE;
-    sp.seed = seed;
-    assert_int_equal(sim_world_create(&sp, &h->w), UCFT_OK);
-    det_params_default(&h->params);
-    h->params.hb.eta_ns = eta;
-    h->params.hb.delta_ns = delta;
-    h->params.prop_window = window;
+    det_params_default(&p);
+    p.hb.eta_ns = eta;
+    p.hb.delta_ns = delta;
+    p.prop_window = window;
     if (probe != NULL)
-        h->params.probe = *probe;
-    h->dets = calloc((size_t)n, sizeof(*h->dets));
-    h->ctx = calloc((size_t)n, sizeof(*h->ctx));
-    h->first = calloc((size_t)n, sizeof(*h->first));
-    h->last = calloc((size_t)n, sizeof(*h->last));
-    h->learned = calloc((size_t)n, sizeof(*h->learned));
-    h->self_declared = calloc((size_t)n, sizeof(*h->self_declared));
-    assert_non_null(h->self_declared);
-    h->kill_on_self = 1;
-    h->node_size = node_size;
-    h->vouch = node_size > 0;
-    h->starved = -1;
-    for (int r = 0; r < n; r++) {
-        h->ctx[r] = (rank_ctx_t){h, r};
-        det_ops_t ops = {.failed_cb = h_failed_cb,
-                         .self_cb = h_self_cb,
-                         .learns_alone_cb = h_learns_alone_cb,
-                         .vouch_cb = h->vouch ? h_vouch_cb : NULL,
-                         .arg = &h->ctx[r]};
-        assert_int_equal(
-            det_create(sim_world_tp(h->w, r), &h->params, &ops, &h->dets[r]),
-            UCFT_OK);
-    }
-    for (int r = 0; r < n; r++)
-        assert_int_equal(det_start(h->dets[r]), UCFT_OK);
+        p.probe = *probe;
+    h_create_det(h, n, seed, &p, node_size, H_LEARNS_ALONE);
 }
 
 static void h_create_probe(harness_t *h, int n, uint64_t eta, uint64_t delta,
@@ -150,19 +36,6 @@ static void h_create(harness_t *h, int n, uint64_t eta, uint64_t delta,
                      int window, uint64_t seed)
 {
     h_create_probe(h, n, eta, delta, window, seed, NULL);
-}
-
-static void h_destroy(harness_t *h)
-{
-    sim_world_destroy(h->w); /* no callback runs after this */
-    for (int r = 0; r < h->n; r++)
-        det_destroy(h->dets[r]);
-    free(h->dets);
-    free(h->ctx);
-    free(h->first);
-    free(h->last);
-    free(h->learned);
-    free(h->self_declared);
 }
 
 /* Every live rank knows every one of `failed`. */

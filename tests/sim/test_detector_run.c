@@ -6,106 +6,22 @@
  * than before; an endpoint error about a live rank that answers the
  * probes declares nobody, about a dead one it declares it within the
  * window. Every test asserts an outcome with a bound. */
-#include "runtime/detector/detector.h"
+#include "test_detector_harness.h"
 #include "transport/ctrl_kinds.h"
-#include "transport/sim/sim.h"
 
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
 #include <inttypes.h>
-#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include <cmocka.h>
-
-#define MS 1000000ull
-#define US 1000ull
 
 static const uint64_t eta = 20 * MS, delta = 100 * MS;
 
-typedef struct harness harness_t;
-
-typedef struct rank_ctx {
-    harness_t *h;
-    int rank;
-} rank_ctx_t;
-
-struct harness {
-    sim_world_t *w;
-    int n;
-    int node_size; /* ranks r / node_size share a node (kernel view) */
-    det_t **dets;
-    rank_ctx_t *ctx;
-    uint64_t *first;    /* per rank: first time anyone declared it */
-    uint64_t *last;     /* ... and the last time a live rank learned it */
-    int *learned;       /* live ranks that learned it */
-    int *false_rank;    /* declared by somebody while alive */
-    int *self_declared; /* told it was declared */
-    det_why_t *why_at;  /* per rank: why `watch` learned it */
-    int watch;          /* the rank whose reasons are kept */
-    uint64_t cleared;   /* cleared_cb calls */
-};
-
-static void h_failed_cb(void *arg, int rank, uint64_t epoch, det_why_t why)
-{
-    rank_ctx_t *c = arg;
-    harness_t *h = c->h;
-    uint64_t now = sim_world_now(h->w);
-    (void)epoch;
-    if (!sim_world_is_dead(h->w, rank))
-        h->false_rank[rank] = 1;
-    if (h->learned[rank] == 0 || now < h->first[rank])
-        h->first[rank] = now;
-    if (now > h->last[rank])
-        h->last[rank] = now;
-    h->learned[rank]++;
-    if (c->rank == h->watch)
-        h->why_at[rank] = why;
-}
-
-/* The kernel view of a node-mate: dead or alive (a starved one too). */
-static hb_vouch_t h_vouch_cb(void *arg, int rank, uint64_t silent_ns)
-{
-    rank_ctx_t *c = arg;
-    harness_t *h = c->h;
-    (void)silent_ns;
-    if (h->node_size <= 0 || rank / h->node_size != c->rank / h->node_size)
-        return HB_VOUCH_NONE;
-    return sim_world_is_dead(h->w, rank) ? HB_VOUCH_DEAD : HB_VOUCH_ALIVE;
-}
-
-static void h_self_cb(void *arg)
-{
-    rank_ctx_t *c = arg;
-    c->h->self_declared[c->rank] = 1;
-    sim_world_kill(c->h->w, c->rank); /* fencing: it aborts */
-}
-
-static void h_cleared_cb(void *arg, int rank)
-{
-    rank_ctx_t *c = arg;
-    (void)rank;
-    c->h->cleared++;
-}
-
 /* The runtime's defaults: 3 helpers, window delta/2, a round every eta;
- * `run` ranks probed together at most, `helpers` 0: probes off. */
+ * `run` ranks probed together at most, `helpers` 0: probes off. Ranks
+ * r / node_size share a node (0: no nodes), whose kernel sees every
+ * node-mate dead or alive (a starved one too). */
 static void h_create(harness_t *h, int n, int node_size, int run, int helpers)
 {
-    sim_params_t sp;
     det_params_t p;
 
-    memset(h, 0, sizeof(*h));
-    h->n = n;
-    h->node_size = node_size;
-    h->watch = -1;
-    sim_params_default(&sp, n);
-    sp.notify = SIM_NOTIFY_NONE;
-    sp.seed = 17;
-    assert_int_equal(sim_world_create(&sp, &h->w), UCFT_OK);
     det_params_default(&p);
     p.hb.eta_ns = eta;
     p.hb.delta_ns = delta;
@@ -113,42 +29,7 @@ static void h_create(harness_t *h, int n, int node_size, int run, int helpers)
                             .window_ns = delta / 2,
                             .round_ns = eta,
                             .run = run};
-    h->dets = calloc((size_t)n, sizeof(*h->dets));
-    h->ctx = calloc((size_t)n, sizeof(*h->ctx));
-    h->first = calloc((size_t)n, sizeof(*h->first));
-    h->last = calloc((size_t)n, sizeof(*h->last));
-    h->learned = calloc((size_t)n, sizeof(*h->learned));
-    h->false_rank = calloc((size_t)n, sizeof(*h->false_rank));
-    h->self_declared = calloc((size_t)n, sizeof(*h->self_declared));
-    h->why_at = calloc((size_t)n, sizeof(*h->why_at));
-    assert_non_null(h->why_at);
-    for (int r = 0; r < n; r++) {
-        h->ctx[r] = (rank_ctx_t){h, r};
-        det_ops_t ops = {.failed_cb = h_failed_cb,
-                         .self_cb = h_self_cb,
-                         .vouch_cb = node_size > 0 ? h_vouch_cb : NULL,
-                         .cleared_cb = h_cleared_cb,
-                         .arg = &h->ctx[r]};
-        assert_int_equal(
-            det_create(sim_world_tp(h->w, r), &p, &ops, &h->dets[r]), UCFT_OK);
-    }
-    for (int r = 0; r < n; r++)
-        assert_int_equal(det_start(h->dets[r]), UCFT_OK);
-}
-
-static void h_destroy(harness_t *h)
-{
-    sim_world_destroy(h->w);
-    for (int r = 0; r < h->n; r++)
-        det_destroy(h->dets[r]);
-    free(h->dets);
-    free(h->ctx);
-    free(h->first);
-    free(h->last);
-    free(h->learned);
-    free(h->false_rank);
-    free(h->self_declared);
-    free(h->why_at);
+    h_create_det(h, n, 17, &p, node_size, H_VOUCH_LIVE);
 }
 
 static int h_false(const harness_t *h)
