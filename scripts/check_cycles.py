@@ -37,6 +37,9 @@ UNITS = {
     # majority gate, itself a corrected allreduce run inside one.
     "collectives/reduce_corrected_phase": "collectives/reduce_corrected",
     "collectives/coll_gate": "collectives/reduce_corrected",
+    # The agreement and its confirmation under the majority gate, itself
+    # an agreement run inside one.
+    "collectives/agree_gate": "collectives/agree",
 }
 
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
