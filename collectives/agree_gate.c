@@ -16,10 +16,11 @@
  * Else the agreement ends with UCFT_ERR_PROC_FAILED, logged.
  *
  * Why at most one decision is ever delivered: a rank decides once per
- * agreement and contributes its decision's hash once to the confirmation;
- * two sets of contributors that are each a majority of the same n ranks
- * (or halves holding rank 0) share a rank, so two delivered decisions
- * would have one rank holding both. Every rank of one side gets the same
+ * agreement and contributes its decision's hash once to the confirmation,
+ * and delivers only when the confirmation's common hash is its own; two
+ * sets of contributors that are each a majority of the same n ranks (or
+ * halves holding rank 0) share a rank, so two delivered decisions would
+ * have one rank holding both. Every rank of one side gets the same
  * confirmation outcome (it is an agreement), so a side delivers all or
  * none. Liveness: without a partition every live rank holds the one
  * decision and contributes, so the decision is delivered while a
@@ -56,8 +57,12 @@ static void verdict(agree_t *s)
         ag_finish(s, c->status);
         return;
     }
-    const uint32_t *v = c->val;
-    int same = (v[0] | v[2]) == UINT32_MAX && (v[1] | v[3]) == UINT32_MAX;
+    const uint32_t *v = c->val, *mine = c->orig; /* its own contribution */
+    /* Every contributor holds one decision, and it is this rank's: a
+     * rank may take a confirmation decided without it (its coordinator
+     * adopted another's), which then vouches for another decision. */
+    int same = (v[0] | v[2]) == UINT32_MAX && (v[1] | v[3]) == UINT32_MAX &&
+               v[0] == mine[0] && v[1] == mine[1];
     const uint8_t *f = coll_agree_failed(c);
     int k = s->n - (int)c->hdr->nfailed;
     int tie = f == NULL || !ag_bm_get(f, 0);
@@ -109,8 +114,9 @@ void ag_confirm_start(agree_t *s)
     c->val[3] = ~c->val[1];
     ag_era_start(c);
     /* The failures this rank knows are news to it too (as the driver
-     * tells a new instance after its start). */
-    for (int r = 0; s->lfail != NULL && r < s->n && !c->done; r++)
+     * tells a new instance after its start), also when it decided inside
+     * its start: it runs on and may be queried by a later coordinator. */
+    for (int r = 0; s->lfail != NULL && r < s->n; r++)
         if (ag_bm_get(s->lfail, r))
             ag_era_failure(c, r);
     verdict(s); /* done inside its start: no callback came */

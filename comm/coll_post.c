@@ -280,8 +280,11 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
      * algorithm must not wait for a rank this context knows is dead), all
      * of them while the state runs: also when the request has completed
      * already (ready_cb, or a kept instance), as the state then runs on
-     * and still waits for its peers. */
-    for (size_t i = 0; st == UCFT_INPROGRESS && i < cl->ctx->nfailed; i++) {
+     * and still waits for its peers; so also a kept state done inside its
+     * start (an agreement decided at once: a later coordinator may query
+     * it, and it answers only a coordinator it knows to be one). */
+    int runs = st == UCFT_INPROGRESS || (st == UCFT_OK && ops->keep_after_done);
+    for (size_t i = 0; runs && i < cl->ctx->nfailed; i++) {
         int fr = cm_coll_peer(c, (uint32_t)cl->ctx->failed_list[i]);
         if (ops->on_failure != NULL && fr >= 0)
             ops->on_failure(c->state, fr);

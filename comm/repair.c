@@ -145,11 +145,13 @@ cm_epoch_t *cm_repair_epoch(struct ucft_comm *comm, uint32_t seq)
         /* The promise made with our contribution: no operation from the
          * bound on before the decision is known. */
         ucft_status_t st = ucft_wait(&rp->req, NULL);
-        if (st != UCFT_OK)
+        if (st != UCFT_OK) {
+            rp->stuck_nfailed = rp->started_nfailed; /* as repair_bg.c */
             ucft_warn(&comm->ctx->log,
                       "tree repair: background agreement on communicator "
                       "%u: %s",
                       comm->ctx_id, ucft_status_string(st));
+        }
         comm->layer->repair_due = 1;
     }
     for (cm_epoch_t *ep = rp->epochs; ep != NULL; ep = ep->next)

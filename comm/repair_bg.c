@@ -53,8 +53,14 @@ void cm_repair_progress(cm_layer_t *cl)
     for (struct ucft_comm *c = cl->comms; c != NULL; c = c->next) {
         cm_repair_t *rp = &c->repair;
         if (rp->req != NULL && rp->req->done) {
-            if (rp->req->info.status != UCFT_OK)
+            if (rp->req->info.status != UCFT_OK) {
                 rp->stuck_nfailed = rp->started_nfailed;
+                ucft_debug(&c->ctx->log,
+                           "tree repair: background agreement on "
+                           "communicator %u: %s; the next waits for news of "
+                           "another failure",
+                           c->ctx_id, ucft_status_string(rp->req->info.status));
+            }
             ucft_request_free(&rp->req);
             rp->req = NULL;
         }
