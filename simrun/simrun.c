@@ -141,6 +141,33 @@ static void cut_cb(ucft_timer_t *t)
                          sim_world_now(c->world) + c->p->sim.detect_delay_ns);
 }
 
+/* A link cut (simrun_params_t.cuts), one end's half: on this rank's own
+ * timers, its link goes at the cut and it declares the peer a detection
+ * delay later. */
+typedef struct simrun_cut_ref {
+    simrun_rank_ref_t *me;
+    int peer;
+    ucft_timer_t cut, declare;
+} simrun_cut_ref_t;
+
+static void link_declare_cb(ucft_timer_t *t)
+{
+    simrun_cut_ref_t *x = t->arg;
+    peer_error(x->me, x->peer, UCFT_ERR_PROC_FAILED);
+}
+
+static void link_cut_cb(ucft_timer_t *t)
+{
+    simrun_cut_ref_t *x = t->arg;
+    simrun_ctx_t *c = x->me->ctx;
+    int r = x->me->rank;
+    (void)sim_world_lose(c->world, r, x->peer, UINT32_MAX, 0, 0);
+    (void)sim_world_lose(c->world, x->peer, r, UINT32_MAX, 0, 0);
+    x->declare = (ucft_timer_t){.cb = link_declare_cb, .arg = x};
+    (void)tp_timer_start(sim_world_tp(c->world, r), &x->declare,
+                         sim_world_now(c->world) + c->p->sim.detect_delay_ns);
+}
+
 /* The majority rule over the world (coll_gate_t): the ranks that do not
  * hold the result cannot hold the quorum. */
 static int world_covers(void *arg, const uint8_t *held, int n)
@@ -362,6 +389,7 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
                         .release_at_done = p->release_at_done};
     sim_params_t sp = p->sim;
     simrun_rank_ref_t *refs = NULL;
+    simrun_cut_ref_t *cuts = NULL;
     uint8_t *dead = NULL;
     uint8_t pview[64]; /* a rank's view of the dead after a partition */
     coll_args_t args = p->args;
@@ -435,8 +463,9 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
     bufs = bsize ? malloc((size_t)n * bsize) : NULL;
     dead = calloc((size_t)n, 1);
     refs = calloc((size_t)n, sizeof(*refs));
+    cuts = p->ncuts ? calloc(2 * p->ncuts, sizeof(*cuts)) : NULL;
     if (states == NULL || dead == NULL || (bsize && bufs == NULL) ||
-        refs == NULL) {
+        refs == NULL || (p->ncuts && cuts == NULL)) {
         st = UCFT_ERR_NO_MEMORY;
         goto out;
     }
@@ -486,6 +515,20 @@ ucft_status_t simrun_run(const simrun_params_t *p, simrun_result_t *res,
         refs[r].cut = (ucft_timer_t){.cb = cut_cb, .arg = &refs[r]};
         st = tp_timer_start(sim_world_tp(ctx.world, r), &refs[r].cut,
                             sim_world_now(ctx.world) + p->partition_at_ns);
+        if (st != UCFT_OK)
+            goto out;
+    }
+    for (size_t i = 0; i < 2 * p->ncuts; i++) {
+        const simrun_cut_t *k = &p->cuts[i / 2];
+        int me = i % 2 ? k->b : k->a, peer = i % 2 ? k->a : k->b;
+        if (me < 0 || me >= n || peer < 0 || peer >= n || me == peer) {
+            st = UCFT_ERR_INVALID_PARAM;
+            goto out;
+        }
+        cuts[i] = (simrun_cut_ref_t){.me = &refs[me], .peer = peer};
+        cuts[i].cut = (ucft_timer_t){.cb = link_cut_cb, .arg = &cuts[i]};
+        st = tp_timer_start(sim_world_tp(ctx.world, me), &cuts[i].cut,
+                            sim_world_now(ctx.world) + k->at_ns);
         if (st != UCFT_OK)
             goto out;
     }
@@ -650,6 +693,7 @@ out:
     for (int r = 0; refs != NULL && r < n; r++)
         free(refs[r].known);
     free(refs);
+    free(cuts);
     free(ctx.node_down);
     free(ctx.known_dead);
     res->wall_s = (double)(ucft_clock_now_ns() - t0) / 1e9;

@@ -91,6 +91,14 @@ typedef struct simrun_params {
      * partition_side 0: none. */
     uint64_t partition_side;
     uint64_t partition_at_ns;
+    /* Link cuts (false suspicions both ways, which a two-sided partition
+     * cannot make: views that differ rank by rank): from cut.at_ns after
+     * the start every message between cut.a and cut.b vanishes, and
+     * sim.detect_delay_ns later each declares the other failed. Nobody
+     * dies or fences. The op's oracle still checks outputs against the
+     * dead, so a test of cuts brings an oracle of its own. */
+    const struct simrun_cut *cuts;
+    size_t ncuts;
     /* 1: args.gate is the majority rule over the world (runtime/quorum.h:
      * more than half of the n ranks, in a tie the half with rank 0). */
     int quorum_gate;
@@ -111,6 +119,11 @@ typedef struct simrun_params {
                     int dead);
     void *observe_arg;
 } simrun_params_t;
+
+typedef struct simrun_cut {
+    int a, b;
+    uint64_t at_ns;
+} simrun_cut_t;
 
 typedef struct simrun_result {
     int ranks;

@@ -15,6 +15,7 @@
  * the window the gate closes, and the proof that this test sees it.
  */
 #include "collectives/agree.h"
+#include "simrun/oracle.h"
 #include "simrun/simrun.h"
 
 #include <setjmp.h>
@@ -170,6 +171,80 @@ static void test_gate_agree(void **state)
     both("agree", "era");
 }
 
+/* Link cuts: outputs are not checked against the dead (a falsely
+ * suspected rank is left out, alive); only that no two ranks deliver
+ * different decisions (simrun's inconsistent and dead_disagree). */
+static int any_output(const void *buf, const coll_args_t *args, int rank,
+                      int size, const uint8_t *dead)
+{
+    (void)buf, (void)args, (void)rank, (void)size, (void)dead;
+    return 1;
+}
+
+static const coll_oracle_t cuts_oracle = {agree_fill, any_output};
+
+/* Views that differ rank by rank (link cuts: each end declares the other)
+ * and a crash on top: random scenarios at n = 4..7, 1 to 3 cut links and
+ * in half of them a rank killed, all at random times over the gated
+ * agreement's failure-free span. Under the gate no two ranks may deliver
+ * different decisions, also ranks that delivered and died later;
+ * without it some do. Ranks may be left waiting: a rank ignores a
+ * coordinator it takes for failed, which only fencing ends. */
+static void test_gate_agree_cuts(void **state)
+{
+    (void)state;
+    const coll_op_ops_t *op = coll_op_find("agree", "era");
+    assert_non_null(op);
+    int split[2] = {0, 0}, runs = 0;
+    uint64_t x = 88172645463325252ull;
+    for (int gate = 0; gate <= 1; gate++)
+        for (int n = 4; n <= 7; n++) {
+            uint64_t span = end_time(op, n, 1) * 3 / 2;
+            for (int i = 0; i < 1500; i++) {
+                simrun_cut_t cuts[5];
+                simrun_fail_t fl = {.kind = SIMRUN_FAIL_AT_TIME};
+                simrun_params_t p;
+                simrun_result_t res;
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                size_t nc = 1 + x % 5;
+                for (size_t k = 0; k < nc; k++) {
+                    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                    cuts[k].a = (int)(x % (uint64_t)n);
+                    cuts[k].b = (int)((uint64_t)cuts[k].a + 1 +
+                                      (x >> 8) % (uint64_t)(n - 1)) %
+                                n;
+                    cuts[k].at_ns = (x >> 16) % span;
+                }
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                fl.rank = (int)(x % (uint64_t)n);
+                fl.time = (x >> 8) % span;
+                simrun_params_default(&p, op, n);
+                p.len = len_of(op, n);
+                p.oracle = &cuts_oracle;
+                p.cuts = cuts;
+                p.ncuts = nc;
+                p.fails = &fl;
+                p.nfails = (x >> 40) & 1;
+                p.quorum_gate = gate;
+                p.max_events = 10000000;
+                assert_int_equal(simrun_run(&p, &res, NULL), UCFT_OK);
+                assert_false(res.bounded);
+                runs += gate;
+                if (res.inconsistent > 0 || res.dead_disagree > 0) {
+                    split[gate]++;
+                    if (gate)
+                        fail_msg("n=%d run %d: two decisions delivered "
+                                 "(inconsistent %d, dead_disagree %d)",
+                                 n, i, res.inconsistent, res.dead_disagree);
+                }
+            }
+        }
+    printf("agree/era with link cuts: %d runs; two decisions delivered in %d "
+           "without the gate, %d with it\n",
+           runs, split[0], split[1]);
+    assert_true(split[0] > 0);
+}
+
 /* A gate needs f + 1 attempt numbers after the operation's own: with
  * f = 8 every rank ends with UCFT_ERR_NOT_SUPPORTED (and an error line),
  * never a hang or a result the gate did not allow. */
@@ -198,6 +273,7 @@ int main(void)
         cmocka_unit_test(test_gate_ring),
         cmocka_unit_test(test_gate_allgather),
         cmocka_unit_test(test_gate_agree),
+        cmocka_unit_test(test_gate_agree_cuts),
         cmocka_unit_test(test_gate_f_too_large),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
