@@ -888,7 +888,11 @@ UCFT_API ucft_status_t ucft_comm_failure_get_acked(ucft_comm_h comm, int *ranks,
  * rank that some contributor had not acknowledged (ucft_comm_failure_ack,
  * ucft_comm_ack_failed) before the call; *flag is the agreed value then
  * too. Any number of failures before or during the call while one rank
- * lives; works on a revoked communicator. As MPIX_Comm_agree. The
+ * lives; works on a revoked communicator. Under UCFT_QUORUM=y also
+ * UCFT_ERR_PROC_FAILED (and a warning, *flag not written) when the ranks
+ * holding the decision are no majority of comm's members (more than half,
+ * or half with its rank 0): at most one side of a partition agrees, and
+ * so shrinks (R10). As MPIX_Comm_agree. The
  * non-blocking form writes *flag at completion (keep it valid until then).
  * UCFT_ERR_INVALID_PARAM: NULL comm, flag or req, a freed comm. Rules: R1,
  * R2, R8, R12. */
