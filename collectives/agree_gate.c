@@ -30,22 +30,20 @@
  * recursive-doubling exchange of 24 bytes.
  */
 #include "agree_impl.h"
+#include "runtime/base/fnv.h"
 
 #include <string.h>
 
-/* FNV-1a over the decision: value words, error bit, F. */
+/* FNV-1a over the decision: value words, error bit, F (nothing when F is
+ * empty: coll_agree_failed is NULL then at every rank alike). */
 static uint64_t decision_hash(const agree_t *s)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    const unsigned char *p = (const unsigned char *)s->val;
-    size_t nv = s->words * sizeof(uint32_t);
+    uint8_t err = (uint8_t)s->hdr->err;
     const uint8_t *f = coll_agree_failed(s);
-    for (size_t i = 0; i < nv; i++)
-        h = (h ^ p[i]) * 0x100000001b3ull;
-    h = (h ^ s->hdr->err) * 0x100000001b3ull;
-    for (size_t i = 0; i < coll_agree_bm_bytes(s->n); i++)
-        h = (h ^ (f != NULL ? f[i] : 0)) * 0x100000001b3ull;
-    return h;
+    uint64_t h =
+        ucft_fnv1a(UCFT_FNV_BASIS, s->val, s->words * sizeof(uint32_t));
+    h = ucft_fnv1a(h, &err, 1);
+    return f != NULL ? ucft_fnv1a(h, f, coll_agree_bm_bytes(s->n)) : h;
 }
 
 static void verdict(agree_t *s)

@@ -40,6 +40,7 @@
  */
 #include "coll_gate.h"
 #include "reduce_corrected.h"
+#include "runtime/base/fnv.h"
 
 #include <string.h>
 
@@ -74,9 +75,7 @@ static uint64_t rd64(const unsigned char *p)
 /* FNV-1a; 0 is kept for "no result". */
 static uint64_t result_hash(const unsigned char *p, size_t n)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ p[i]) * 0x100000001b3ull;
+    uint64_t h = ucft_fnv1a(UCFT_FNV_BASIS, p, n);
     return h != 0 ? h : 1;
 }
 

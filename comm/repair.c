@@ -138,6 +138,18 @@ ucft_status_t cm_repair_decided(struct ucft_comm *comm, const uint32_t *val,
     return UCFT_OK;
 }
 
+void cm_repair_ended(struct ucft_comm *comm, ucft_status_t st)
+{
+    cm_repair_t *rp = &comm->repair;
+    if (st == UCFT_OK)
+        return;
+    rp->stuck_nfailed = rp->started_nfailed;
+    ucft_debug(&comm->ctx->log,
+               "tree repair: background agreement on communicator %u: %s; "
+               "the next waits for news of another failure",
+               comm->ctx_id, ucft_status_string(st));
+}
+
 cm_epoch_t *cm_repair_epoch(struct ucft_comm *comm, uint32_t seq)
 {
     cm_repair_t *rp = &comm->repair;
@@ -145,13 +157,12 @@ cm_epoch_t *cm_repair_epoch(struct ucft_comm *comm, uint32_t seq)
         /* The promise made with our contribution: no operation from the
          * bound on before the decision is known. */
         ucft_status_t st = ucft_wait(&rp->req, NULL);
-        if (st != UCFT_OK) {
-            rp->stuck_nfailed = rp->started_nfailed; /* as repair_bg.c */
+        cm_repair_ended(comm, st);
+        if (st != UCFT_OK)
             ucft_warn(&comm->ctx->log,
                       "tree repair: background agreement on communicator "
                       "%u: %s",
                       comm->ctx_id, ucft_status_string(st));
-        }
         comm->layer->repair_due = 1;
     }
     for (cm_epoch_t *ep = rp->epochs; ep != NULL; ep = ep->next)

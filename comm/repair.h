@@ -84,6 +84,10 @@ int cm_repair_op(int op);
  * waits for the background agreement if `seq` reached its bound, and
  * returns the epoch the operation runs in (NULL: the whole communicator). */
 cm_epoch_t *cm_repair_epoch(struct ucft_comm *comm, uint32_t seq);
+/* A background agreement of `comm` ended with `st`: after an error (the
+ * majority gate refused it) no new one starts before news of another
+ * failure. */
+void cm_repair_ended(struct ucft_comm *comm, ucft_status_t st);
 /* comm/repair_bg.c. Progress (the layer's, comm/layer.c): starts the
  * background agreements that are due, releases the finished ones. Cheap
  * when no failure was learnt since the last call. */

@@ -53,14 +53,7 @@ void cm_repair_progress(cm_layer_t *cl)
     for (struct ucft_comm *c = cl->comms; c != NULL; c = c->next) {
         cm_repair_t *rp = &c->repair;
         if (rp->req != NULL && rp->req->done) {
-            if (rp->req->info.status != UCFT_OK) {
-                rp->stuck_nfailed = rp->started_nfailed;
-                ucft_debug(&c->ctx->log,
-                           "tree repair: background agreement on "
-                           "communicator %u: %s; the next waits for news of "
-                           "another failure",
-                           c->ctx_id, ucft_status_string(rp->req->info.status));
-            }
+            cm_repair_ended(c, rp->req->info.status);
             ucft_request_free(&rp->req);
             rp->req = NULL;
         }
@@ -70,8 +63,7 @@ void cm_repair_progress(cm_layer_t *cl)
         }
         if (cl->cfg.tree_repair != CM_REPAIR_REBALANCE || c->freed ||
             c->revoked || c->repair_off || c->size < 2 || cl->closing ||
-            (rp->stuck_nfailed > 0 && c->ctx->nfailed <= rp->stuck_nfailed) ||
-            !due(c))
+            c->ctx->nfailed <= rp->stuck_nfailed || !due(c))
             continue;
         start(c);
         if (rp->req != NULL)

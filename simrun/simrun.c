@@ -125,6 +125,13 @@ static void declare_cb(ucft_timer_t *t)
             peer_error(ref, q, UCFT_ERR_PROC_FAILED);
 }
 
+/* Every message between a and b vanishes from now on, both ways. */
+static void lose_link(simrun_ctx_t *c, int a, int b)
+{
+    (void)sim_world_lose(c->world, a, b, UINT32_MAX, 0, 0);
+    (void)sim_world_lose(c->world, b, a, UINT32_MAX, 0, 0);
+}
+
 static void cut_cb(ucft_timer_t *t)
 {
     simrun_rank_ref_t *ref = t->arg;
@@ -132,10 +139,8 @@ static void cut_cb(ucft_timer_t *t)
     int r = ref->rank;
     c->cut_done = 1;
     for (int q = 0; q < c->p->sim.nranks; q++)
-        if (side_of(c, r) != side_of(c, q)) {
-            (void)sim_world_lose(c->world, r, q, UINT32_MAX, 0, 0);
-            (void)sim_world_lose(c->world, q, r, UINT32_MAX, 0, 0);
-        }
+        if (side_of(c, r) != side_of(c, q))
+            lose_link(c, r, q);
     ref->declare = (ucft_timer_t){.cb = declare_cb, .arg = ref};
     (void)tp_timer_start(sim_world_tp(c->world, r), &ref->declare,
                          sim_world_now(c->world) + c->p->sim.detect_delay_ns);
@@ -161,8 +166,7 @@ static void link_cut_cb(ucft_timer_t *t)
     simrun_cut_ref_t *x = t->arg;
     simrun_ctx_t *c = x->me->ctx;
     int r = x->me->rank;
-    (void)sim_world_lose(c->world, r, x->peer, UINT32_MAX, 0, 0);
-    (void)sim_world_lose(c->world, x->peer, r, UINT32_MAX, 0, 0);
+    lose_link(c, r, x->peer);
     x->declare = (ucft_timer_t){.cb = link_declare_cb, .arg = x};
     (void)tp_timer_start(sim_world_tp(c->world, r), &x->declare,
                          sim_world_now(c->world) + c->p->sim.detect_delay_ns);

@@ -183,6 +183,13 @@ static int any_output(const void *buf, const coll_args_t *args, int rank,
 
 static const coll_oracle_t cuts_oracle = {agree_fill, any_output};
 
+static uint64_t xorshift(uint64_t x)
+{
+    x ^= x << 13;
+    x ^= x >> 7;
+    return x ^ (x << 17);
+}
+
 /* Views that differ rank by rank (link cuts: each end declares the other)
  * and a crash on top: random scenarios at n = 4..7, 1 to 3 cut links and
  * in half of them a rank killed, all at random times over the gated
@@ -205,17 +212,17 @@ static void test_gate_agree_cuts(void **state)
                 simrun_fail_t fl = {.kind = SIMRUN_FAIL_AT_TIME};
                 simrun_params_t p;
                 simrun_result_t res;
-                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                x = xorshift(x);
                 size_t nc = 1 + x % 5;
                 for (size_t k = 0; k < nc; k++) {
-                    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                    x = xorshift(x);
                     cuts[k].a = (int)(x % (uint64_t)n);
                     cuts[k].b = (int)((uint64_t)cuts[k].a + 1 +
                                       (x >> 8) % (uint64_t)(n - 1)) %
                                 n;
                     cuts[k].at_ns = (x >> 16) % span;
                 }
-                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                x = xorshift(x);
                 fl.rank = (int)(x % (uint64_t)n);
                 fl.time = (x >> 8) % span;
                 simrun_params_default(&p, op, n);
