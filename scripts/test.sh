@@ -45,8 +45,10 @@ if [ $quick -eq 0 ]; then
   # Not here: the exhaustive sweeps, the long campaigns and soaks, the
   # network-namespace jobs (serial, about 45 s; their launcher code is the
   # same as the default leg's and the option parser is fuzzed), and the
-  # long TCP jobs whose shared-memory twins run here and the benchmark's
-  # kill-to-result check (label twin).
+  # jobs with a twin that runs here or in the default leg (label twin):
+  # the long TCP jobs, the random-moment kills of a collective whose
+  # deterministic (.inject.) twin runs here, the FIFO cut-off measurement
+  # and the benchmark's kill-to-result check.
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   LSAN_OPTIONS=suppressions=$root/scripts/lsan.supp \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -63,7 +65,7 @@ if [ $quick -eq 0 ]; then
     -j"$jobs" -R 'killwait|failure_example|detect|master|quorum_gate'
   unset TSAN_OPTIONS
   # Every decoder of bytes from another process under libFuzzer (clang,
-  # ASan+UBSan): 15 s per target from its seed corpus, about 2 minutes in
+  # ASan+UBSan): 10 s per target from its seed corpus, about 90 s in
   # all, one at a time at the lowest priority (docs/fuzz.md).
   echo "== build (fuzz targets, clang)"
   "$root/scripts/build.sh" "$root/build-fuzz" -DCMAKE_C_COMPILER=clang -DUCFT_FUZZ=ON >/dev/null

@@ -30,7 +30,7 @@
 #include <cmocka.h>
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define GT_SCALE 2
+#define GT_SCALE 3
 #else
 #define GT_SCALE 1
 #endif
