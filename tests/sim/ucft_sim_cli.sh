@@ -55,6 +55,10 @@ expect_exit 2 --op bcast --ranks 16 --nodes 17
 expect_exit 2 --op bcast --ranks 16 --nodes 4 --map-by diagonal
 expect_exit 2 --op bcast --ranks 16 --nodes 4 --placement scattered
 expect_exit 2 --op bcast --ranks 16 --placement interleave
+# The agreement needs a value word past its 8-byte header.
+expect_exit 2 --op agree --ranks 8
+expect_exit 2 --op agree --ranks 8 --size 14
+expect_exit 0 --op agree --ranks 8 --size 12 --fail-start 3
 expect_exit 2 --op bcast --ranks 16 --kill-node 1
 expect_exit 2 --op bcast --ranks 16 --nodes 4 --kill-node 4
 expect_exit 2 --op bcast --ranks 16 --nodes 4 --kill-node 1@soon

@@ -5,6 +5,7 @@
  * optionally sweeps the rank count and writes CSV. See docs/sim.md.
  */
 #include "ucft_sim.h"
+#include "collectives/agree.h"
 #include "collectives/tree_ft.h"
 
 #include <errno.h>
@@ -46,6 +47,13 @@ static int check_n(const opts_t *o, const coll_op_ops_t *op, int n)
                                 "below it, the root, or all of them)",
                                 msg);
     }
+    if (op == &coll_agree_era_ops &&
+        (o->size <= sizeof(coll_agree_hdr_t) ||
+         (o->size - sizeof(coll_agree_hdr_t)) % sizeof(uint32_t) != 0))
+        return ucft_sim_bad("--size does not fit the agreement (N = %s): 8 "
+                            "bytes of header plus 4-byte value words, e.g. "
+                            "--size 12",
+                            msg);
     if ((uint64_t)o->size * op->buf_mult * (uint64_t)n > MAX_BUF_BYTES)
         return ucft_sim_bad(
             "--size times ranks needs more than 4 GiB of buffers "
