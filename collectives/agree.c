@@ -1,7 +1,8 @@
 /*
  * Agreement (agree.h): a fast path that costs a recursive-doubling
- * allreduce, and a coordinator protocol that takes over when a failure
- * gets in its way. The proof is in docs/agree.md; the rules it rests on:
+ * allreduce, and a coordinator protocol on a tree that takes over when a
+ * failure gets in its way. The proof is in docs/comms.md; the rules it
+ * rests on:
  *
  *  Fast path. Every rank runs recursive doubling (extra ranks fold into a
  *  partner) on the AND of the value words. A rank that receives a message
@@ -11,23 +12,37 @@
  *
  *  Slow path. The coordinator of a rank is the lowest rank it does not
  *  know to have failed. A rank goes slow when it learns of any failure
- *  before it has decided (or a send fails), and then sends HELP
- *  to its coordinator; or when its coordinator queries it. A coordinator
- *  runs one round when it is slow and undecided, or was helped: it sends
- *  QUERY to every rank it does not know failed and waits for a REPORT from
- *  each of them (a failure ends the wait for that rank). A REPORT is the
- *  rank's decision if it has one, else its own contribution and its
- *  acknowledged failures; a rank that answers undecided gives the fast
- *  path up for good. The coordinator decides the first decision reported,
- *  if any, else value = AND of the reports, F = the ranks that did not
- *  report, err = some rank of F was not acknowledged by every reporter;
- *  it then sends DECIDE to every rank it does not know failed. A rank
- *  takes a DECIDE, or answers a QUERY, only from its current coordinator;
- *  messages from a rank it knows failed are ignored (the transport drops
- *  them too, T5), so a rank that reported to a coordinator never decides
- *  by an earlier one. When the coordinator changes, an undecided slow
- *  rank helps the new one. A coordinator that has decided in its own round
- *  answers a later HELP with the decision directly.
+ *  before it has decided (or a send fails). A coordinator runs one round
+ *  when it is slow and undecided, or was asked for help. The round runs
+ *  on a binomial tree over the ranks from the coordinator c up (below:
+ *  "the round's tree"), each rank skipping the ranks it knows failed
+ *  (their children are its own):
+ *   - QUERY(c) goes down. A rank takes it only while c is its own
+ *     coordinator; it then gives the fast path up for good, queries its
+ *     children and, once each child reported or failed (a failed child's
+ *     children are queried instead), sends its parent one merged REPORT:
+ *     the decision if any rank of its subtree holds one, else the AND of
+ *     their contributions and of their acknowledged sets; with G, the
+ *     ranks whose reports it carries. Asked again (its parent failed), it
+ *     answers the new asker with the same REPORT.
+ *   - c decides when its children reported and G holds every rank it does
+ *     not know failed (a subtree leaves out the ranks its root knew
+ *     failed; c learns of them too): the first decision reported, if any,
+ *     else value = AND, F = the ranks outside G, err = some rank of F was
+ *     not acknowledged by every reporter.
+ *   - DECIDE(c) goes down the same way. A rank takes a DECIDE only when c
+ *     is its current coordinator; messages from a rank it knows failed are
+ *     ignored (the transport drops them too, T5), so a rank that reported
+ *     in c's round never decides by an earlier coordinator.
+ *   - HELP goes up: a slow undecided rank, or one that owes a decision to
+ *     a rank that asked it for help and does not hold the coordinator's,
+ *     asks its nearest live ancestor in the coordinator's tree, once per
+ *     ancestor (again when that one fails or the coordinator changes). A
+ *     rank that holds the current coordinator's decision answers HELP with
+ *     it; the coordinator answers, or runs its round. A collecting rank
+ *     queries a helper its subtree does not cover (views that differ).
+ *  No rank exchanges more than a few messages per tree level: log2 n
+ *  steps where a star round took 3 (n - 1) messages at the coordinator.
  *
  * The state keeps running after it decided (keep_after_done): a later
  * coordinator may query it. Its receive for HELP and QUERY is posted only
@@ -88,6 +103,12 @@ static uint8_t *msg_bm(const agree_t *s, unsigned char *m)
     return m + sizeof(ag_msg_t) + s->words * sizeof(uint32_t);
 }
 
+/* A message's G bitmap (the reporters), after A. */
+static uint8_t *msg_g(const agree_t *s, unsigned char *m)
+{
+    return msg_bm(s, m) + coll_agree_bm_bytes(s->n);
+}
+
 static uint64_t tag_of(const agree_t *s, int src, unsigned kind)
 {
     return coll_tag(s->args, src, kind + s->kb);
@@ -128,7 +149,7 @@ static int ensure_slab(agree_t *s)
     size_t bm = coll_agree_bm_bytes(s->n);
     size_t ml = (s->msg_len + 7) & ~(size_t)7; /* messages 8-aligned */
     size_t wl = s->words * sizeof(uint32_t);
-    s->slab = calloc(1, 3 * ml + 3 * bm + wl + 8);
+    s->slab = calloc(1, 4 * ml + 5 * bm + wl + 8);
     if (s->slab == NULL) {
         ag_finish(s, UCFT_ERR_NO_MEMORY);
         return 0;
@@ -139,18 +160,22 @@ static int ensure_slab(agree_t *s)
     s->rbig = p, p += ml;
     s->obuf = p, p += ml;
     s->dmsg = p, p += ml;
+    s->abuf = p, p += ml;
     s->got = p, p += bm;
     s->ackand = p, p += bm;
+    s->pend = p, p += bm;
+    s->qowe = p, p += bm;
     s->owe = p;
     ag_msg_t *o = (ag_msg_t *)s->obuf;
     o->n = (uint32_t)s->n;
     memcpy(msg_val(s->obuf), s->orig, wl);
     if (s->acked != NULL)
         memcpy(msg_bm(s, s->obuf), s->acked, bm);
+    ag_msg_t *d = (ag_msg_t *)s->dmsg;
+    d->n = (uint32_t)s->n;
+    d->coord = (uint32_t)s->n;
     if (s->decided) { /* decided fast: value, F = {}, err 0 */
-        ag_msg_t *d = (ag_msg_t *)s->dmsg;
         d->decided = 1;
-        d->n = (uint32_t)s->n;
         memcpy(msg_val(s->dmsg), s->val, wl);
     }
     return 1;
@@ -188,57 +213,119 @@ static void decide(agree_t *s)
     if (s->decided)
         return;
     s->decided = 1;
+    if (s->slab != NULL) { /* the fast decision as a message */
+        ag_msg_t *d = (ag_msg_t *)s->dmsg;
+        d->decided = 1;
+        d->err = 0;
+        memcpy(msg_val(s->dmsg), s->val, s->words * sizeof(uint32_t));
+        memset(msg_bm(s, s->dmsg), 0, coll_agree_bm_bytes(s->n));
+    }
     if (s->fr_busy)
         tp_cancel(s->tp, &s->fr);
     output(s);
 }
 
-/* ---- the coordinator's round --------------------------------------------- */
+/* ---- the round's tree ------------------------------------------------------
+ *
+ * Coordinator c's round runs on a binomial tree over ranks c..n-1 (every
+ * lower rank is known failed wherever c is the coordinator): rank c + v's
+ * parent is c + v without its highest bit, its children are c + v + 2^j
+ * for 2^j > v. Each rank skips the ranks it knows failed: their children
+ * are its own (recursively), and when a child fails while this rank
+ * waits for it, its children are queried instead. QUERYs go down, the
+ * reports come up merged (a decision if any rank of the subtree holds one,
+ * else the AND of the values and of the acknowledged sets; G: whose
+ * reports), the decision goes down again; HELP goes up, one per rank and
+ * parent. So no rank talks to more than its tree neighbours: log2 n
+ * messages of each kind where the coordinator used to exchange 3 (n - 1).
+ */
 
-static void round_check(agree_t *s)
+/* The first rank from `from` on whose bit is set in b (n bits), or n. */
+static int next_set(const uint8_t *b, int from, int n)
 {
-    if (!s->round || s->round_done || s->need > 0)
-        return;
-    if (!s->have_dec) {
-        ag_msg_t *d = (ag_msg_t *)s->dmsg;
-        uint8_t *f = msg_bm(s, s->dmsg);
-        d->decided = 1;
-        d->n = (uint32_t)s->n;
-        d->err = 0;
-        memcpy(msg_val(s->dmsg), s->acc, s->words * sizeof(uint32_t));
-        memset(f, 0, coll_agree_bm_bytes(s->n));
-        for (int r = 0; r < s->n; r++) {
-            if (bm_get(s->got, r))
+    while (from < n) {
+        if ((from & 63) == 0 && from + 64 <= n) {
+            uint64_t w;
+            memcpy(&w, b + (from >> 3), sizeof(w));
+            if (w == 0) {
+                from += 64;
                 continue;
-            bm_set(f, r);
-            if (!bm_get(s->ackand, r))
-                d->err = 1;
+            }
         }
-        s->have_dec = 1;
+        if (bm_get(b, from))
+            return from;
+        from++;
     }
-    s->round_done = 1;
-    ucft_debug(s->tp->log, "agree %u: coordinator %d decided (%s)",
-               (unsigned)s->args->seq, s->me,
-               ((ag_msg_t *)s->dmsg)->err ? "err" : "ok");
-    for (int r = 0; r < s->n; r++)
-        if (r != s->me && !is_failed(s, r))
-            bm_set(s->owe, r);
-    s->dnext = 0;
-    if (!s->decided) {
-        s->decided = 1;
-        output(s);
-    }
-    pump(s);
+    return n;
 }
 
-/* A report (this rank's own: r = me) enters the round. */
-static void round_add(agree_t *s, int r, unsigned char *m)
+static int high_bit(int v)
+{
+    int b = 1;
+    while (b <= v / 2)
+        b <<= 1;
+    return b;
+}
+
+/* r's nearest ancestor in c's tree that this rank does not know failed. */
+static int tree_parent(const agree_t *s, int c, int r)
+{
+    do
+        r = r == c ? c : c + (r - c - high_bit(r - c));
+    while (r != c && is_failed(s, r));
+    return r;
+}
+
+/* Marks r's children in c's tree (a failed child: its children) that are
+ * not in `skip` (NULL: none) in `mark`; returns how many were newly
+ * marked. */
+static int tree_children(const agree_t *s, int c, int r, uint8_t *mark,
+                         const uint8_t *skip)
+{
+    int v = r - c, added = 0;
+    for (long b = v == 0 ? 1 : 2L * high_bit(v); (long)c + v + b < s->n;
+         b <<= 1) {
+        int u = c + v + (int)b;
+        if (is_failed(s, u))
+            added += tree_children(s, c, u, mark, skip);
+        else if ((skip == NULL || !bm_get(skip, u)) && !bm_get(mark, u)) {
+            bm_set(mark, u);
+            added++;
+        }
+    }
+    return added;
+}
+
+/* ---- collecting the reports of a subtree -------------------------------- */
+
+static void give_up_fast(agree_t *s)
+{
+    if (!s->decided && !s->slow) { /* for good */
+        s->slow = 1;
+        if (s->fr_busy)
+            tp_cancel(s->tp, &s->fr);
+    }
+}
+
+/* A report (this rank's own: G = {me}) enters the collection. */
+static void merge(agree_t *s, unsigned char *m, int own)
 {
     const ag_msg_t *h = (const ag_msg_t *)m;
-    bm_set(s->got, r);
+    size_t bl = coll_agree_bm_bytes(s->n);
+    if (own) {
+        bm_set(s->got, s->me);
+    } else {
+        const uint8_t *g = msg_g(s, m);
+        for (size_t i = 0; i < bl; i++)
+            s->got[i] |= g[i];
+    }
     if (h->decided) {
-        if (!s->have_dec) {
-            memcpy(s->dmsg, m, s->msg_len);
+        if (!s->have_dec) { /* the first decision: every other is equal */
+            ag_msg_t *a = (ag_msg_t *)s->abuf;
+            a->decided = 1;
+            a->err = h->err;
+            memcpy(msg_val(s->abuf), msg_val(m), s->words * sizeof(uint32_t));
+            memcpy(msg_bm(s, s->abuf), msg_bm(s, m), bl);
             s->have_dec = 1;
         }
         return;
@@ -247,38 +334,123 @@ static void round_add(agree_t *s, int r, unsigned char *m)
     for (size_t i = 0; i < s->words; i++)
         s->acc[i] &= v[i];
     const uint8_t *a = msg_bm(s, m);
-    for (size_t i = 0; i < coll_agree_bm_bytes(s->n); i++)
+    for (size_t i = 0; i < bl; i++)
         s->ackand[i] &= a[i];
 }
 
-static void round_count(agree_t *s)
+static void round_decide(agree_t *s)
 {
-    s->need = 0;
-    for (int r = 0; r < s->n; r++)
-        s->need += !is_failed(s, r) && !bm_get(s->got, r);
+    ag_msg_t *d = (ag_msg_t *)s->dmsg;
+    uint8_t *f = msg_bm(s, s->dmsg);
+    size_t bl = coll_agree_bm_bytes(s->n);
+    d->decided = 1;
+    d->n = (uint32_t)s->n;
+    d->coord = (uint32_t)s->me;
+    if (s->have_dec) {
+        d->err = ((ag_msg_t *)s->abuf)->err;
+        memcpy(msg_val(s->dmsg), msg_val(s->abuf), s->words * sizeof(uint32_t));
+        memcpy(f, msg_bm(s, s->abuf), bl);
+    } else {
+        d->err = 0;
+        memcpy(msg_val(s->dmsg), s->acc, s->words * sizeof(uint32_t));
+        memset(f, 0, bl);
+        for (int r = 0; r < s->n; r++) {
+            if (bm_get(s->got, r))
+                continue;
+            bm_set(f, r);
+            if (!bm_get(s->ackand, r))
+                d->err = 1;
+        }
+    }
+    memset(msg_g(s, s->dmsg), 0, bl);
+    s->round_done = 1;
+    s->dcoord = s->me;
+    ucft_debug(s->tp->log, "agree %u: coordinator %d decided (%s)",
+               (unsigned)s->args->seq, s->me, d->err ? "err" : "ok");
+    if (!s->decided) {
+        s->decided = 1;
+        output(s);
+    }
+}
+
+/* The decision of the current coordinator's round is here: down the tree
+ * (once per round) and to every rank that asked for help. */
+static void forward_decision(agree_t *s)
+{
+    if (s->dcoord != s->coord || s->fwd == s->coord)
+        return;
+    s->fwd = s->coord;
+    tree_children(s, s->coord, s->me, s->owe, NULL);
+    s->dnext = 0;
+}
+
+/* The collection is complete when no child is awaited; the coordinator's
+ * also needs a report of every rank it does not know failed (a subtree
+ * leaves out the ranks its root knew failed, which the coordinator will
+ * learn of too). */
+static void collect_check(agree_t *s)
+{
+    if (s->acoord < 0 || s->asent || s->npend > 0 || s->cleaned)
+        return;
+    if (s->aparent < 0) {
+        for (int r = 0; r < s->n; r++)
+            if (!bm_get(s->got, r) && !is_failed(s, r))
+                return;
+        s->asent = 1;
+        round_decide(s);
+        forward_decision(s);
+        return;
+    }
+    ag_msg_t *a = (ag_msg_t *)s->abuf;
+    size_t bl = coll_agree_bm_bytes(s->n);
+    a->n = (uint32_t)s->n;
+    a->coord = (uint32_t)s->acoord;
+    if (!s->have_dec) {
+        a->decided = 0;
+        a->err = 0;
+        memcpy(msg_val(s->abuf), s->acc, s->words * sizeof(uint32_t));
+        memcpy(msg_bm(s, s->abuf), s->ackand, bl);
+    }
+    memcpy(msg_g(s, s->abuf), s->got, bl);
+    s->asent = 1;
+    s->report_to = s->aparent;
+    ucft_debug(s->tp->log, "agree %u: rank %d reports to %d for round %d (%s)",
+               (unsigned)s->args->seq, s->me, s->aparent, s->acoord,
+               s->have_dec ? "decided" : "undecided");
+}
+
+/* This rank's part in coordinator c's round: its own report, then QUERYs
+ * to its children; `parent` gets the merged report (-1: this rank is c). */
+static void collect_start(agree_t *s, int c, int parent)
+{
+    if (!ensure_slab(s))
+        return;
+    give_up_fast(s);
+    post_big(s);
+    size_t bl = coll_agree_bm_bytes(s->n);
+    s->acoord = c;
+    s->aparent = parent;
+    s->asent = 0;
+    s->have_dec = 0;
+    memset(s->got, 0, bl);
+    memset(s->ackand, 0xff, bl);
+    memset(s->pend, 0, bl);
+    memset(s->qowe, 0, bl);
+    for (size_t i = 0; i < s->words; i++)
+        s->acc[i] = UINT32_MAX;
+    merge(s, s->decided ? s->dmsg : s->obuf, 1);
+    s->npend = tree_children(s, c, s->me, s->pend, NULL);
+    memcpy(s->qowe, s->pend, bl);
+    s->qnext = 0;
+    collect_check(s);
 }
 
 static void start_round(agree_t *s)
 {
-    if (!ensure_slab(s))
-        return;
     s->round = 1;
     ucft_debug(s->tp->log, "agree %u: rank %d runs a round",
                (unsigned)s->args->seq, s->me);
-    if (!s->decided && !s->slow) { /* gives the fast path up */
-        s->slow = 1;
-        if (s->fr_busy)
-            tp_cancel(s->tp, &s->fr);
-    }
-    memset(s->got, 0, coll_agree_bm_bytes(s->n));
-    memset(s->ackand, 0xff, coll_agree_bm_bytes(s->n));
-    for (size_t i = 0; i < s->words; i++)
-        s->acc[i] = UINT32_MAX;
-    round_add(s, s->me, s->decided ? s->dmsg : s->obuf);
-    s->qnext = 0;
-    post_big(s);
-    round_count(s);
-    round_check(s);
+    collect_start(s, s->me, -1);
     pump(s);
 }
 
@@ -292,29 +464,54 @@ static void maybe_round(agree_t *s)
 /* ---- the slow path --------------------------------------------------------
  */
 
-/* Answers the coordinator's query once it is ours. */
+/* Takes the QUERY received last once its round is the current
+ * coordinator's. */
 static void try_answer(agree_t *s)
 {
-    if (s->queried_by < 0 || s->queried_by != s->coord ||
-        s->answered == s->coord || s->coord == s->me)
+    if (s->qcoord < 0 || s->qcoord != s->coord || s->coord == s->me)
         return;
-    if (!ensure_slab(s))
-        return;
-    if (!s->decided && !s->slow) { /* gives the fast path up */
-        s->slow = 1;
-        if (s->fr_busy)
-            tp_cancel(s->tp, &s->fr);
-        post_big(s);
+    int from = s->qfrom;
+    s->qcoord = -1;
+    if (s->acoord == s->coord) { /* asked again (its asker failed) */
+        s->aparent = from;
+        if (s->asent)
+            s->report_to = from;
+    } else {
+        collect_start(s, s->coord, from);
     }
-    s->answered = s->coord;
-    s->report_to = s->coord;
-    ucft_debug(s->tp->log, "agree %u: rank %d reports to %d (%s)",
-               (unsigned)s->args->seq, s->me, s->coord,
-               s->decided ? "decided" : "undecided");
     pump(s);
 }
 
-/* A failure stops the fast path: ask the coordinator for a round. */
+/* This rank waits for a decision (its own, or for a rank that asked it
+ * for help) that it cannot give. */
+static int needs_help(const agree_t *s)
+{
+    if (s->coord == s->me)
+        return 0;
+    if (s->slow && !s->decided)
+        return 1;
+    if (s->slab == NULL || s->dcoord == s->coord)
+        return 0;
+    for (size_t i = 0; i < coll_agree_bm_bytes(s->n); i++)
+        if (s->owe[i])
+            return 1;
+    return 0;
+}
+
+/* HELP to the nearest live ancestor in the coordinator's tree, once per
+ * ancestor. */
+static void help_up(agree_t *s)
+{
+    if (!needs_help(s))
+        return;
+    int p = tree_parent(s, s->coord, s->me);
+    if (p != s->hsent) {
+        s->hsent = p;
+        s->help_to = p;
+    }
+}
+
+/* A failure stops the fast path: ask for a round. */
 static void go_slow(agree_t *s, const char *why, int peer)
 {
     if (s->slow || s->decided || s->cleaned)
@@ -328,14 +525,13 @@ static void go_slow(agree_t *s, const char *why, int peer)
         tp_cancel(s->tp, &s->fr);
     post_ctrl(s);
     post_big(s);
-    if (s->coord != s->me)
-        s->help_to = s->coord;
+    help_up(s);
     maybe_round(s);
     try_answer(s);
     pump(s);
 }
 
-/* One message at a time: HELP, REPORT, the round's QUERYs, the decisions
+/* One message at a time: HELP, REPORT, the QUERYs owed, the decisions
  * owed. Every one is buffered (T7): its receiver may have moved on. */
 static void pump(agree_t *s)
 {
@@ -349,24 +545,23 @@ static void pump(agree_t *s)
             s->help_to = -1;
         } else if (s->report_to >= 0) {
             dst = s->report_to, kind = AG_KIND_REPORT;
-            b = s->decided ? s->dmsg : s->obuf, l = s->msg_len;
+            b = s->abuf, l = s->msg_len;
             s->report_to = -1;
-        } else if (s->round && !s->round_done && s->qnext < s->n) {
+        } else if (s->acoord >= 0 && !s->asent &&
+                   (s->qnext = next_set(s->qowe, s->qnext, s->n)) < s->n) {
             dst = s->qnext++, kind = AG_KIND_QUERY;
-            if (dst == s->me || is_failed(s, dst))
-                continue;
-        } else if (s->round_done && s->dnext < s->n) {
+            bm_clear(s->qowe, dst);
+            s->qsend = (uint32_t)s->acoord;
+            b = &s->qsend, l = sizeof(s->qsend);
+        } else if (s->slab != NULL && s->dcoord == s->coord &&
+                   (s->dnext = next_set(s->owe, s->dnext, s->n)) < s->n) {
             dst = s->dnext++, kind = AG_KIND_DECIDE;
-            if (!bm_get(s->owe, dst))
-                continue;
             bm_clear(s->owe, dst);
-            if (is_failed(s, dst))
-                continue;
             b = s->dmsg, l = s->msg_len;
         } else {
             return;
         }
-        if (is_failed(s, dst))
+        if (is_failed(s, dst) || dst == s->me)
             continue;
         s->sr.buffered = 1;
         ucft_status_t st =
@@ -456,8 +651,9 @@ static void post_ctrl(agree_t *s)
         return;
     s->cr_posting = 1;
     while (!s->cleaned && !s->cr_busy) {
-        ucft_status_t st = tp_recv(s->tp, tag_of(s, 0, AG_KIND_HELP),
-                                   pair_mask(), NULL, 0, &s->cr);
+        ucft_status_t st =
+            tp_recv(s->tp, tag_of(s, 0, AG_KIND_HELP), pair_mask(), &s->qslot,
+                    sizeof(s->qslot), &s->cr);
         if (st == UCFT_INPROGRESS)
             s->cr_busy = 1;
         else if (st == UCFT_OK)
@@ -498,6 +694,39 @@ static int sender(agree_t *s, const tp_req_t *req)
     return (int)src;
 }
 
+/* HELP from `src`: the coordinator runs its round, or answers once it
+ * has decided; another rank answers if it holds the coordinator's
+ * decision, else asks its own parent. */
+static void on_help(agree_t *s, int src)
+{
+    if (!ensure_slab(s))
+        return;
+    bm_set(s->owe, src);
+    if (src < s->dnext)
+        s->dnext = src;
+    /* A rank this rank's collection does not cover (its parent failed in
+     * its view only): queried directly. */
+    if (s->acoord >= 0 && s->acoord == s->coord && !s->asent &&
+        !bm_get(s->got, src) && !bm_get(s->pend, src)) {
+        bm_set(s->pend, src);
+        bm_set(s->qowe, src);
+        s->npend++;
+        s->qnext = 0;
+    }
+    s->helped = 1; /* a round if this rank becomes the coordinator */
+    maybe_round(s);
+    help_up(s);
+}
+
+static void on_query(agree_t *s, int src, uint32_t c)
+{
+    if (c >= (uint32_t)s->n || (int)c == s->me || (int)c < s->coord)
+        return; /* not a round this rank can take part in (any more) */
+    s->qcoord = (int)c;
+    s->qfrom = src;
+    try_answer(s);
+}
+
 static void ctrl_cb(tp_req_t *req)
 {
     agree_t *s = req->arg;
@@ -505,25 +734,53 @@ static void ctrl_cb(tp_req_t *req)
     if (s->cleaned || req->status == UCFT_ERR_CANCELED)
         return;
     int src = sender(s, req);
-    if (src >= 0 && req->status != UCFT_OK) {
-        coll_log_bad(s->tp, s->args, req, "a control message with a payload");
+    unsigned kind = kind_of(s, req);
+    size_t want = kind == AG_KIND_HELP ? 0 : sizeof(uint32_t);
+    if (src >= 0 && (req->status != UCFT_OK || req->length != want)) {
+        coll_log_bad(s->tp, s->args, req,
+                     kind == AG_KIND_HELP ? "a HELP with a payload"
+                                          : "a QUERY without its round");
     } else if (src >= 0 && !is_failed(s, src)) {
-        if (kind_of(s, req) == AG_KIND_HELP) {
-            if (s->round_done) {
-                bm_set(s->owe, src);
-                if (src < s->dnext)
-                    s->dnext = src;
-            } else {
-                s->helped = 1;
-                maybe_round(s);
-            }
-        } else {
-            s->queried_by = src;
-            try_answer(s);
-        }
+        if (kind == AG_KIND_HELP)
+            on_help(s, src);
+        else
+            on_query(s, src, s->qslot);
         pump(s);
     }
     post_ctrl(s);
+}
+
+/* A merged report of a child this rank waits for. */
+static void on_report(agree_t *s, int src)
+{
+    const ag_msg_t *h = (const ag_msg_t *)s->rbig;
+    if (s->acoord < 0 || s->asent || h->coord != (uint32_t)s->acoord ||
+        !bm_get(s->pend, src))
+        return;
+    bm_clear(s->pend, src);
+    s->npend--;
+    merge(s, s->rbig, 0);
+    collect_check(s);
+}
+
+/* The current coordinator's decision (from it, or relayed). */
+static void on_decide(agree_t *s)
+{
+    const ag_msg_t *h = (const ag_msg_t *)s->rbig;
+    if (h->coord != (uint32_t)s->coord || s->coord == s->me)
+        return;
+    if (!s->decided) {
+        memcpy(s->dmsg, s->rbig, s->msg_len);
+        s->decided = 1;
+        s->dcoord = s->coord;
+        output(s);
+    } else if (s->dcoord != s->coord) {
+        /* Decided before (fast, or by an earlier round): the same
+         * decision, now relayable as this round's. */
+        s->dcoord = s->coord;
+        ((ag_msg_t *)s->dmsg)->coord = (uint32_t)s->coord;
+    }
+    forward_decision(s);
 }
 
 static void big_cb(tp_req_t *req)
@@ -548,18 +805,10 @@ static void big_cb(tp_req_t *req)
                                     kind == AG_KIND_DECIDE);
     if (src >= 0 && bad != NULL)
         coll_log_bad(s->tp, s->args, req, bad);
-    else if (src >= 0 && !is_failed(s, src) && kind == AG_KIND_REPORT) {
-        if (s->round && !s->round_done && !bm_get(s->got, src)) {
-            round_add(s, src, s->rbig);
-            s->need--;
-            round_check(s);
-        }
-    } else if (src >= 0 && !is_failed(s, src) && src == s->coord &&
-               !s->decided) {
-        memcpy(s->dmsg, s->rbig, s->msg_len);
-        s->decided = 1;
-        output(s);
-    }
+    else if (src >= 0 && !is_failed(s, src) && kind == AG_KIND_REPORT)
+        on_report(s, src);
+    else if (src >= 0 && !is_failed(s, src))
+        on_decide(s);
     pump(s);
     post_big(s);
 }
@@ -620,15 +869,16 @@ ucft_status_t ag_era_init(agree_t *s, tp_t *tp, const coll_args_t *args,
     s->orig = (uint32_t *)((unsigned char *)buf + 2 * args->len);
     s->n = tp->size;
     s->me = tp->rank;
-    s->msg_len = sizeof(ag_msg_t) + s->words * sizeof(uint32_t) +
-                 coll_agree_bm_bytes(s->n);
+    s->msg_len = coll_wire_agree_len(s->words, s->n);
     while (s->lg < 30 && (2 << s->lg) <= s->n)
         s->lg++;
     s->p = 1 << s->lg;
     s->rem = s->n - s->p;
     s->nstage = s->me >= s->p ? 1 : (unsigned)s->lg + (s->me < s->rem ? 2 : 0);
-    s->queried_by = s->answered = s->help_to = s->report_to = -1;
-    s->dnext = s->n;
+    s->acoord = s->aparent = s->qcoord = s->qfrom = s->hsent = -1;
+    s->help_to = s->report_to = s->fwd = -1;
+    s->dcoord = s->n;
+    s->qnext = s->dnext = s->n;
     s->status = UCFT_INPROGRESS;
     s->fr.cb = s->fs.cb = fast_cb;
     s->cr.cb = ctrl_cb;
@@ -686,20 +936,36 @@ void ag_era_failure(agree_t *s, int rank)
      * out (the MPI chapter). */
     if (!s->slow && !s->decided)
         go_slow(s, "a rank failed", rank);
-    if (s->round && !s->round_done) {
-        round_count(s);
-        round_check(s);
-    }
     int c = 0;
     while (c < s->me && is_failed(s, c))
         c++;
     if (c != s->coord) {
         s->coord = c;
-        if (s->slow && !s->decided && c != s->me)
-            s->help_to = c;
-        try_answer(s);
-        maybe_round(s);
+        if (s->acoord >= 0 && s->acoord != c)
+            s->acoord = -1; /* that round is over for this rank */
+        s->hsent = -1;      /* another tree */
+    } else if (s->acoord >= 0 && !s->asent && bm_get(s->pend, rank)) {
+        /* A child this rank waits for: its children instead. */
+        bm_clear(s->pend, rank);
+        s->npend--;
+        int add = tree_children(s, s->acoord, rank, s->pend, s->got);
+        s->npend += add;
+        tree_children(s, s->acoord, rank, s->qowe, s->got);
+        s->qnext = 0;
     }
+    if (s->acoord >= 0)
+        collect_check(s);
+    /* The decision goes down to a failed child's children too. */
+    if (s->slab != NULL && s->fwd == s->coord && s->dcoord == s->coord &&
+        tree_parent(s, s->coord, rank) == s->me) {
+        tree_children(s, s->coord, rank, s->owe, NULL);
+        s->dnext = 0;
+    }
+    if (s->hsent >= 0 && is_failed(s, s->hsent))
+        s->hsent = -1;
+    help_up(s);
+    try_answer(s);
+    maybe_round(s);
     pump(s);
     if (s->conf != NULL) /* last: it may end this agreement */
         ag_era_failure(s->conf, rank);
@@ -794,7 +1060,8 @@ const coll_op_ops_t coll_agree_era_ops = {
     .alg = "era",
     .doc = "early-returning agreement: recursive doubling of the AND when "
            "no failure interferes (p log2 p + 2 (n - p) messages), else a "
-           "coordinator round (lowest live rank): query, reports, decision",
+           "coordinator round (lowest live rank) on a binomial tree: queries "
+           "down, merged reports up, the decision down",
     .state_size = sizeof(agree_pair_t),
     .buf_mult = 3,
     .init = ag_init,

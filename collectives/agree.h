@@ -4,7 +4,7 @@
  * over the ranks that contributed), the same set F of ranks that did not
  * contribute, and the same error bit, with any number of failures before
  * or during the call while one rank lives (the MPI chapter's
- * MPI_COMM_AGREE; docs/agree.md has the protocol and its proof).
+ * MPI_COMM_AGREE; docs/comms.md has the protocol and its proof).
  *
  * The op buffer (coll_args_t.len = coll_agree_len(words)): `words` value
  * words (in: this rank's contribution; out: the AND), then the header

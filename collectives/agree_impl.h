@@ -19,16 +19,24 @@ typedef struct agree {
     int n, me, p, rem, lg;
     unsigned stage, nstage;
     int coord;      /* the lowest rank not known failed */
-    int queried_by; /* the last coordinator that queried us, or -1 */
-    int answered;   /* the coordinator we reported to, or -1 */
+    int acoord;     /* the round this rank collects reports for, or -1 */
+    int aparent;    /* where that collection's report goes (-1: to no one,
+                       this rank is acoord) */
+    int qcoord;     /* a QUERY not taken yet: its round's coordinator, or -1 */
+    int qfrom;      /* ... and its sender */
+    int hsent;      /* the rank this rank last sent HELP to, or -1 */
+    int dcoord;     /* the round whose decision this rank holds, or n */
+    int fwd;        /* the round whose decision it forwarded down, or -1 */
     int help_to;    /* HELP owed to, or -1 */
     int report_to;  /* REPORT owed to, or -1 */
-    int qnext;      /* round: next rank to query */
+    int qnext;      /* next rank a QUERY may be owed to */
     int dnext;      /* next rank a decision may be owed to */
-    int need;       /* round: reports still awaited */
+    int npend;      /* collection: reports still awaited */
+    uint32_t qslot; /* the QUERY / HELP receive's payload */
+    uint32_t qsend; /* the QUERY being sent: its round */
     ucft_status_t status;
     uint8_t slow, decided, done, cleaned, in_start, helped;
-    uint8_t round, round_done, have_dec, out_pending, fposted;
+    uint8_t round, round_done, have_dec, out_pending, fposted, asent;
     uint8_t fr_busy, fs_busy, cr_busy, br_busy, sr_busy;
     uint8_t cr_posting, br_posting; /* inside post_ctrl / post_big */
     uint8_t *lfail; /* ranks known failed (n bits), NULL: none */
@@ -37,10 +45,13 @@ typedef struct agree {
     unsigned char *rbig; /* REPORT / DECIDE receive */
     unsigned char *obuf; /* this rank's undecided report */
     unsigned char *dmsg; /* the decision, as a message */
-    uint8_t *got;        /* round: ranks that reported */
-    uint8_t *ackand;     /* round: AND of the reported acknowledged sets */
+    unsigned char *abuf; /* collection: its report (a decision or the AND) */
+    uint8_t *got;        /* collection: ranks whose reports it holds */
+    uint8_t *ackand;     /* collection: AND of their acknowledged sets */
+    uint8_t *pend;       /* collection: tree children awaited */
+    uint8_t *qowe;       /* QUERYs owed */
     uint8_t *owe;        /* decisions owed */
-    uint32_t *acc;       /* round: AND of the reported values */
+    uint32_t *acc;       /* collection: AND of the undecided reports' values */
     tp_req_t fr, fs, cr, br, sr;
     unsigned kb;        /* kinds: AG_KIND_* + kb (0, or AG_CONFIRM_KB) */
     struct agree *conf; /* the confirmation once it runs (gate), or NULL */

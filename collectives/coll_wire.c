@@ -124,15 +124,24 @@ const char *coll_wire_agree_check(const void *buf, size_t length, size_t words,
     memcpy(&h, buf, sizeof(h));
     if (h.n != (uint32_t)n)
         return "an agreement message for another rank count";
-    if (h.decided > 1 || h.err > 1 || h.pad != 0)
+    if (h.decided > 1 || h.err > 1 || h.pad != 0 || h.coord > (uint32_t)n)
         return "an agreement message with a bad header";
-    if (decision && !h.decided)
-        return "a DECIDE message without a decision";
+    if (decision && (!h.decided || h.coord == (uint32_t)n))
+        return "a DECIDE message without a round's decision";
+    if (!decision && h.coord == (uint32_t)n)
+        return "a REPORT message without its round";
     if (!h.decided && h.err)
         return "an undecided report with the error bit";
-    const uint8_t *bm = (const uint8_t *)buf + sizeof(h) + words * 4;
-    if (n % 8 != 0 && (bm[n / 8] >> (n % 8)) != 0)
+    size_t bl = ((size_t)n + 7) / 8;
+    const uint8_t *a = (const uint8_t *)buf + sizeof(h) + words * 4;
+    const uint8_t *g = a + bl;
+    if (n % 8 != 0 &&
+        ((a[n / 8] >> (n % 8)) != 0 || (g[n / 8] >> (n % 8)) != 0))
         return "an agreement bitmap with bits past the last rank";
+    if (decision)
+        for (size_t i = 0; i < bl; i++)
+            if (g[i] != 0)
+                return "a DECIDE message with reporters";
     return NULL;
 }
 

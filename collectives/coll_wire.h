@@ -73,25 +73,31 @@ const void *coll_wire_batch_find(const void *data, size_t len, uint32_t seq,
                                  size_t *plen);
 
 /* An agreement's REPORT or DECIDE message (collectives/agree.c): this
- * header, `words` value words, then a bitmap of n bits (a report: the
- * sender's acknowledged failures, or its decision's F; a decision: F). */
+ * header, `words` value words, then two bitmaps of n bits: A (a report
+ * without a decision: the AND of its reporters' acknowledged failures; a
+ * decision: F) and G (a report: the ranks whose reports it carries; a
+ * decision: none). `coord` names the coordinator of the round the message
+ * belongs to (a report, a decision taken from a round) or n (a decision
+ * taken on the fast path). */
 typedef struct coll_wire_agree_hdr {
     uint8_t decided; /* 0 or 1 */
     uint8_t err;     /* 0 or 1 */
     uint16_t pad;    /* 0 */
     uint32_t n;      /* ranks of the communicator */
+    uint32_t coord;  /* 0..n (n: no round) */
 } coll_wire_agree_hdr_t;
 
 static inline size_t coll_wire_agree_len(size_t words, int n)
 {
     return sizeof(coll_wire_agree_hdr_t) + words * sizeof(uint32_t) +
-           ((size_t)n + 7) / 8;
+           2 * (((size_t)n + 7) / 8);
 }
 
-/* Checks a REPORT (decision 0) or DECIDE (decision 1: it must carry one)
- * of `length` bytes for an agreement of n ranks and `words` value words:
- * the length, the header's fields and the bitmap's unused bits. NULL when
- * it is well formed, else what is wrong. */
+/* Checks a REPORT (decision 0) or DECIDE (decision 1: it must carry one,
+ * from a round, and no G) of `length` bytes for an agreement of n ranks
+ * and `words` value words: the length, the header's fields and the
+ * bitmaps' unused bits. NULL when it is well formed, else what is
+ * wrong. */
 const char *coll_wire_agree_check(const void *buf, size_t length, size_t words,
                                   int n, int decision);
 

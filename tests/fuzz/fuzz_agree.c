@@ -1,5 +1,6 @@
 /*
- * Fuzz target: the agreement's REPORT and DECIDE messages and the revoke
+ * Fuzz target: the agreement's REPORT and DECIDE messages (header with the
+ * round's coordinator, value words, bitmaps A and G) and the revoke
  * fact (collectives/coll_wire.h), as agree.c and rbcast.c check them.
  * Input: the communicator's size (2 bytes, taken as 1 + v % 4096), the
  * value words (1 byte, % 65), whether a decision is expected (1 byte,
@@ -29,11 +30,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_ASSERT(h.n == (uint32_t)n && h.decided <= 1 && h.err <= 1);
         FUZZ_ASSERT(!decision || h.decided);
         FUZZ_ASSERT(h.decided || !h.err);
-        /* Every set bit of the bitmap names a rank of the communicator. */
+        /* A round's coordinator is a rank; only a decision of the fast
+         * path names none, and a DECIDE never carries one. */
+        FUZZ_ASSERT(h.coord < (uint32_t)n);
+        /* Every set bit of both bitmaps names a rank of the communicator;
+         * a DECIDE names no reporters. */
         const uint8_t *bm = msg + sizeof(h) + words * 4;
-        for (size_t b = 0; b < ((size_t)n + 7) / 8 * 8; b++)
+        size_t bl = ((size_t)n + 7) / 8;
+        for (size_t b = 0; b < 2 * bl * 8; b++)
             if ((bm[b / 8] >> (b % 8)) & 1)
-                FUZZ_ASSERT(b < (size_t)n);
+                FUZZ_ASSERT(b % (bl * 8) < (size_t)n &&
+                            (!decision || b < bl * 8));
     } else {
         FUZZ_ASSERT(*why != '\0');
     }
