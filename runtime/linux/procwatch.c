@@ -11,13 +11,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #define PW_KEY      "ucft.proc"
-#define PW_VERSION  3u         /* 3: a beat counter after the slots */
+#define PW_VERSION  4u         /* 4: the network namespace */
 #define PW_RING_TAG UINT64_MAX /* epoll data of the futex ring */
+/* Every rank is a candidate up to this many ranks, and while the pidfds
+ * take at most a quarter of the descriptors the process may open. */
+#define PW_MAX_WATCH 512u
 
 /* What a rank publishes about its process. */
 typedef struct pw_ident {
@@ -25,6 +29,7 @@ typedef struct pw_ident {
     int32_t pid;
     uint64_t start; /* start time, clock ticks since boot (/proc stat 22) */
     uint64_t pidns; /* inode of the pid namespace */
+    uint64_t netns; /* inode of the network namespace */
     char boot_id[40];
     int32_t alive_fd; /* memfd of the alive slots, -1: none */
     uint32_t nslots;  /* one per local peer, in rank order */
@@ -56,6 +61,9 @@ static int self_ident(pw_ident_t *id)
     if (id->start == 0 || stat("/proc/self/ns/pid", &st) != 0)
         return -1;
     id->pidns = (uint64_t)st.st_ino;
+    if (stat("/proc/self/ns/net", &st) != 0)
+        return -1;
+    id->netns = (uint64_t)st.st_ino;
     FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
     if (f == NULL)
         return -1;
@@ -136,10 +144,11 @@ static int open_peer(struct rt_boot *b, const pw_ident_t *me, int rank,
         memcpy(&id, data, sizeof(id));
     free(data);
     if (!ok || id.version != PW_VERSION || id.pidns != me->pidns ||
+        id.netns != me->netns ||
         strncmp(id.boot_id, me->boot_id, sizeof(id.boot_id)) != 0) {
         ucft_debug(log,
-                   "rank %d: another machine or pid namespace, not "
-                   "watched by pidfd",
+                   "rank %d: another machine, pid or network namespace, "
+                   "not watched by pidfd",
                    rank);
         return -1;
     }
@@ -196,30 +205,55 @@ static int epoll_add(int epfd, int fd, uint64_t data)
     return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
+/* The ranks to watch: every other rank while the job is small enough
+ * (PW_MAX_WATCH; open_peer keeps those this kernel shows, pretend nodes
+ * of one machine included), else the local peers. */
+static int *watch_candidates(const rt_procwatch_t *w, struct rt_boot *b,
+                             size_t *n)
+{
+    struct rlimit nofile;
+    int all = b->size > 0 && (unsigned)b->size <= PW_MAX_WATCH &&
+              getrlimit(RLIMIT_NOFILE, &nofile) == 0 &&
+              (nofile.rlim_cur == RLIM_INFINITY ||
+               (rlim_t)b->size <= nofile.rlim_cur / 4);
+    size_t m = all ? (size_t)b->size : w->nlocal;
+    int *c = malloc((m ? m : 1) * sizeof(*c));
+    *n = 0;
+    if (c == NULL)
+        return NULL;
+    for (size_t i = 0; i < m; i++) {
+        int r = all ? (int)i : w->local[i];
+        if (r != b->rank)
+            c[(*n)++] = r;
+    }
+    return c;
+}
+
 void rt_procwatch_open(rt_procwatch_t *w, struct rt_boot *b)
 {
     pw_ident_t me, id;
 
-    if (b->singleton || w->local == NULL || self_ident(&me) != 0)
+    if (b->singleton || self_ident(&me) != 0)
         return; /* nothing published (rt_procwatch_publish): no watch */
-    const int *peers = w->local;
-    size_t npeers = w->nlocal;
-    unsigned mine = position_of(peers, npeers, b->rank);
-    w->peer = calloc(npeers, sizeof(*w->peer));
+    size_t npeers = 0;
+    int *peers = watch_candidates(w, b, &npeers);
+    unsigned mine = position_of(w->local, w->nlocal, b->rank);
+    w->peer = calloc(npeers ? npeers : 1, sizeof(*w->peer));
     w->epfd = epoll_create1(EPOLL_CLOEXEC);
-    if (w->peer == NULL || w->epfd < 0) {
+    if (peers == NULL || w->peer == NULL || w->epfd < 0) {
+        free(peers);
         close_watch(w);
         return;
     }
-    if (rt_uring_open(&w->ring, (unsigned)npeers) != UCFT_OK ||
+    if (w->nlocal < 2 ||
+        rt_uring_open(&w->ring, (unsigned)w->nlocal) != UCFT_OK ||
         epoll_add(w->epfd, rt_uring_fd(&w->ring), PW_RING_TAG) != 0) {
         ucft_debug(w->log, "no io_uring futex waits: watching local ranks "
                            "through pidfds only");
         rt_uring_close(&w->ring);
     }
+    size_t nslot = 0;
     for (size_t i = 0; i < npeers; i++) {
-        if (peers[i] == b->rank)
-            continue;
         int fd = open_peer(b, &me, peers[i], &id, w->log);
         if (fd < 0)
             continue;
@@ -231,10 +265,17 @@ void rt_procwatch_open(rt_procwatch_t *w, struct rt_boot *b)
         pp->rank = peers[i];
         pp->pid = id.pid;
         pp->pidfd = fd;
-        attach_slot(w, pp, &id, mine);
+        /* Alive slots: the local peers' only (one per peer of the node). */
+        if (position_of(w->local, w->nlocal, peers[i]) < w->nlocal) {
+            attach_slot(w, pp, &id, mine);
+            nslot++;
+        }
     }
-    ucft_debug(w->log, "watching %zu local rank(s) through pidfds, %zu slot(s)",
-               w->n, w->unarmed);
+    free(peers);
+    ucft_debug(w->log,
+               "watching %zu rank(s) of this machine through pidfds (%zu "
+               "local), %zu slot(s)",
+               w->n, nslot, w->unarmed);
     if (w->n == 0)
         close_watch(w);
 }

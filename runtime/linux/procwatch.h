@@ -10,19 +10,25 @@
  * the other ranks of its node directly and hands a death to the detector
  * as outside evidence, like a launcher event.
  *
- * Each rank publishes {pid, start time, boot id, pid namespace, alive
- * slots} in the start-up exchange. After it, a rank opens a pidfd for every
- * local peer (PMIX_LOCAL_PEERS) whose boot id and pid namespace equal its own
- * (the pid means the same process), and checks the start time after opening
- * (the pid was not reused). Anything unavailable (old kernel, another
- * namespace, a launcher without PMIX_LOCAL_PEERS) just leaves that peer to
- * the other detection paths.
+ * Each rank publishes {pid, start time, boot id, pid and network
+ * namespaces, alive slots} in the start-up exchange. After it, a rank
+ * opens a pidfd for every rank whose boot id, pid namespace and network
+ * namespace equal its own (the pid means the same process, and nothing
+ * but the kernel stands between them), and checks the start time after
+ * opening (the pid was not reused). The candidates are every rank of a
+ * job of up to 512 ranks (and a quarter of the open-file limit), else the
+ * local peers (PMIX_LOCAL_PEERS): so the pretend nodes of a launcher on
+ * one machine see each other's processes as the kernel does, and only
+ * network namespaces (ucftrun --netns) or other machines leave a rank to
+ * heartbeats alone. Anything unavailable (old kernel, another namespace, a
+ * launcher without PMIX_LOCAL_PEERS) just leaves that peer to the other
+ * detection paths.
  *
  * Earlier than the pidfd: each rank also holds one robust mutex per local
- * peer from its heartbeat thread (alive.h); a peer waits on its slot and
- * learns of the death as soon as the dying threads release their robust
- * mutexes, before the kernel unmaps the dead process's memory. Both
- * watches report a rank once, whichever is first.
+ * peer (PMIX_LOCAL_PEERS only) from its heartbeat thread (alive.h); a peer
+ * waits on its slot and learns of the death as soon as the dying threads
+ * release their robust mutexes, before the kernel unmaps the dead process's
+ * memory. Both watches report a rank once, whichever is first.
  *
  * A rank that finalizes exits only after every rank has stopped its
  * detector (runtime/context.c), so a clean exit is never taken for a
