@@ -61,9 +61,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A REPORT or DECIDE message: this header, the value words, a bitmap of n
- * bits (undecided report: the sender's acknowledged failures; decision:
- * F); checked by coll_wire_agree_check. */
+/* A REPORT or DECIDE message: this header (with the round's
+ * coordinator), the value words, bitmap A (undecided report: the AND of
+ * its reporters' acknowledged failures; decision: F), bitmap G (a report:
+ * its reporters); checked by coll_wire_agree_check. */
 typedef coll_wire_agree_hdr_t ag_msg_t;
 
 enum { AG_POST_NONE, AG_POST_COMBINE, AG_POST_COPY };
@@ -149,7 +150,7 @@ static int ensure_slab(agree_t *s)
     size_t bm = coll_agree_bm_bytes(s->n);
     size_t ml = (s->msg_len + 7) & ~(size_t)7; /* messages 8-aligned */
     size_t wl = s->words * sizeof(uint32_t);
-    s->slab = calloc(1, 4 * ml + 5 * bm + wl + 8);
+    s->slab = calloc(1, 4 * ml + 8 * bm + wl + 8);
     if (s->slab == NULL) {
         ag_finish(s, UCFT_ERR_NO_MEMORY);
         return 0;
@@ -165,6 +166,9 @@ static int ensure_slab(agree_t *s)
     s->ackand = p, p += bm;
     s->pend = p, p += bm;
     s->qowe = p, p += bm;
+    s->askers = p, p += bm;
+    s->rowe = p, p += bm;
+    s->asked = p, p += bm;
     s->owe = p;
     ag_msg_t *o = (ag_msg_t *)s->obuf;
     o->n = (uint32_t)s->n;
@@ -413,7 +417,9 @@ static void collect_check(agree_t *s)
     }
     memcpy(msg_g(s, s->abuf), s->got, bl);
     s->asent = 1;
-    s->report_to = s->aparent;
+    for (size_t i = 0; i < bl; i++) /* every rank that asked for it */
+        s->rowe[i] |= s->askers[i];
+    s->rnext = 0;
     ucft_debug(s->tp->log, "agree %u: rank %d reports to %d for round %d (%s)",
                (unsigned)s->args->seq, s->me, s->aparent, s->acoord,
                s->have_dec ? "decided" : "undecided");
@@ -436,6 +442,10 @@ static void collect_start(agree_t *s, int c, int parent)
     memset(s->ackand, 0xff, bl);
     memset(s->pend, 0, bl);
     memset(s->qowe, 0, bl);
+    memset(s->askers, 0, bl);
+    memset(s->rowe, 0, bl);
+    if (parent >= 0)
+        bm_set(s->askers, parent);
     for (size_t i = 0; i < s->words; i++)
         s->acc[i] = UINT32_MAX;
     merge(s, s->decided ? s->dmsg : s->obuf, 1);
@@ -473,9 +483,12 @@ static void try_answer(agree_t *s)
     int from = s->qfrom;
     s->qcoord = -1;
     if (s->acoord == s->coord) { /* asked again (its asker failed) */
-        s->aparent = from;
-        if (s->asent)
-            s->report_to = from;
+        bm_set(s->askers, from);
+        if (s->asent) {
+            bm_set(s->rowe, from);
+            if (from < s->rnext)
+                s->rnext = from;
+        }
     } else {
         collect_start(s, s->coord, from);
     }
@@ -543,10 +556,11 @@ static void pump(agree_t *s)
         if (s->help_to >= 0) {
             dst = s->help_to, kind = AG_KIND_HELP;
             s->help_to = -1;
-        } else if (s->report_to >= 0) {
-            dst = s->report_to, kind = AG_KIND_REPORT;
+        } else if (s->acoord >= 0 && s->asent &&
+                   (s->rnext = next_set(s->rowe, s->rnext, s->n)) < s->n) {
+            dst = s->rnext++, kind = AG_KIND_REPORT;
+            bm_clear(s->rowe, dst);
             b = s->abuf, l = s->msg_len;
-            s->report_to = -1;
         } else if (s->acoord >= 0 && !s->asent &&
                    (s->qnext = next_set(s->qowe, s->qnext, s->n)) < s->n) {
             dst = s->qnext++, kind = AG_KIND_QUERY;
@@ -702,6 +716,7 @@ static void on_help(agree_t *s, int src)
     if (!ensure_slab(s))
         return;
     bm_set(s->owe, src);
+    bm_set(s->asked, src);
     if (src < s->dnext)
         s->dnext = src;
     /* A rank this rank's collection does not cover (its parent failed in
@@ -740,6 +755,8 @@ static void ctrl_cb(tp_req_t *req)
         coll_log_bad(s->tp, s->args, req,
                      kind == AG_KIND_HELP ? "a HELP with a payload"
                                           : "a QUERY without its round");
+    } else if (src >= 0 && kind != AG_KIND_HELP && s->qslot >= (uint32_t)s->n) {
+        coll_log_bad(s->tp, s->args, req, "a QUERY naming no rank");
     } else if (src >= 0 && !is_failed(s, src)) {
         if (kind == AG_KIND_HELP)
             on_help(s, src);
@@ -876,9 +893,9 @@ ucft_status_t ag_era_init(agree_t *s, tp_t *tp, const coll_args_t *args,
     s->rem = s->n - s->p;
     s->nstage = s->me >= s->p ? 1 : (unsigned)s->lg + (s->me < s->rem ? 2 : 0);
     s->acoord = s->aparent = s->qcoord = s->qfrom = s->hsent = -1;
-    s->help_to = s->report_to = s->fwd = -1;
+    s->help_to = s->fwd = -1;
     s->dcoord = s->n;
-    s->qnext = s->dnext = s->n;
+    s->qnext = s->dnext = s->rnext = s->n;
     s->status = UCFT_INPROGRESS;
     s->fr.cb = s->fs.cb = fast_cb;
     s->cr.cb = ctrl_cb;
@@ -944,6 +961,14 @@ void ag_era_failure(agree_t *s, int rank)
         if (s->acoord >= 0 && s->acoord != c)
             s->acoord = -1; /* that round is over for this rank */
         s->hsent = -1;      /* another tree */
+        /* A decision sent in answer to HELP named the old coordinator,
+         * which a helper that knew of its failure ignored: every helper
+         * is owed the new coordinator's. */
+        if (s->slab != NULL) {
+            for (size_t i = 0; i < coll_agree_bm_bytes(s->n); i++)
+                s->owe[i] |= s->asked[i];
+            s->dnext = 0;
+        }
     } else if (s->acoord >= 0 && !s->asent && bm_get(s->pend, rank)) {
         /* A child this rank waits for: its children instead. */
         bm_clear(s->pend, rank);

@@ -28,7 +28,7 @@ typedef struct agree {
     int dcoord;     /* the round whose decision this rank holds, or n */
     int fwd;        /* the round whose decision it forwarded down, or -1 */
     int help_to;    /* HELP owed to, or -1 */
-    int report_to;  /* REPORT owed to, or -1 */
+    int rnext;      /* next rank a REPORT may be owed to */
     int qnext;      /* next rank a QUERY may be owed to */
     int dnext;      /* next rank a decision may be owed to */
     int npend;      /* collection: reports still awaited */
@@ -51,6 +51,9 @@ typedef struct agree {
     uint8_t *pend;       /* collection: tree children awaited */
     uint8_t *qowe;       /* QUERYs owed */
     uint8_t *owe;        /* decisions owed */
+    uint8_t *askers;     /* collection: the ranks that queried this rank */
+    uint8_t *rowe;       /* REPORTs owed */
+    uint8_t *asked;      /* every rank that asked this rank for help */
     uint32_t *acc;       /* collection: AND of the undecided reports' values */
     tp_req_t fr, fs, cr, br, sr;
     unsigned kb;        /* kinds: AG_KIND_* + kb (0, or AG_CONFIRM_KB) */

@@ -113,6 +113,11 @@ typedef struct sim_params {
      * nobody ever receives then keeps its sender waiting, as it does on
      * UCX. */
     size_t rndv_min;
+    /* Optional (SIM_NOTIFY_DELAY): per rank, nranks entries kept by
+     * pointer, how much later than detect_delay_ns that rank hears of a
+     * death; NULL: everyone at once. The runtime's failure news spreads
+     * over a graph, so ranks learn of a death at different times. */
+    const uint64_t *notify_skew_ns;
 } sim_params_t;
 
 typedef struct sim_stats {

@@ -84,6 +84,7 @@ typedef enum sim_ev_type {
     SIM_EV_TIMER,         /* rank */
     SIM_EV_KILL,          /* rank */
     SIM_EV_NOTIFY,        /* aux = dead rank */
+    SIM_EV_NOTIFY_ONE,    /* rank = the one told, aux = dead rank */
 } sim_ev_type_t;
 
 typedef struct sim_event {

@@ -313,16 +313,20 @@ void sim_world_stats(const sim_world_t *w, sim_stats_t *stats)
 /* ---- the event loop --------------------------------------------------------
  */
 
+static void notify_one(sim_world_t *w, int r, uint32_t dead)
+{
+    sim_rank_t *rk = &w->ranks[r];
+    if ((uint32_t)r == dead || (rk->flags & SIM_RANK_DEAD))
+        return;
+    if (rk->tp.peer_error_cb != NULL)
+        rk->tp.peer_error_cb(rk->tp.peer_error_arg, (int)dead,
+                             UCFT_ERR_PROC_FAILED);
+}
+
 static void notify_all(sim_world_t *w, uint32_t dead)
 {
-    for (int r = 0; r < w->params.nranks; r++) {
-        sim_rank_t *rk = &w->ranks[r];
-        if ((uint32_t)r == dead || (rk->flags & SIM_RANK_DEAD))
-            continue;
-        if (rk->tp.peer_error_cb != NULL)
-            rk->tp.peer_error_cb(rk->tp.peer_error_arg, (int)dead,
-                                 UCFT_ERR_PROC_FAILED);
-    }
+    for (int r = 0; r < w->params.nranks; r++)
+        notify_one(w, r, dead);
 }
 
 static int lost_on_wire(sim_world_t *w, const sim_msg_t *m);
@@ -424,6 +428,9 @@ static void handle(sim_world_t *w, const sim_event_t *e)
     case SIM_EV_NOTIFY:
         notify_all(w, e->aux);
         return;
+    case SIM_EV_NOTIFY_ONE:
+        notify_one(w, (int)e->rank, e->aux);
+        return;
     }
 }
 
@@ -475,9 +482,17 @@ void sim__kill_now(sim_world_t *w, int rank)
                (unsigned long long)w->now);
     if (w->params.kill_hook != NULL)
         w->params.kill_hook(w->params.kill_hook_arg, w, rank, w->now);
-    if (w->params.notify == SIM_NOTIFY_DELAY && w->params.nranks > 1)
+    if (w->params.notify == SIM_NOTIFY_DELAY && w->params.nranks > 1 &&
+        w->params.notify_skew_ns != NULL) {
+        for (int q = 0; q < w->params.nranks; q++)
+            sim__push(w,
+                      w->now + w->params.detect_delay_ns +
+                          w->params.notify_skew_ns[q],
+                      SIM_EV_NOTIFY_ONE, (uint32_t)q, (uint32_t)rank, NULL);
+    } else if (w->params.notify == SIM_NOTIFY_DELAY && w->params.nranks > 1) {
         sim__push(w, w->now + w->params.detect_delay_ns, SIM_EV_NOTIFY, 0,
                   (uint32_t)rank, NULL);
+    }
 }
 
 ucft_status_t sim_world_kill(sim_world_t *w, int rank)
