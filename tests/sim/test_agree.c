@@ -1,4 +1,4 @@
-/* Agreement on the sim (collectives/agree.h, docs/agree.md): for every
+/* Agreement on the sim (collectives/agree.h, docs/comms.md): for every
  * outcome of every run, every live rank
  *   - completes (termination; the run is unbounded and must go quiet),
  *   - holds the same value, failed set F and error bit (agreement),
