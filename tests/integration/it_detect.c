@@ -96,6 +96,20 @@ static void mode_told(ucft_context_h ctx, seen_t *seen, int rank, int size,
            victim, t);
 }
 
+/* told, then `linger` seconds before finalizing: the heartbeat thread
+ * goes on (a pidfd fires only once the dead process is torn down, which
+ * a large process, under a sanitizer say, may finish after the news). */
+static void mode_told_linger(ucft_context_h ctx, seen_t *seen, int rank,
+                             int size, double bound, double linger)
+{
+    mode_told(ctx, seen, rank, size, bound);
+    if (linger > 0)
+        nanosleep(
+            &(struct timespec){(time_t)linger,
+                               (long)((linger - (double)(time_t)linger) * 1e9)},
+            NULL);
+}
+
 static void mode_busy(ucft_context_h ctx, seen_t *seen, int rank, int size,
                       double secs)
 {
@@ -156,7 +170,8 @@ int main(int argc, char **argv)
     ucft_context_h ctx;
     ucft_context_attr_t attr;
     if (argc < 2) {
-        fprintf(stderr, "usage: it_detect told BOUND | busy SECS | fence\n");
+        fprintf(stderr,
+                "usage: it_detect told BOUND [LINGER] | busy SECS | fence\n");
         return 2;
     }
     ucft_status_t st = ucft_init(&p, &ctx);
@@ -168,8 +183,9 @@ int main(int argc, char **argv)
     g_rank = attr.rank;
     CHECK(attr.size <= 64, "at most 64 ranks");
     if (strcmp(argv[1], "told") == 0)
-        mode_told(ctx, &seen, attr.rank, attr.size,
-                  argc > 2 ? atof(argv[2]) : 5.0);
+        mode_told_linger(ctx, &seen, attr.rank, attr.size,
+                         argc > 2 ? atof(argv[2]) : 5.0,
+                         argc > 3 ? atof(argv[3]) : 0.0);
     else if (strcmp(argv[1], "busy") == 0)
         mode_busy(ctx, &seen, attr.rank, attr.size,
                   argc > 2 ? atof(argv[2]) : 5.0);
