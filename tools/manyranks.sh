@@ -12,7 +12,9 @@
 #   saw before the first kill (gap: pace included) and in the 3 s after a
 #   kill (stall), start-up (longest ucft_init) and finalize (longest
 #   ucft_finalize), kill -> told and kill -> result (median / max over
-#   survivors of each survivor's latest), launcher status, wall time, and
+#   survivors of each survivor's latest), the CPU time the kills cost each
+#   survivor beyond its pace (cpu_ms, median / max; ucft-manyranks'
+#   death_cpu_ms), launcher status, wall time, and
 #   the load average when the job started (other work on the machine).
 # Kills are placed 1.5 s after the longest start-up of the no-kill job.
 #
@@ -51,8 +53,8 @@ maxof() {
     sort -n | tail -1
 }
 
-printf "%-4s %-6s %5s %4s %8s %7s %8s %8s %7s %13s %13s %4s %6s %s\n" \
-  N job false fifo correct gap_ms stall_ms init_ms fin_ms told_ms result_ms rc wall_s load
+printf "%-4s %-6s %5s %4s %8s %7s %8s %8s %7s %13s %13s %13s %4s %6s %s\n" \
+  N job false fifo correct gap_ms stall_ms init_ms fin_ms told_ms result_ms cpu_ms rc wall_s load
 for n in $ns; do
   t_kill=""
   for s in $scen; do
@@ -101,11 +103,11 @@ for n in $ns; do
     survivors=$((n - ${#kills[@]} - nfifo))
     correct=$(awk '/^MANY /{for(i=1;i<NF;i++){if($i=="bad")b=$(i+1); if($i=="errors")e=$(i+1)}
                if(b==0&&e==0) c++} END{print c+0}' "$out")
-    printf "%-4s %-6s %5s %4s %8s %7s %8s %8s %7s %13s %13s %4s %6.1f %s\n" \
+    printf "%-4s %-6s %5s %4s %8s %7s %8s %8s %7s %13s %13s %13s %4s %6.1f %s\n" \
       "$n" "$s" "$false" "$nfifo" "$correct/$survivors" "$(maxof "$out" gap_ms)" \
       "$(maxof "$out" stall_ms)" "$(maxof "$out" init_ms)" \
       "$(maxof "$out" fin_ms)" "$(stats "$out" told_ms)" \
-      "$(stats "$out" result_ms)" "$rc" "$wall" "$load"
+      "$(stats "$out" result_ms)" "$(stats "$out" death_cpu_ms)" "$rc" "$wall" "$load"
     [ -n "$keep" ] && cp "$out" "$err" "$keep/"
   done
 done

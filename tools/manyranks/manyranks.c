@@ -17,7 +17,7 @@
  * Each rank then prints one line (parsed by tools/manyranks.sh):
  *   MANY rank R init_ms I fin_ms F iters K bad B errors E
  *        told_ms T result_ms X gap_ms G stall_ms S stall_at_ms A
- *        failed r1,r2,...
+ *        death_cpu_ms C failed r1,r2,...
  * init_ms: ucft_init; fin_ms: ucft_finalize; bad: completed results
  * whose sum is not that of their bit set, or that leave out a rank not
  * failed at the end; errors: allreduces that returned an error; told_ms:
@@ -26,7 +26,10 @@
  * gap_ms: the longest time between two completions before the first kill
  * (the scheduling of N ranks on the node, pace included); stall_ms: the
  * longest between two completions in the 3 s after a kill, stall_at_ms
- * when it began (from that kill); failed: the
+ * when it began (from that kill); death_cpu_ms: the CPU time (all of
+ * this process's threads) the kills cost it, beyond its pace's (from its
+ * last result before the first kill to its first 1 s after the last, less
+ * the rate of the second before the kill); failed: the
  * ranks this rank knows failed at the end. -1: not applicable. Exit 0 when
  * bad and errors are 0.
  */
@@ -50,6 +53,7 @@ typedef struct opts {
 
 typedef struct rec {
     uint64_t end_ns;
+    uint64_t cpu_ns; /* this process's CPU time (all threads) then */
     int64_t sum;
     uint64_t *mask; /* nwords */
 } rec_t;
@@ -64,6 +68,15 @@ static uint64_t now_ns(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* CPU time of this process, every thread (its heartbeat thread, UCX's and
+ * PMIx's included). */
+static uint64_t cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static void on_failure(ucft_context_h ctx, int rank, ucft_status_t why,
@@ -159,6 +172,34 @@ static int want_stop(const opts_t *o, uint64_t start, uint64_t now)
     return n >= o->kills && now - kt[n - 1] >= (uint64_t)(o->after_s * 1e9);
 }
 
+/* The CPU time the deaths cost this rank: what it used from its last
+ * result before the first kill to its first result 1 s after the last
+ * kill, minus what it used at its pace before the kill over as long
+ * (the second before the kill); -1 without kills or results around them. */
+static double death_cpu_ms(const rec_t *rec, size_t n, const uint64_t *kt,
+                           int nk)
+{
+    if (nk <= 0)
+        return -1;
+    const uint64_t sec = 1000000000ull;
+    size_t i0 = n, i1 = n, i2 = n;
+    for (size_t i = 0; i < n; i++) {
+        if (rec[i].end_ns + sec <= kt[0])
+            i0 = i;
+        if (rec[i].end_ns <= kt[0])
+            i1 = i;
+        if (i2 == n && rec[i].end_ns >= kt[nk - 1] + sec)
+            i2 = i;
+    }
+    if (i0 == n || i1 == n || i2 == n || i1 <= i0)
+        return -1;
+    double base = (double)(rec[i1].cpu_ns - rec[i0].cpu_ns) /
+                  (double)(rec[i1].end_ns - rec[i0].end_ns);
+    double used = (double)(rec[i2].cpu_ns - rec[i1].cpu_ns);
+    double span = (double)(rec[i2].end_ns - rec[i1].end_ns);
+    return (used - base * span) / 1e6;
+}
+
 int main(int argc, char **argv)
 {
     opts_t o;
@@ -213,6 +254,7 @@ int main(int argc, char **argv)
         }
         if (n < cap) {
             rec[n].end_ns = now_ns();
+            rec[n].cpu_ns = cpu_ns();
             rec[n].sum = out[0];
             rec[n].mask = &masks[n * (size_t)nw];
             memcpy(rec[n].mask, &out[2], (size_t)nw * sizeof(uint64_t));
@@ -284,6 +326,7 @@ int main(int argc, char **argv)
         } else if (nk == 0 || rec[i].end_ns <= kt[0])
             gap = g > gap ? g : gap;
     }
+    double death_cpu = death_cpu_ms(rec, n, kt, nk);
     uint64_t t2 = now_ns();
     ucft_status_t fst = ucft_finalize(ctx);
     uint64_t t3 = now_ns();
@@ -296,9 +339,10 @@ int main(int argc, char **argv)
                                     len ? "," : "", r);
     printf("MANY rank %d init_ms %.1f fin_ms %.1f iters %zu bad %d errors %d "
            "told_ms %.2f result_ms %.2f gap_ms %.1f stall_ms %.1f stall_at_ms "
-           "%.1f failed %s\n",
+           "%.1f death_cpu_ms %.2f failed %s\n",
            rank, (double)(t1 - t0) / 1e6, (double)(t3 - t2) / 1e6, n, bad,
-           errors, told, result, gap, stall, stall_at, len ? list : "-");
+           errors, told, result, gap, stall, stall_at, death_cpu,
+           len ? list : "-");
     fflush(stdout);
     free(dead);
     free(failed);
