@@ -281,19 +281,21 @@ static int tree_parent(const agree_t *s, int c, int r)
 }
 
 /* Marks r's children in c's tree (a failed child: its children) that are
- * not in `skip` (NULL: none) in `mark`; returns how many were newly
- * marked. */
+ * not in `skip` (NULL: none) in `mark`, and those newly marked in `also`
+ * too (NULL: none); returns how many were newly marked. */
 static int tree_children(const agree_t *s, int c, int r, uint8_t *mark,
-                         const uint8_t *skip)
+                         const uint8_t *skip, uint8_t *also)
 {
     int v = r - c, added = 0;
     for (long b = v == 0 ? 1 : 2L * high_bit(v); (long)c + v + b < s->n;
          b <<= 1) {
         int u = c + v + (int)b;
         if (is_failed(s, u))
-            added += tree_children(s, c, u, mark, skip);
+            added += tree_children(s, c, u, mark, skip, also);
         else if ((skip == NULL || !bm_get(skip, u)) && !bm_get(mark, u)) {
             bm_set(mark, u);
+            if (also != NULL)
+                bm_set(also, u);
             added++;
         }
     }
@@ -367,7 +369,6 @@ static void round_decide(agree_t *s)
         }
     }
     memset(msg_g(s, s->dmsg), 0, bl);
-    s->round_done = 1;
     s->dcoord = s->me;
     ucft_debug(s->tp->log, "agree %u: coordinator %d decided (%s)",
                (unsigned)s->args->seq, s->me, d->err ? "err" : "ok");
@@ -384,7 +385,7 @@ static void forward_decision(agree_t *s)
     if (s->dcoord != s->coord || s->fwd == s->coord)
         return;
     s->fwd = s->coord;
-    tree_children(s, s->coord, s->me, s->owe, NULL);
+    tree_children(s, s->coord, s->me, s->owe, NULL, NULL);
     s->dnext = 0;
 }
 
@@ -449,8 +450,7 @@ static void collect_start(agree_t *s, int c, int parent)
     for (size_t i = 0; i < s->words; i++)
         s->acc[i] = UINT32_MAX;
     merge(s, s->decided ? s->dmsg : s->obuf, 1);
-    s->npend = tree_children(s, c, s->me, s->pend, NULL);
-    memcpy(s->qowe, s->pend, bl);
+    s->npend = tree_children(s, c, s->me, s->pend, NULL, s->qowe);
     s->qnext = 0;
     collect_check(s);
 }
@@ -973,9 +973,7 @@ void ag_era_failure(agree_t *s, int rank)
         /* A child this rank waits for: its children instead. */
         bm_clear(s->pend, rank);
         s->npend--;
-        int add = tree_children(s, s->acoord, rank, s->pend, s->got);
-        s->npend += add;
-        tree_children(s, s->acoord, rank, s->qowe, s->got);
+        s->npend += tree_children(s, s->acoord, rank, s->pend, s->got, s->qowe);
         s->qnext = 0;
     }
     if (s->acoord >= 0)
@@ -983,12 +981,10 @@ void ag_era_failure(agree_t *s, int rank)
     /* The decision goes down to a failed child's children too. */
     if (s->slab != NULL && s->fwd == s->coord && s->dcoord == s->coord &&
         tree_parent(s, s->coord, rank) == s->me) {
-        tree_children(s, s->coord, rank, s->owe, NULL);
+        tree_children(s, s->coord, rank, s->owe, NULL, NULL);
         s->dnext = 0;
     }
-    if (s->hsent >= 0 && is_failed(s, s->hsent))
-        s->hsent = -1;
-    help_up(s);
+    help_up(s); /* a new nearest live ancestor if hsent failed */
     try_answer(s);
     maybe_round(s);
     pump(s);

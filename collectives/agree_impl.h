@@ -36,7 +36,7 @@ typedef struct agree {
     uint32_t qsend; /* the QUERY being sent: its round */
     ucft_status_t status;
     uint8_t slow, decided, done, cleaned, in_start, helped;
-    uint8_t round, round_done, have_dec, out_pending, fposted, asent;
+    uint8_t round, have_dec, out_pending, fposted, asent;
     uint8_t fr_busy, fs_busy, cr_busy, br_busy, sr_busy;
     uint8_t cr_posting, br_posting; /* inside post_ctrl / post_big */
     uint8_t *lfail; /* ranks known failed (n bits), NULL: none */
