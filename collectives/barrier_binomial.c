@@ -2,9 +2,16 @@
  * Baseline barrier on a binomial tree (the paper's case, docs/trees.md):
  * every rank hears an empty message from each of its children, in order,
  * then tells its parent; the root then sends an empty message down the
- * same tree. Fault-aware, not fault-tolerant: a parent or child that
- * fails while this rank waits for it ends its part with
- * UCFT_ERR_PROC_FAILED.
+ * same tree. Fault-aware, not fault-tolerant (docs/baselines.md): a rank
+ * ends with UCFT_ERR_PROC_FAILED when a parent or child it still waits for
+ * fails (on_failure), when a peer sends it an error message, or when its
+ * send to its parent fails; before it ends it sends an error message, in
+ * place of the message still owed, to its parent (if it had not told it
+ * yet) and to every child it had not sent down to, so that no live rank
+ * waits for ever.
+ *
+ * Kinds: 120 up, 121 up error, 122 down, 123 down error (a receive masks
+ * kind bit 0 and takes either).
  *
  * The tree: args->tree when given (collectives/tree_ft.h: rerouted or
  * rebalanced around failed ranks, in the ranks of the transport), else the
@@ -12,21 +19,24 @@
  *
  *   UP (receive from child i, i = 0..) -> send to parent -> DOWN (receive
  *   from parent) -> send to every child -> DONE; the root skips the middle.
+ *   Any phase --failure--> ERR (error messages owed, one at a time) -> DONE
  */
-#include "coll_op.h"
+#include "baseline.h"
 #include "tree_binomial.h"
 #include "tree_ft.h"
 
-enum { PH_UP, PH_UP_SEND, PH_DOWN, PH_DOWN_SEND, PH_DONE };
+enum { PH_UP, PH_UP_SEND, PH_DOWN, PH_DOWN_SEND, PH_ERR, PH_DONE };
 
 typedef struct barrier_binomial {
     tp_t *tp;
     const coll_args_t *args;
     tp_req_t rreq, sreq;
     int vrank, parent, nkids, root;
-    int next; /* child heard from (UP) or sent to (DOWN_SEND) */
+    int next;      /* child heard from (UP) or sent to (DOWN_SEND) */
+    int down_from; /* ERR: the first child still owed a message */
     ucft_status_t status;
     uint8_t phase, recv_pending, send_pending, cleaned;
+    uint8_t up_owed; /* ERR: the parent still waits for our message */
     unsigned char scratch[8];
 } barrier_binomial_t;
 
@@ -40,9 +50,11 @@ static int kid(const barrier_binomial_t *s, int i)
                         s->root, n);
 }
 
-static uint64_t tag_of(const barrier_binomial_t *s, int src, int down)
+static uint64_t tag_of(const barrier_binomial_t *s, int src, int down, int err)
 {
-    return coll_tag(s->args, src, COLL_KIND_BARRIER_BINOMIAL + (down ? 1 : 0));
+    return coll_tag(s->args, src,
+                    COLL_KIND_BARRIER_BINOMIAL + (down ? 2u : 0u) +
+                        (err ? 1u : 0u));
 }
 
 static void finish(barrier_binomial_t *s, ucft_status_t st, int in_cb)
@@ -55,29 +67,71 @@ static void finish(barrier_binomial_t *s, ucft_status_t st, int in_cb)
         s->args->done_cb(s->args->done_arg, s->tp->rank, st);
 }
 
+/* This rank's part has failed: from here on it only sends the error
+ * messages it owes (step, PH_ERR), then ends with UCFT_ERR_PROC_FAILED. */
+static void fail(barrier_binomial_t *s, const char *why, int peer)
+{
+    if (s->phase == PH_ERR || s->phase == PH_DONE)
+        return;
+    ucft_debug(s->tp->log, "barrier binomial: %s (rank %d)", why, peer);
+    /* Before PH_DOWN nothing went up; in PH_DOWN_SEND the children before
+     * `next` have their message (step moves on as it posts). */
+    s->up_owed = s->parent >= 0 && s->phase <= PH_UP_SEND;
+    s->down_from = s->phase == PH_DOWN_SEND ? s->next : 0;
+    s->phase = PH_ERR;
+    if (s->recv_pending)
+        tp_cancel(s->tp, &s->rreq);
+}
+
 static void recv_cb(tp_req_t *req);
 static void send_cb(tp_req_t *req);
 
-/* Posts the receive of an empty message with this tag: 1 when the
- * machine must stop here (pending, or finished with the error), 0 when it
- * completed at once. */
-static int post_recv(barrier_binomial_t *s, uint64_t tag, int in_cb)
+/* Posts the receive of this tag's message (or its error): 1 when the
+ * machine must stop here (pending, or failed), 0 when it completed. */
+static int post_recv(barrier_binomial_t *s, int src, int down)
 {
     s->rreq = (tp_req_t){.cb = recv_cb, .arg = s};
-    ucft_status_t st = tp_recv(s->tp, tag, UCFT_TAG_FULL_MASK, s->scratch,
-                               sizeof(s->scratch), &s->rreq);
-    if (st == UCFT_INPROGRESS)
+    ucft_status_t st =
+        tp_recv(s->tp, tag_of(s, src, down, 0), COLL_BASELINE_RECV_MASK,
+                s->scratch, sizeof(s->scratch), &s->rreq);
+    if (st == UCFT_INPROGRESS) {
         s->recv_pending = 1;
-    else if (st != UCFT_OK)
-        finish(s, st, in_cb);
-    return st != UCFT_OK;
+        return 1;
+    }
+    if (st != UCFT_OK || s->rreq.status != UCFT_OK) {
+        fail(s, "receive failed", src);
+        return 1;
+    }
+    if (coll_baseline_is_err(&s->rreq)) {
+        fail(s, "a peer failed", src);
+        return 1;
+    }
+    return 0;
+}
+
+/* Sends an empty message (or error); 1 when pending or failed towards the
+ * parent (the machine stops here), 0 when done or failed towards a child
+ * (a failed child cuts off only its subtree). */
+static int post_send(barrier_binomial_t *s, int dst, int down, int err)
+{
+    s->sreq = (tp_req_t){.cb = send_cb, .arg = s, .buffered = 1};
+    ucft_status_t st = tp_send(s->tp, dst, tag_of(s, s->tp->rank, down, err),
+                               NULL, 0, &s->sreq);
+    if (st == UCFT_INPROGRESS) {
+        s->send_pending = 1;
+        return 1;
+    }
+    if (st != UCFT_OK && !down && !err) {
+        fail(s, "send to the parent failed", dst);
+        return 1;
+    }
+    return 0;
 }
 
 /* Runs the state machine as far as it goes without waiting. */
 static void step(barrier_binomial_t *s, int in_cb)
 {
-    for (;;) {
-        ucft_status_t st;
+    while (!s->recv_pending && !s->send_pending && !s->cleaned) {
         switch (s->phase) {
         case PH_UP:
             if (s->next == s->nkids) {
@@ -85,40 +139,37 @@ static void step(barrier_binomial_t *s, int in_cb)
                 s->next = 0;
                 continue;
             }
-            if (post_recv(s, tag_of(s, kid(s, s->next), 0), in_cb))
-                return;
+            if (post_recv(s, kid(s, s->next), 0))
+                continue;
             s->next++;
             continue;
         case PH_UP_SEND:
-        case PH_DOWN_SEND: {
-            int down = s->phase == PH_DOWN_SEND;
-            if (down && s->next == s->nkids) {
+            s->phase = PH_DOWN; /* the message is on its way */
+            post_send(s, s->parent, 0, 0);
+            continue;
+        case PH_DOWN:
+            if (post_recv(s, s->parent, 1))
+                continue;
+            s->phase = PH_DOWN_SEND;
+            s->next = 0;
+            continue;
+        case PH_DOWN_SEND:
+            if (s->next == s->nkids) {
                 finish(s, UCFT_OK, in_cb);
                 return;
             }
-            int dst = down ? kid(s, s->next) : s->parent;
-            s->sreq = (tp_req_t){.cb = send_cb, .arg = s, .buffered = 1};
-            st = tp_send(s->tp, dst, tag_of(s, s->tp->rank, down), NULL, 0,
-                         &s->sreq);
-            if (st == UCFT_INPROGRESS) {
-                s->send_pending = 1;
-                return;
-            }
-            if (st != UCFT_OK && !down) {
-                finish(s, st, in_cb);
-                return;
-            }
-            if (down)
-                s->next++; /* a failed child cuts off only its subtree */
-            else
-                s->phase = PH_DOWN;
+            post_send(s, kid(s, s->next++), 1, 0);
             continue;
-        }
-        case PH_DOWN:
-            if (post_recv(s, tag_of(s, s->parent, 1), in_cb))
+        case PH_ERR:
+            if (s->up_owed) {
+                s->up_owed = 0;
+                post_send(s, s->parent, 0, 1);
+            } else if (s->down_from < s->nkids) {
+                post_send(s, kid(s, s->down_from++), 1, 1);
+            } else {
+                finish(s, UCFT_ERR_PROC_FAILED, in_cb);
                 return;
-            s->phase = PH_DOWN_SEND;
-            s->next = 0;
+            }
             continue;
         default:
             return;
@@ -132,15 +183,18 @@ static void recv_cb(tp_req_t *req)
     s->recv_pending = 0;
     if (s->cleaned || s->phase == PH_DONE)
         return;
-    if (req->status != UCFT_OK) {
-        finish(s, req->status, 1);
-        return;
-    }
-    if (s->phase == PH_UP)
-        s->next++;
-    else {
-        s->phase = PH_DOWN_SEND;
-        s->next = 0;
+    if (s->phase != PH_ERR) {
+        int src = s->phase == PH_UP ? kid(s, s->next) : s->parent;
+        if (req->status != UCFT_OK)
+            fail(s, "receive failed", src);
+        else if (coll_baseline_is_err(req))
+            fail(s, "a peer failed", src);
+        else if (s->phase == PH_UP)
+            s->next++;
+        else {
+            s->phase = PH_DOWN_SEND;
+            s->next = 0;
+        }
     }
     step(s, 1);
 }
@@ -151,15 +205,9 @@ static void send_cb(tp_req_t *req)
     s->send_pending = 0;
     if (s->cleaned || s->phase == PH_DONE)
         return;
-    if (s->phase == PH_UP_SEND) {
-        if (req->status != UCFT_OK) {
-            finish(s, req->status, 1);
-            return;
-        }
-        s->phase = PH_DOWN;
-    } else {
-        s->next++;
-    }
+    /* Our message up failed: the parent is dead. */
+    if (req->status != UCFT_OK && s->phase == PH_DOWN)
+        fail(s, "send to the parent failed", s->parent);
     step(s, 1);
 }
 
@@ -211,18 +259,17 @@ static void bb_cleanup(void *state)
 static void bb_on_failure(void *state, int rank)
 {
     barrier_binomial_t *s = state;
-    if (s->phase == PH_DONE || s->cleaned)
+    if (s->phase >= PH_ERR || s->cleaned)
         return;
-    int waited =
-        (s->phase == PH_UP && s->next < s->nkids && kid(s, s->next) == rank) ||
-        ((s->phase == PH_DOWN || s->phase == PH_UP_SEND) && rank == s->parent);
+    /* A child not yet heard from, or the parent before its message down
+     * arrived. */
+    int waited = s->phase <= PH_DOWN && rank == s->parent;
     for (int i = s->next; s->phase == PH_UP && i < s->nkids && !waited; i++)
         waited = kid(s, i) == rank;
     if (!waited)
         return;
-    if (s->recv_pending)
-        tp_cancel(s->tp, &s->rreq);
-    finish(s, UCFT_ERR_PROC_FAILED, 1);
+    fail(s, rank == s->parent ? "the parent failed" : "a child failed", rank);
+    step(s, 1);
 }
 
 static int bb_idle(const void *state)
@@ -244,4 +291,5 @@ const coll_op_ops_t coll_barrier_binomial_ops = {
     .cleanup = bb_cleanup,
     .on_failure = bb_on_failure,
     .idle = bb_idle,
+    .takes_tree = 1,
 };

@@ -1,10 +1,11 @@
 /*
  * Baseline broadcast on the interleaved binomial tree (tree_binomial.h),
  * not fault-tolerant: a rank receives the payload from its parent, then
- * sends it to its children in increasing distance. A failed rank simply
- * cuts off its subtree: those ranks never complete (their receive stays
- * posted until cleanup cancels it; the runtime ends them when it learns
- * of the failure), nobody hangs waiting for anything else.
+ * sends it to its children in increasing distance. A rank whose parent
+ * fails before its message arrived (on_failure: the receive is cancelled)
+ * ends with UCFT_ERR_PROC_FAILED and passes the error down, as below, so
+ * a failed rank's whole subtree ends with the error and nobody waits for
+ * ever.
  *
  * A receive that fails while the parent lives (a corrupted message under
  * the payload checksums, coll_csum.h: it cannot be taken as lost here) or
@@ -23,9 +24,14 @@
  * (the send port is busy until ts + max(g, o + (s-1)G) anyway, and the send
  * completes at ts + o); on UCP small sends complete inline. A send that
  * fails (child declared failed) is skipped.
+ *
+ * The tree: args->tree when given (a communicator's rerouted tree after
+ * agreed failures, UCFT_TREE_REPAIR=reroute|lookup, docs/trees.md), else
+ * the binomial tree of tp->size ranks through args->map.
  */
 #include "baseline.h"
 #include "tree_binomial.h"
+#include "tree_ft.h"
 
 #include <string.h>
 
@@ -38,9 +44,10 @@ typedef struct bcast_binomial {
     tp_req_t rreq;
     tp_req_t sreq;
     int vrank;
+    int parent;           /* its rank (RECV) */
     ucft_status_t status; /* INPROGRESS until done */
     ucft_status_t ends;   /* the status once every child is sent to */
-    uint8_t next;         /* index of the next child to send to */
+    int next;             /* index of the next child to send to */
     uint8_t phase;
     uint8_t recv_pending;
     uint8_t send_pending;
@@ -55,6 +62,17 @@ static void finish(bcast_binomial_t *s, ucft_status_t status, int in_cb)
         s->args->done_cb(s->args->done_arg, s->tp->rank, status);
 }
 
+/* The i-th child's rank, or -1 past the last: in args->tree when given,
+ * else in the binomial tree through args->map. */
+static int kid(const bcast_binomial_t *s, int i)
+{
+    const coll_args_t *a = s->args;
+    if (a->tree != NULL)
+        return coll_tree_kid(a->tree, s->tp->rank, i);
+    int c = coll_binomial_child(s->vrank, (unsigned)i, s->tp->size);
+    return c < 0 ? -1 : coll_rank_of(a, c, a->root, s->tp->size);
+}
+
 /* Sends to the remaining children (the payload, or after a failure
  * (s->ends != UCFT_OK) the empty error message); returns UCFT_INPROGRESS
  * while a send is pending, else the rank's final status once the last
@@ -62,16 +80,15 @@ static void finish(bcast_binomial_t *s, ucft_status_t status, int in_cb)
 static ucft_status_t send_children(bcast_binomial_t *s, int in_cb)
 {
     const coll_args_t *a = s->args;
-    int n = s->tp->size;
     int err = s->ends != UCFT_OK;
 
     for (;;) {
-        int c = coll_binomial_child(s->vrank, s->next, n);
+        int c = kid(s, s->next);
         if (c < 0)
             break;
         s->next++;
         ucft_status_t st =
-            tp_send(s->tp, coll_rank_of(a, c, a->root, n),
+            tp_send(s->tp, c,
                     coll_tag(a, s->tp->rank,
                              err ? COLL_KIND_BCAST_BINOMIAL_ERR
                                  : COLL_KIND_BCAST_BINOMIAL),
@@ -81,8 +98,8 @@ static ucft_status_t send_children(bcast_binomial_t *s, int in_cb)
             return UCFT_INPROGRESS;
         }
         if (st != UCFT_OK)
-            ucft_debug(s->tp->log, "bcast: send to rank %d failed: %s",
-                       coll_rank_of(a, c, a->root, n), ucft_status_string(st));
+            ucft_debug(s->tp->log, "bcast: send to rank %d failed: %s", c,
+                       ucft_status_string(st));
     }
     finish(s, s->ends, in_cb);
     return s->ends;
@@ -137,7 +154,9 @@ static ucft_status_t bcast_init(void *state, tp_t *tp, const coll_args_t *args,
 {
     bcast_binomial_t *s = state;
 
-    if (args->root < 0 || args->root >= tp->size)
+    if (args->root < 0 || args->root >= tp->size ||
+        (args->tree != NULL &&
+         (args->tree->n != tp->size || args->tree->root != args->root)))
         return UCFT_ERR_INVALID_PARAM;
     memset(s, 0, sizeof(*s));
     s->tp = tp;
@@ -163,7 +182,11 @@ static ucft_status_t bcast_start(void *state)
         s->phase = PH_SEND;
         return send_children(s, 0);
     }
-    int parent = coll_rank_of(a, coll_binomial_parent(s->vrank), a->root, n);
+    int parent =
+        a->tree != NULL
+            ? coll_tree_parent_of(a->tree, s->tp->rank)
+            : coll_rank_of(a, coll_binomial_parent(s->vrank), a->root, n);
+    s->parent = parent;
     s->phase = PH_RECV;
     ucft_status_t st =
         tp_recv(s->tp, coll_tag(a, parent, COLL_KIND_BCAST_BINOMIAL),
@@ -195,6 +218,18 @@ static void bcast_cleanup(void *state)
         tp_cancel(s->tp, &s->rreq);
 }
 
+/* The parent failed before its message arrived: the receive is cancelled,
+ * and its callback sends the children the error (took). */
+static void bcast_on_failure(void *state, int rank)
+{
+    bcast_binomial_t *s = state;
+
+    if (s->cleaned || s->phase != PH_RECV || !s->recv_pending ||
+        rank != s->parent)
+        return;
+    tp_cancel(s->tp, &s->rreq);
+}
+
 static int bcast_idle(const void *state)
 {
     const bcast_binomial_t *s = state;
@@ -212,4 +247,6 @@ const coll_op_ops_t coll_bcast_binomial_ops = {
     .test = bcast_test,
     .cleanup = bcast_cleanup,
     .idle = bcast_idle,
+    .on_failure = bcast_on_failure,
+    .takes_tree = 1,
 };

@@ -80,7 +80,8 @@ enum coll_kind {
     COLL_KIND_GOSSIP = 112,
     COLL_KIND_GOSSIP_REPLY = 113,
     COLL_KIND_GOSSIP_LAST = 119,
-    /* 120, 121: the binomial barrier (barrier_binomial.c), up and down. */
+    /* 120..123: the binomial barrier (barrier_binomial.c): up, its error,
+     * down, its error. */
     COLL_KIND_BARRIER_BINOMIAL = 120,
     COLL_KIND_BASELINE_LAST = 127,
     /* 128..255: messages of communicator states (coll_comm_ops_t), which
@@ -224,8 +225,9 @@ typedef struct coll_args {
     /* The approximate allreduce family only (collectives/gossip.h): eps,
      * tau, seed, topology, rounds. NULL: the defaults. */
     const struct coll_gossip_params *gossip;
-    /* The barrier "binomial" only (collectives/tree_ft.h): its tree around
-     * failed ranks, in the transport's ranks. NULL: the binomial tree of
+    /* The algorithms with takes_tree only (the binomial broadcast, reduce
+     * and barrier; collectives/tree_ft.h): their tree around failed ranks,
+     * in the transport's ranks. NULL: the binomial tree of
      * all tp->size ranks through `map`. */
     const struct coll_tree *tree;
     /* The corrected allreduce family: NULL, or a rank hands its result
@@ -288,6 +290,9 @@ typedef struct coll_op_ops {
     /* Optional: the per-communicator state the algorithm uses (NULL:
      * none). */
     const coll_comm_ops_t *comm;
+    /* 1: the algorithm runs on args->tree when given (a binomial tree
+     * rerouted around failed ranks, comm/repair_tree.c). */
+    int takes_tree;
 } coll_op_ops_t;
 
 /* Every registered algorithm, NULL-terminated. */

@@ -22,8 +22,13 @@
  *
  * The op buffer holds 2 len bytes: the value (the result at the root),
  * then the receive buffer for a child's value.
+ *
+ * args->tree, when given (a communicator's rerouted tree after agreed
+ * failures, UCFT_TREE_REPAIR=reroute|lookup, docs/trees.md), replaces the
+ * tree above: its children in its order, its parent.
  */
 #include "baseline.h"
+#include "tree_ft.h"
 
 #include <string.h>
 
@@ -37,7 +42,7 @@ typedef struct reduce_binomial {
     tp_req_t rreq, sreq;
     size_t len, count;
     int v, n;
-    unsigned next;         /* exponent of the next child */
+    unsigned next;         /* the next child (its exponent, 0 first) */
     ucft_status_t send_st; /* outcome of the send to the parent */
     ucft_status_t status;  /* INPROGRESS until done */
     uint8_t phase, busy;   /* busy: a request of this rank is pending */
@@ -56,6 +61,25 @@ static int child(int v, unsigned j, int n)
 static int rank_of(const reduce_binomial_t *s, int v)
 {
     return coll_rank_of(s->args, v, s->args->root, s->n);
+}
+
+/* The rank of child i, or -1 past the last: in args->tree when given,
+ * else in the binomial tree above through args->map. */
+static int kid(const reduce_binomial_t *s, unsigned i)
+{
+    const coll_tree_t *t = s->args->tree;
+    if (t != NULL)
+        return coll_tree_kid(t, s->tp->rank, (int)i);
+    int c = child(s->v, i, s->n);
+    return c < 0 ? -1 : rank_of(s, c);
+}
+
+static int parent_rank(const reduce_binomial_t *s)
+{
+    const coll_tree_t *t = s->args->tree;
+    if (t != NULL)
+        return coll_tree_parent_of(t, s->tp->rank);
+    return s->v > 0 ? rank_of(s, s->v & (s->v - 1)) : -1;
 }
 
 static void finish(reduce_binomial_t *s, ucft_status_t st)
@@ -79,7 +103,7 @@ static void fail(reduce_binomial_t *s, const char *why, int peer)
 /* A child's message arrived (req status UCFT_OK): combine or fail. */
 static void took(reduce_binomial_t *s)
 {
-    int c = rank_of(s, child(s->v, s->next, s->n));
+    int c = kid(s, s->next);
     if (coll_baseline_is_err(&s->rreq)) {
         fail(s, "a child failed", c);
         return;
@@ -95,7 +119,7 @@ static void took(reduce_binomial_t *s)
 static void send_to_parent(reduce_binomial_t *s, int err)
 {
     const coll_args_t *a = s->args;
-    int parent = rank_of(s, s->v & (s->v - 1));
+    int parent = parent_rank(s);
     unsigned kind =
         err ? COLL_KIND_REDUCE_BINOMIAL_ERR : COLL_KIND_REDUCE_BINOMIAL;
 
@@ -129,15 +153,14 @@ static void step(reduce_binomial_t *s)
                 send_to_parent(s, 1);
             continue;
         }
-        int c = child(s->v, s->next, s->n);
-        if (c < 0) {
+        int src = kid(s, s->next);
+        if (src < 0) {
             if (s->v == 0)
                 finish(s, UCFT_OK);
             else
                 send_to_parent(s, 0);
             continue;
         }
-        int src = rank_of(s, c);
         ucft_status_t st =
             tp_recv(s->tp, coll_tag(s->args, src, COLL_KIND_REDUCE_BINOMIAL),
                     COLL_BASELINE_RECV_MASK, s->rbuf, s->len, &s->rreq);
@@ -163,8 +186,7 @@ static void req_cb(tp_req_t *req)
         if (req->status == UCFT_OK)
             took(s);
         else
-            fail(s, "receive from a child failed",
-                 rank_of(s, child(s->v, s->next, s->n)));
+            fail(s, "receive from a child failed", kid(s, s->next));
     }
     step(s);
 }
@@ -178,6 +200,9 @@ static ucft_status_t rb_init(void *state, tp_t *tp, const coll_args_t *args,
 
     if (st != UCFT_OK)
         return st;
+    if (args->tree != NULL &&
+        (args->tree->n != tp->size || args->tree->root != args->root))
+        return UCFT_ERR_INVALID_PARAM;
     memset(s, 0, sizeof(*s));
     s->tp = tp;
     s->args = args;
@@ -214,12 +239,16 @@ static void rb_on_failure(void *state, int rank)
 
     if (s->cleaned || s->phase == PH_DONE || s->failed)
         return;
-    int v = coll_vrank_of(s->args, rank, s->args->root, s->n);
-    /* A child not yet combined (its exponent is next or later), or the
-     * parent before anything was sent to it. */
-    int waited = v > s->v && (v & (v - 1)) == s->v &&
-                 (unsigned)(v - s->v) >= (1u << s->next);
-    int parent = s->v > 0 && v == (s->v & (s->v - 1)) && s->phase == PH_RECV;
+    /* A child not yet combined (next or later), or the parent before
+     * anything was sent to it. */
+    int waited = 0;
+    for (unsigned i = s->next; !waited; i++) {
+        int c = kid(s, i);
+        if (c < 0)
+            break;
+        waited = c == rank;
+    }
+    int parent = s->v > 0 && rank == parent_rank(s) && s->phase == PH_RECV;
     if (!waited && !parent)
         return;
     fail(s, waited ? "a child failed" : "the parent failed", rank);
@@ -253,4 +282,5 @@ const coll_op_ops_t coll_reduce_binomial_ops = {
     .cleanup = rb_cleanup,
     .idle = rb_idle,
     .on_failure = rb_on_failure,
+    .takes_tree = 1,
 };

@@ -120,4 +120,24 @@ fail:
     return -1;
 }
 
+/* The tree an algorithm on `a` runs on, in the transport's ranks: a->tree
+ * when given (rerouted around failed ranks by the communicator's
+ * UCFT_TREE_REPAIR=reroute|lookup, comm/repair_tree.c), else nothing: the
+ * caller uses its own binomial tree through a->map. These read a->tree. */
+static inline int coll_tree_parent_of(const coll_tree_t *t, int rank)
+{
+    return t->parent[rank];
+}
+
+static inline int coll_tree_nkids(const coll_tree_t *t, int rank)
+{
+    return t->first[rank + 1] - t->first[rank];
+}
+
+/* The i-th child of `rank`, or -1 past the last. */
+static inline int coll_tree_kid(const coll_tree_t *t, int rank, int i)
+{
+    return i < coll_tree_nkids(t, rank) ? t->child[t->first[rank] + i] : -1;
+}
+
 #endif

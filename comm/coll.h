@@ -11,6 +11,7 @@
 #include "collectives/agree.h"
 #include "collectives/coll_op.h"
 #include "collectives/gossip.h"
+#include "collectives/tree_ft.h"
 #include "runtime/request.h"
 
 #include <stddef.h>
@@ -65,6 +66,9 @@ typedef struct cm_coll {
     void *agree_arg;
     coll_gossip_params_t gossip; /* args.gossip points here (APPROX) */
     coll_gate_t gate;            /* args.gate points here (UCFT_QUORUM) */
+    /* UCFT_TREE_REPAIR=reroute: this instance's rerouted tree (args.tree
+     * points here; comm/repair_tree.c), rebuilt at every post. */
+    coll_tree_t rtree;
 } cm_coll_t;
 
 enum {

@@ -80,6 +80,7 @@ static void coll_free(cm_layer_t *cl, struct cm_coll *c)
         c->ops->destroy(c->state);
     free(c->state);
     free(c->buf);
+    coll_tree_free(&c->rtree);
     free(c);
 }
 

@@ -192,6 +192,16 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
         cm_coll_recycle(cl, c); /* nothing was posted */
         return UCFT_ERR_NO_MEMORY;
     }
+    /* UCFT_TREE_REPAIR=reroute|lookup: a binomial algorithm in an epoch
+     * runs on the original tree around the excluded members. */
+    const coll_tree_t *tree = NULL;
+    if (ep != NULL && ops->takes_tree &&
+        cm_repair_tree(comm, ep, rooted ? root : -1, &c->rtree, &tree) !=
+            UCFT_OK) {
+        rt_req_put(r);
+        cm_coll_recycle(cl, c); /* nothing was posted */
+        return UCFT_ERR_NO_MEMORY;
+    }
     cl->coll_stats.ops++;
     if (op == CM_COLL_REDUCE_SCATTER && ep != NULL && in_len > 0)
         for (size_t d = 0; d < nb; d++) /* the live members' blocks */
@@ -240,7 +250,8 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
         .done_arg = c,
         .ready_cb = cm_coll_ready,
         .remote_wait = mate_spin(cl, comm) ? &c->remote_wait : NULL,
-        .mate = ep != NULL ? ep->place.mate : comm->place.mate};
+        .mate = ep != NULL ? ep->place.mate : comm->place.mate,
+        .tree = tree};
     c->remote_wait = 0;
     c->agree_fn = hook != NULL ? hook->agree_fn : NULL;
     c->agree_arg = hook != NULL ? hook->agree_arg : NULL;

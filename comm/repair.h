@@ -35,6 +35,7 @@
 
 #include "ucft.h"
 #include "collectives/agree.h"
+#include "collectives/tree_ft.h"
 #include "comm/view.h"
 #include "placement/comm_map.h"
 
@@ -59,6 +60,13 @@ typedef struct cm_epoch {
     int ngone;
     cm_view_t view;
     place_map_t place; /* over the live members (rank_at, pos_of, mate) */
+    /* UCFT_TREE_REPAIR=lookup: the rerouted binomial trees
+     * (comm/repair_tree.c), in dense indices, per root: trees[root + 1]
+     * (root -1: the barrier's, position 0), each built when first asked
+     * for (parent NULL before); the array too (NULL before). Kept with the
+     * epoch: an operation still running may read any of them. */
+    coll_tree_t *trees;
+    uint8_t rerouted_told; /* reroute: the first tree logged (debug) */
 } cm_epoch_t;
 
 typedef struct cm_repair {
@@ -74,8 +82,19 @@ typedef struct cm_repair {
     size_t started_nfailed, stuck_nfailed;
 } cm_repair_t;
 
-/* UCFT_TREE_REPAIR values. */
-enum { CM_REPAIR_REBALANCE = 0, CM_REPAIR_KEEP = 1 };
+/* UCFT_TREE_REPAIR values. Every one but keep switches to epochs; they
+ * differ in the binomial trees (takes_tree algorithms) of an epoch:
+ * rebalance builds them over the dense order (a fresh communicator's),
+ * reroute and lookup keep the communicator's original tree with the
+ * excluded members' children adopted by their nearest live ancestor (the
+ * paper's rerouting), built at every operation (reroute) or once per
+ * epoch and root (lookup). Every other structure is rebalanced. */
+enum {
+    CM_REPAIR_REBALANCE = 0,
+    CM_REPAIR_KEEP = 1,
+    CM_REPAIR_REROUTE = 2,
+    CM_REPAIR_LOOKUP = 3,
+};
 
 /* 1 for the operations whose instances run in epochs (CM_COLL_*):
  * broadcast, reduce, allreduce, barrier, the corrected barrier. */
@@ -110,5 +129,22 @@ ucft_status_t cm_repair_decided(struct ucft_comm *comm, const uint32_t *val,
  * ranks, in order) into out[comm size]; returns how many (comm size when
  * none: every rank). */
 int cm_repair_members(const struct ucft_comm *comm, uint32_t seq, int *out);
+
+/* ---- comm/repair_tree.c ---------------------------------------------------
+ */
+
+/* The tree an operation of epoch `ep` rooted at comm rank `root` (-1: the
+ * barrier's, at position 0) runs on when its algorithm takes one
+ * (coll_op_ops_t.takes_tree): under UCFT_TREE_REPAIR=reroute built into
+ * *scratch (freed first), under lookup the epoch's own for that root
+ * (built the first time), under rebalance none (*tree NULL). The
+ * same at every member: it depends only on the communicator's placement
+ * and the epoch's excluded set. UCFT_ERR_NO_MEMORY when it cannot be
+ * built. */
+ucft_status_t cm_repair_tree(const struct ucft_comm *comm, cm_epoch_t *ep,
+                             int root, coll_tree_t *scratch,
+                             const coll_tree_t **tree);
+/* Frees the epoch's lookup trees (comm_size: the communicator's). */
+void cm_repair_trees_free(cm_epoch_t *ep, int comm_size);
 
 #endif

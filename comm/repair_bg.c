@@ -61,7 +61,7 @@ void cm_repair_progress(cm_layer_t *cl)
             cl->repair_due = 1; /* look again once it is done */
             continue;
         }
-        if (cl->cfg.tree_repair != CM_REPAIR_REBALANCE || c->freed ||
+        if (cl->cfg.tree_repair == CM_REPAIR_KEEP || c->freed ||
             c->revoked || c->repair_off || c->size < 2 || cl->closing ||
             c->ctx->nfailed <= rp->stuck_nfailed || !due(c))
             continue;

@@ -12,7 +12,8 @@
 static const char *const placements[] = {"interleave", "locality", "identity",
                                          NULL};
 /* In the order of comm/repair.h's CM_REPAIR_*. */
-static const char *const repairs[] = {"rebalance", "keep", NULL};
+static const char *const repairs[] = {"rebalance", "keep", "reroute", "lookup",
+                                      NULL};
 
 #define F(field) offsetof(cm_config_t, field)
 
@@ -115,9 +116,13 @@ static const ucft_config_field_t cm_fields[] = {
      "(docs/trees.md): rebalance (agree on the failed set in the "
      "background, then run broadcast, reduce, allreduce and barrier on the "
      "survivors in a dense order: the trees of a fresh communicator of the "
-     "survivors, and those failures no longer count against f) or keep "
-     "(failed members stay in every tree, each counts against f for the "
-     "communicator's life); the same at every rank",
+     "survivors, and those failures no longer count against f), reroute or "
+     "lookup (the same switch, but the binomial broadcast, reduce and "
+     "barrier keep the original tree with a failed member's children "
+     "adopted by its nearest live ancestor, computed at every operation or "
+     "once per failed set and root; every other structure is rebalanced), "
+     "or keep (failed members stay in every tree, each counts against f "
+     "for the communicator's life); the same at every rank",
      ucft__config_parse_enum, F(tree_repair), repairs},
     {"TREE_REPAIR_WINDOW", "4",
      "tree repair: a rank that contributed to the background agreement "

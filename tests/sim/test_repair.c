@@ -462,6 +462,63 @@ static void test_tree_designs(void **state)
         }
 }
 
+/* The binomial broadcast, reduce and barrier (the algorithms that take a
+ * rerouted tree, UCFT_TREE_REPAIR=reroute|lookup) on the plain binomial
+ * tree and on a tree rerouted around one rank known dead, with one more
+ * rank dying before the operation or before each of its first three
+ * sends: fault-aware, so every live rank ends (none waits for ever), and
+ * when the death comes after the rank's last send, all complete. */
+static void test_binomial_failures(void **state)
+{
+    (void)state;
+    static const char *const ops[] = {"barrier", "bcast", "reduce"};
+    for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++) {
+        const coll_op_ops_t *op = coll_op_find(ops[o], "binomial");
+        assert_non_null(op);
+        for (int n = 2; n <= 20; n++)
+            for (int gone = -1; gone < n; gone += 3) /* -1: no tree */
+                for (int a = 0; a < n; a++)
+                    for (unsigned k = 0; k <= 3; k++) {
+                        int root = o == 0 ? 0 : (n / 2 == a ? 0 : n / 2);
+                        if (a == gone || (gone >= 0 && root == gone) ||
+                            (gone == 0 && o == 0) || (a == root && o > 0))
+                            continue;
+                        uint8_t dead[MAXN] = {0};
+                        coll_tree_t t = {0};
+                        if (gone >= 0) {
+                            dead[gone] = 1;
+                            assert_int_equal(coll_tree_build(&t, n, dead, root,
+                                                             COLL_TREE_REROUTE),
+                                             0);
+                        }
+                        simrun_fail_t fl = {.kind = k ? SIMRUN_FAIL_BEFORE_SEND
+                                                      : SIMRUN_FAIL_BEFORE_OP,
+                                            .rank = a,
+                                            .k = k};
+                        simrun_params_t p;
+                        simrun_result_t res;
+                        simrun_params_default(&p, op, n);
+                        p.len = o == 0 ? 0 : 8;
+                        p.root = root;
+                        p.args.tree = gone >= 0 ? &t : NULL;
+                        p.known_dead = gone >= 0 ? &gone : NULL;
+                        p.nknown_dead = gone >= 0 ? 1 : 0;
+                        p.fails = &fl;
+                        p.nfails = 1;
+                        assert_int_equal(simrun_run(&p, &res, NULL), UCFT_OK);
+                        runs++;
+                        if (res.unfinished != 0)
+                            fail_msg("%s n %d gone %d victim %d k %u: %d "
+                                     "live ranks never ended",
+                                     ops[o], n, gone, a, k, res.unfinished);
+                        assert_int_equal(res.data_errors, 0);
+                        assert_int_equal(res.completed + res.failed_ops,
+                                         res.live);
+                        coll_tree_free(&t);
+                    }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -469,6 +526,7 @@ int main(void)
         cmocka_unit_test(test_switch_random),
         cmocka_unit_test(test_epoch_ops),
         cmocka_unit_test(test_tree_designs),
+        cmocka_unit_test(test_binomial_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

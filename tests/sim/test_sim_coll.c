@@ -103,7 +103,9 @@ static void test_sim_coll_bcast_any_root_any_n(void **state)
 /* The root dies before its k-th send: the subtrees of its children
  * number k-1, k, ... (0-based) are lost. Child 2^j's subtree is the vranks
  * whose lowest set bit is j, so vrank v > 0 is reached iff its lowest set
- * bit is below k-1. */
+ * bit is below k-1. The lost ranks end with the error: the root's lost
+ * children learn of its death (on_failure) and pass the error down, one
+ * error message to every other lost rank. */
 static void test_sim_coll_bcast_root_dies_before_kth_send(void **state)
 {
     const int n = 64;
@@ -125,8 +127,13 @@ static void test_sim_coll_bcast_root_dies_before_kth_send(void **state)
             expect += reached;
         }
         assert_int_equal(r.completed, expect);
+        assert_int_equal(r.failed_ops, n - 1 - expect);
+        assert_int_equal(r.unfinished, 0);
         assert_int_equal(r.live, n - 1);
-        assert_int_equal(r.stats.messages, (uint64_t)expect);
+        int lost_children = 6 - ((int)k - 1);
+        assert_int_equal(r.stats.messages, (uint64_t)expect +
+                                               (uint64_t)(n - 1 - expect) -
+                                               (uint64_t)lost_children);
         assert_int_equal(r.data_errors, 0);
         assert_int_equal(r.bounded, 0);
     }

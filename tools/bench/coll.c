@@ -220,8 +220,7 @@ int bench_coll_main(int argc, char **argv)
     if (o.kill_to_shrink)
         return coll_shrink_main(&o);
     if (o.failed != NULL)
-        setenv("UCFT_TREE_REPAIR", o.tree_repair == 0 ? "keep" : "rebalance",
-               1);
+        setenv("UCFT_TREE_REPAIR", coll_failed_repair_var(o.tree_repair), 1);
 
     ucft_context_h ctx;
     ucft_status_t st = ucft_init(NULL, &ctx);
@@ -250,7 +249,7 @@ int bench_coll_main(int argc, char **argv)
             ucft_comm_set_f(w, nfailed > 64 ? 64 : nfailed);
         const char *win = getenv("UCFT_TREE_REPAIR_WINDOW");
         int need = 4 * (win != NULL ? atoi(win) : 4);
-        if (o.tree_repair == 1 && o.warmup < need)
+        if (o.tree_repair != 0 && o.tree_repair != 2 && o.warmup < need)
             o.warmup = need;
     }
     double *t_us = calloc((size_t)o.iters, sizeof(*t_us));

@@ -51,7 +51,8 @@ typedef struct coll_opts {
     int ballast_mb;     /* --ballast: kill-to-result, memory written first */
     double eps;         /* --eps: allreduce_approx (default 1e-8) */
     const char *failed; /* --failed: ranks failed first (coll_failed.c) */
-    int tree_repair;    /* --tree-repair: 0 keep, 1 rebalance, 2 fresh */
+    int tree_repair;    /* --tree-repair: 0 keep, 1 rebalance, 2 fresh,
+                           3 reroute, 4 lookup */
 } coll_opts_t;
 
 /* Returns 0 (run), 1 (help printed: exit 0) or -1 (error and usage
@@ -77,6 +78,8 @@ int coll_gather(ucft_context_h ctx, const void *mine, size_t len, void *all,
  * communicator to time on, world or a shrink of it). */
 int coll_failed_design(const char *name);
 const char *coll_failed_design_name(int d);
+/* The UCFT_TREE_REPAIR value a design runs the world with. */
+const char *coll_failed_repair_var(int d);
 int coll_failed_set(const char *spec, int n, unsigned char *dead);
 int coll_failed_setup(ucft_context_h ctx, const coll_opts_t *o,
                       ucft_comm_h *comm, int *nfailed);

@@ -1,6 +1,7 @@
 /*
  * ucft-bench coll --failed LIST|RANDOM:k|FIRST:k --tree-repair
- * keep|rebalance|fresh (coll.h, docs/trees.md): the operation timed on a
+ * keep|rebalance|reroute|lookup|fresh (coll.h, docs/trees.md): the
+ * operation timed on a
  * communicator that has already lost k ranks. The named ranks kill
  * themselves (SIGKILL) right after ucft_init; every survivor waits until
  * it knows of all of them, then
@@ -8,6 +9,9 @@
  *              started with UCFT_TREE_REPAIR=keep), f raised to k;
  *   rebalance  times on the world after the switch to the survivors'
  *              trees (the warm-up runs past it: at least 4 windows);
+ *   reroute, lookup  the same switch, the binomial algorithms on the
+ *              original tree routed around the failed ranks (built at
+ *              every operation, or once: UCFT_TREE_REPAIR=reroute|lookup);
  *   fresh      times on ucft_comm_shrink(world): a new communicator of
  *              the N - k survivors, the baseline.
  */
@@ -19,11 +23,13 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char *const designs[] = {"keep", "rebalance", "fresh"};
+static const char *const designs[] = {"keep", "rebalance", "fresh", "reroute",
+                                      "lookup"};
+#define NDESIGNS ((int)(sizeof(designs) / sizeof(designs[0])))
 
 int coll_failed_design(const char *name)
 {
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < NDESIGNS; i++)
         if (strcmp(name, designs[i]) == 0)
             return i;
     return -1;
@@ -31,7 +37,15 @@ int coll_failed_design(const char *name)
 
 const char *coll_failed_design_name(int d)
 {
-    return d >= 0 && d < 3 ? designs[d] : "?";
+    return d >= 0 && d < NDESIGNS ? designs[d] : "?";
+}
+
+const char *coll_failed_repair_var(int d)
+{
+    return d == 0   ? "keep"
+           : d == 3 ? "reroute"
+           : d == 4 ? "lookup"
+                    : "rebalance";
 }
 
 int coll_failed_set(const char *spec, int n, unsigned char *dead)

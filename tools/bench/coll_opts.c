@@ -85,12 +85,17 @@ void coll_usage(FILE *f)
             "fail right\n"
             "                   after start-up; the op is timed on the "
             "survivors\n"
-            "  --tree-repair D  keep|rebalance|fresh with --failed: failed "
-            "ranks kept\n"
-            "                   in the trees (f raised to k), the "
-            "survivors' trees\n"
-            "                   after the switch (default), or a shrunk "
-            "communicator\n"
+            "  --tree-repair D  keep|rebalance|reroute|lookup|fresh with "
+            "--failed:\n"
+            "                   failed ranks kept in the trees (f raised to "
+            "k), the\n"
+            "                   survivors' trees after the switch (default), "
+            "the\n"
+            "                   original binomial trees routed around the "
+            "failed\n"
+            "                   ranks (built per operation or once), or a "
+            "shrunk\n"
+            "                   communicator\n"
             "  --sync           time each op alone, then an untimed barrier\n"
             "                   (latency as MPI benchmark suites define it)\n"
             "  --json           one JSON object instead of the table\n"
@@ -247,8 +252,8 @@ int coll_opts_parse(int argc, char **argv, coll_opts_t *o, int quiet)
         case O_TREE:
             if ((o->tree_repair = coll_failed_design(optarg)) < 0)
                 return fail(quiet,
-                            "--tree-repair '%s': expected keep, rebalance or "
-                            "fresh",
+                            "--tree-repair '%s': expected keep, rebalance, "
+                            "reroute, lookup or fresh",
                             optarg);
             break;
         case 'h':

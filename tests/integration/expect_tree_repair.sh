@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Tree repair with the binomial broadcast, reduce and barrier under one
+# design (UCFT_TREE_REPAIR from the environment: reroute, lookup or
+# rebalance; docs/trees.md): ranks 1, 2 and 5 of 8 kill themselves right
+# after start-up, the 5 survivors loop 200 broadcasts, reduces and
+# barriers (it_tree_repair). Passes when every survivor reports every value
+# right and no failed call after the switch, exactly the three victims
+# died (SIGKILL), and the trees are the design's: under reroute and
+# lookup every tree a rank reports (debug log) has the parent that the
+# original binomial tree rerouted around ranks 1, 2, 5 gives it, computed
+# here independently; under rebalance no rerouted tree is reported.
+# Usage: expect_tree_repair.sh UCFTRUN IT_TREE_REPAIR
+set -u
+ucftrun=$1 prog=$2
+design=${UCFT_TREE_REPAIR:?set UCFT_TREE_REPAIR}
+fail() { echo "FAIL ($design): $*"; exit 1; }
+out=$(UCFT_LOG_LEVEL=debug UCFT_BCAST_ALG=binomial UCFT_REDUCE_ALG=binomial \
+  UCFT_BARRIER_ALG=binomial "$ucftrun" -n 8 --timeout 90 "$prog" 1,2,5 200 2>&1)
+for r in 0 3 4 6 7; do
+  grep -q "^rank $r: 200 iterations, [0-9]* early errors, all values right" \
+    <<<"$out" || fail "rank $r did not report every value right"
+done
+dead=$(sed -n 's/^ucftrun: rank \([0-9]*\) killed by signal 9.*/\1/p' <<<"$out" |
+  sort -n | tr '\n' ' ')
+[ "$dead" = "1 2 5 " ] || fail "ranks killed by SIGKILL: '$dead', want 1 2 5"
+if grep -q "killed by signal [^9]\|exited with status [1-9]\|CHECK FAILED" <<<"$out"; then
+  fail "a survivor failed: $(grep "killed by signal [^9]\|exited with status [1-9]\|CHECK FAILED" <<<"$out" | head -3)"
+fi
+trees=$(grep "binomial tree rooted at" <<<"$out")
+if [ "$design" = rebalance ]; then
+  [ -z "$trees" ] || fail "a rerouted tree under rebalance: $(head -1 <<<"$trees")"
+  echo "PASS ($design): 5 survivors, every value right, no rerouted tree"
+  exit 0
+fi
+[ -n "$trees" ] || fail "no rank reported its tree"
+python3 - "$trees" <<'PY' || fail "a reported tree is not the rerouted one"
+import re, sys
+n, dead = 8, {1, 2, 5}
+def bitlen(v): return v.bit_length()
+def parent(v): return -1 if v <= 0 else v & ~(1 << (bitlen(v) - 1))
+def rerouted_parent(rank, root):
+    v = (rank - root) % n
+    p = parent(v)
+    while p > 0 and (p + root) % n in dead:
+        p = parent(p)
+    return -1 if v == 0 else (p + root) % n
+checked = 0
+for line in sys.argv[1].splitlines():
+    m = re.search(r"\[ucft rank (\d+)\].*binomial tree rooted at (\d+) around "
+                  r"(\d+) failed members: parent (-?\d+)", line)
+    if not m or int(m.group(3)) != 3:
+        continue  # an earlier epoch (fewer failures known)
+    rank, root, par = int(m.group(1)), int(m.group(2)), int(m.group(4))
+    want = rerouted_parent(rank, root)
+    if par != want:
+        print(f"rank {rank}, root {root}: parent {par}, rerouted tree says {want}")
+        sys.exit(1)
+    checked += 1
+if checked == 0:
+    print("no tree around the 3 failed members reported")
+    sys.exit(1)
+print(f"{checked} reported trees are the rerouted ones")
+PY
+echo "PASS ($design): 5 survivors, every value right, the rerouted trees"
