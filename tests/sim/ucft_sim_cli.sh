@@ -103,7 +103,7 @@ if ! grep -q "nodes,cross_node,cross_node_frac,sim_ready_us" <<<"$csv" || [ "$(t
     fails=$((fails + 1))
 fi
 # --failed / --tree-repair (docs/trees.md): bad values exit 2; the root,
-# a rank beyond N and k >= N do not fit; reroute needs the binomial barrier.
+# a rank beyond N and k >= N do not fit; reroute needs a binomial tree.
 expect_exit 2 --op barrier --ranks 16 --failed FIRST:x
 expect_exit 2 --op barrier --ranks 16 --failed 1,,2
 expect_exit 2 --op barrier --ranks 16 --failed 1 --tree-repair sideways
@@ -119,6 +119,12 @@ for d in rebalance fresh; do
     expect_field sim_latency_us 9.600 --op barrier --alg binomial --ranks 16 --failed FIRST:8 --tree-repair $d
 done
 expect_field messages 14 --op barrier --alg binomial --ranks 16 --failed FIRST:8 --tree-repair reroute
+# The binomial broadcast and reduce take the rerouted tree too: every one
+# of the 8 survivors delivers, one message per tree edge.
+for op in bcast reduce; do
+    expect_field delivered 8 --op $op --alg binomial --ranks 16 --failed FIRST:8 --tree-repair lookup
+    expect_field messages 7 --op $op --alg binomial --ranks 16 --failed FIRST:8 --tree-repair reroute
+done
 expect_field delivered 12 --op allreduce --ranks 16 --failed 1,5,9,13 --tree-repair rebalance
 expect_field dead 4 --op allreduce --ranks 16 --failed 1,5,9,13 --tree-repair keep --f 4
 expect_field delivered 12 --op allreduce --ranks 16 --failed 1,5,9,13 --tree-repair keep --f 4

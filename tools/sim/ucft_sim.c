@@ -95,7 +95,7 @@ static void failed_cleanup(sim_failed_run_t *fr)
 
 static int tree_alg(const coll_op_ops_t *op)
 {
-    return strcmp(op->op, "barrier") == 0 && strcmp(op->alg, "binomial") == 0;
+    return op->takes_tree; /* the binomial broadcast, reduce and barrier */
 }
 
 static ucft_status_t failed_prepare(const opts_t *o, const coll_op_ops_t *op,

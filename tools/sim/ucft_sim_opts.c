@@ -472,18 +472,18 @@ int ucft_sim_parse(opts_t *o, int argc, char **argv)
                                   "--fail-at, --kill-at, --fail-start or "
                                   "--kill-node");
     const coll_op_ops_t *op = coll_op_find(o->op, o->alg);
-    int tree_alg =
-        strcmp(op->op, "barrier") == 0 && strcmp(op->alg, "binomial") == 0;
+    int tree_alg = op->takes_tree; /* binomial bcast, reduce, barrier */
     if ((o->failed.design == SIM_TREE_REROUTE ||
          o->failed.design == SIM_TREE_LOOKUP) &&
         !tree_alg)
         return ucft_sim_bad("%s", "--tree-repair reroute and lookup are "
-                                  "designs of the binomial tree: --op "
-                                  "barrier --alg binomial");
+                                  "designs of the binomial trees: --op "
+                                  "bcast, reduce or barrier with --alg "
+                                  "binomial");
     if (o->failed.design == SIM_TREE_KEEP && tree_alg &&
         o->failed.kind != SIM_FAILED_NONE)
         return ucft_sim_bad("%s", "--tree-repair keep: the baseline binomial "
-                                  "barrier ends with ERR_PROC_FAILED at a "
+                                  "algorithms end with ERR_PROC_FAILED at a "
                                   "failed rank (use reroute, lookup, "
                                   "rebalance or fresh)");
     return -1;
