@@ -2,20 +2,26 @@
 # trees.sh: the fault-aware trees' figures (docs/trees.md): latency of a
 # barrier and of the corrected allreduce on a communicator that already
 # lost k ranks, per design (keep / reroute / lookup / rebalance / fresh),
+# and on this machine also the binomial barrier under reroute / lookup /
+# rebalance / fresh (--real-binomial; the runtime's designs since 28
+# November),
 # on the simulator (N = 256 and N = 2^16) and, with --real, on this machine
 # (N = 16, ucftrun, shared memory). Writes docs/data/trees_*.csv and
 # docs/img/trees_*.png (gnuplot, Debian gnuplot-nox).
 #
-#   tools/plot/trees.sh [BUILD_DIR] [--real ROUNDS] [--no-sim] [--plot-only]
+#   tools/plot/trees.sh [BUILD_DIR] [--real ROUNDS] [--real-binomial ROUNDS]
+#                       [--no-sim] [--plot-only]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$root/build
 real=0
+real_bin=0
 plot_only=0
 no_sim=0
 while [ $# -gt 0 ]; do
   case $1 in
     --real) real=$2; shift 2 ;;
+    --real-binomial) real_bin=$2; shift 2 ;;
     --plot-only) plot_only=1; shift ;;
     --no-sim) no_sim=1; shift ;;
     *) build=$1; shift ;;
@@ -92,6 +98,24 @@ if [ "$real" -gt 0 ] && [ "$plot_only" = 0 ]; then
   done
 fi
 
+# Real, the paper's case: the binomial barrier under reroute, lookup,
+# rebalance and fresh (--real-binomial ROUNDS; a file of its own).
+if [ "$real_bin" -gt 0 ] && [ "$plot_only" = 0 ]; then
+  out=$data/trees_real_binomial_n16.jsonl
+  : > "$out"
+  for round in $(seq 1 "$real_bin"); do
+    for k in 0 1 2 4 8; do
+      for d in reroute lookup rebalance fresh; do
+        UCX_TLS=shm nice "$build/bin/ucftrun" -n 16 --timeout 120 \
+          "$build/bin/ucft-bench" coll --op barrier --alg binomial \
+          --iters 2000 --warmup 200 --failed "FIRST:$k" --tree-repair "$d" \
+          --json 2>/dev/null |
+          grep '^{' | sed "s/}\$/,\"round\":$round}/" >> "$out" || true
+      done
+    done
+  done
+fi
+
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 python3 - "$data" "$tmp" <<'PY'
@@ -108,20 +132,28 @@ for n in (256, 65536):
                 with open("%s/%d_%s_%s_%s" % (tmp, n, op, alg, d), "w") as f:
                     for r in sel:
                         f.write("%s %s\n" % (r["k"], r["latency_us"]))
-p = "%s/trees_real_n16.jsonl" % data
-if os.path.exists(p):
-    rows = [json.loads(l) for l in open(p) if l.startswith("{")]
-    for op in ("barrier", "allreduce"):
-        for d in ("keep", "rebalance", "fresh"):
-            ks = sorted({r["failed"] for r in rows if r["op"] == op and r["tree_repair"] == d})
-            with open("%s/real_%s_%s" % (tmp, op, d), "w") as f:
-                for k in ks:
-                    # The least disturbed round: the machine is shared.
-                    v = sorted(r["median_us"] for r in rows if r["op"] == op and
-                               r["tree_repair"] == d and r["failed"] == k and
-                               r["errors"] == 0)
-                    if v:
-                        f.write("%d %.3f\n" % (k, v[0]))
+rows = []
+for name in ("trees_real_n16.jsonl", "trees_real_binomial_n16.jsonl"):
+    p = "%s/%s" % (data, name)
+    if os.path.exists(p):
+        rows += [json.loads(l) for l in open(p) if l.startswith("{")]
+if rows:
+    series = [(op, "corrected", d, "real_%s_%s" % (op, d))
+              for op in ("barrier", "allreduce")
+              for d in ("keep", "rebalance", "fresh")]
+    series += [("barrier", "binomial", d, "real_binomial_%s" % d)
+               for d in ("reroute", "lookup", "rebalance", "fresh")]
+    for op, alg, d, name in series:
+        sel = [r for r in rows if r["op"] == op and r["tree_repair"] == d and
+               (r.get("alg") == "binomial") == (alg == "binomial")]
+        ks = sorted({r["failed"] for r in sel})
+        with open("%s/%s" % (tmp, name), "w") as f:
+            for k in ks:
+                # The least disturbed round: the machine is shared.
+                v = sorted(r["median_us"] for r in sel
+                           if r["failed"] == k and r["errors"] == 0)
+                if v:
+                    f.write("%d %.3f\n" % (k, v[0]))
 PY
 
 plot() { # png title xlabel series...(file:title)
@@ -170,7 +202,7 @@ PLOT_X='($1+1)' PLOT_EXTRA='set logscale xy' plot trees_n65536.png \
   65536_allreduce_corrected_keep:"corrected allreduce, keep" \
   65536_allreduce_corrected_rebalance:"corrected allreduce, rebalance" \
   65536_allreduce_corrected_fresh:"corrected allreduce, fresh"
-if [ -s "$data/trees_real_n16.jsonl" ]; then
+if [ -s "$data/trees_real_n16.jsonl" ] || [ -s "$data/trees_real_binomial_n16.jsonl" ]; then
   plot trees_real_n16.png \
     "16 ranks on this machine (2 cores, shared memory), ranks 1..k failed; min over rounds of the median" \
     "failed ranks k" \
@@ -180,5 +212,12 @@ if [ -s "$data/trees_real_n16.jsonl" ]; then
     real_allreduce_keep:"corrected allreduce, keep (f = k)" \
     real_allreduce_rebalance:"corrected allreduce, rebalance" \
     real_allreduce_fresh:"corrected allreduce, fresh (shrink)"
+  plot trees_real_binomial_n16.png \
+    "Binomial barrier, 16 ranks on this machine, ranks 1..k failed; min over rounds of the median" \
+    "failed ranks k" \
+    real_binomial_reroute:"reroute (tree built per operation)" \
+    real_binomial_lookup:"lookup (tree built once)" \
+    real_binomial_rebalance:"rebalance" \
+    real_binomial_fresh:"fresh (shrink)"
 fi
 echo "wrote $data/trees_*.csv and $img/trees_*.png"
