@@ -44,7 +44,7 @@ static int kid(const barrier_binomial_t *s, int i)
 {
     const coll_tree_t *t = s->args->tree;
     if (t != NULL)
-        return t->child[t->first[s->tp->rank] + i];
+        return coll_tree_kid(t, s->tp->rank, i);
     int n = s->tp->size;
     return coll_rank_of(s->args, coll_binomial_child(s->vrank, (unsigned)i, n),
                         s->root, n);

@@ -26,9 +26,9 @@ int cm_repair_op(int op)
            op == CM_COLL_REDUCE_SCATTER;
 }
 
-static void epoch_free(cm_epoch_t *ep, int comm_size)
+static void epoch_free(cm_epoch_t *ep)
 {
-    cm_repair_trees_free(ep, comm_size);
+    cm_repair_trees_free(ep);
     place_map_cleanup(&ep->place);
     free(ep->live);
     free(ep->dense);
@@ -73,7 +73,7 @@ static cm_epoch_t *epoch_make(struct ucft_comm *comm, uint8_t *gone, int ngone,
     ep->dense = malloc((size_t)comm->size * sizeof(int));
     ep->job_to_dense = malloc((size_t)jobs * sizeof(int));
     if (!ep->live || !ep->jobs || !ep->dense || !ep->job_to_dense) {
-        epoch_free(ep, comm->size);
+        epoch_free(ep);
         return NULL;
     }
     for (int j = 0; j < jobs; j++)
@@ -90,7 +90,7 @@ static cm_epoch_t *epoch_make(struct ucft_comm *comm, uint8_t *gone, int ngone,
     }
     ep->rank = ep->dense[comm->rank];
     if (epoch_place(comm, ep) != UCFT_OK) {
-        epoch_free(ep, comm->size);
+        epoch_free(ep);
         return NULL;
     }
     tp_t *base = cl->cfg.checksum ? &cl->csum.f.tp : cm_layer_below(cl);
@@ -176,7 +176,7 @@ void cm_repair_destroy(struct ucft_comm *comm)
 {
     for (cm_epoch_t *ep = comm->repair.epochs, *n; ep != NULL; ep = n) {
         n = ep->next;
-        epoch_free(ep, comm->size);
+        epoch_free(ep);
     }
     comm->repair.epochs = NULL;
 }

@@ -48,6 +48,15 @@ struct ucft_request;
 /* Tag sequence numbers of background agreements: this bit set. */
 #define CM_REPAIR_SEQ_BIT 0x8000u
 
+/* Lookup trees an epoch keeps (the barrier's and 7 roots of broadcasts
+ * or reduces; 12 m bytes each at m live members). */
+#define CM_LOOKUP_ROOTS 8
+
+typedef struct cm_lookup {
+    int root;
+    coll_tree_t tree;
+} cm_lookup_t;
+
 typedef struct cm_epoch {
     struct cm_epoch *next; /* the older epochs */
     uint32_t from;         /* first operation (comm->seq) run in it */
@@ -61,11 +70,13 @@ typedef struct cm_epoch {
     cm_view_t view;
     place_map_t place; /* over the live members (rank_at, pos_of, mate) */
     /* UCFT_TREE_REPAIR=lookup: the rerouted binomial trees
-     * (comm/repair_tree.c), in dense indices, per root: trees[root + 1]
-     * (root -1: the barrier's, position 0), each built when first asked
-     * for (parent NULL before); the array too (NULL before). Kept with the
-     * epoch: an operation still running may read any of them. */
-    coll_tree_t *trees;
+     * (comm/repair_tree.c), in dense indices, of the first
+     * CM_LOOKUP_ROOTS roots asked for (root -1: the barrier's), each
+     * built when first asked for and kept with the epoch (an operation
+     * still running may read any of them); further roots are built per
+     * operation, as under reroute. */
+    cm_lookup_t lookup[CM_LOOKUP_ROOTS];
+    int nlookup;
     uint8_t rerouted_told; /* reroute: the first tree logged (debug) */
 } cm_epoch_t;
 
@@ -137,14 +148,15 @@ int cm_repair_members(const struct ucft_comm *comm, uint32_t seq, int *out);
  * barrier's, at position 0) runs on when its algorithm takes one
  * (coll_op_ops_t.takes_tree): under UCFT_TREE_REPAIR=reroute built into
  * *scratch (freed first), under lookup the epoch's own for that root
- * (built the first time), under rebalance none (*tree NULL). The
+ * (built the first time; past CM_LOOKUP_ROOTS roots into *scratch too),
+ * under rebalance none (*tree NULL). The
  * same at every member: it depends only on the communicator's placement
  * and the epoch's excluded set. UCFT_ERR_NO_MEMORY when it cannot be
  * built. */
 ucft_status_t cm_repair_tree(const struct ucft_comm *comm, cm_epoch_t *ep,
                              int root, coll_tree_t *scratch,
                              const coll_tree_t **tree);
-/* Frees the epoch's lookup trees (comm_size: the communicator's). */
-void cm_repair_trees_free(cm_epoch_t *ep, int comm_size);
+/* Frees the epoch's lookup trees. */
+void cm_repair_trees_free(cm_epoch_t *ep);
 
 #endif

@@ -36,7 +36,9 @@ static int build(const struct ucft_comm *comm, const cm_epoch_t *ep, int root,
         goto fail;
     for (int p = 0; p < n; p++)
         dead[p] = ep->dense[rank_at(map, p)] < 0;
-    if (coll_tree_build(&full, n, dead, root < 0 ? 0 : pos_of(map, root),
+    /* The barrier's tree is rooted at comm rank 0, as without failures
+     * (barrier_binomial.c); if it failed, at the lowest live position. */
+    if (coll_tree_build(&full, n, dead, pos_of(map, root < 0 ? 0 : root),
                         COLL_TREE_REROUTE) != 0)
         goto fail;
     out->root = ep->dense[rank_at(map, full.root)];
@@ -81,37 +83,41 @@ ucft_status_t cm_repair_tree(const struct ucft_comm *comm, cm_epoch_t *ep,
 {
     int design = comm->layer->cfg.tree_repair;
     *tree = NULL;
-    if (design == CM_REPAIR_REROUTE) {
-        coll_tree_free(scratch);
-        if (build(comm, ep, root, scratch) != 0)
-            return UCFT_ERR_NO_MEMORY;
-        if (!ep->rerouted_told) {
-            ep->rerouted_told = 1;
-            told(comm, ep, scratch, design);
-        }
-        *tree = scratch;
-    } else if (design == CM_REPAIR_LOOKUP) {
-        if (ep->trees == NULL &&
-            (ep->trees = calloc((size_t)comm->size + 1, sizeof(coll_tree_t))) ==
-                NULL)
-            return UCFT_ERR_NO_MEMORY;
-        coll_tree_t *t = &ep->trees[root + 1];
-        if (t->parent == NULL) {
-            if (build(comm, ep, root, t) != 0)
+    if (design != CM_REPAIR_REROUTE && design != CM_REPAIR_LOOKUP)
+        return UCFT_OK;
+    if (design == CM_REPAIR_LOOKUP) {
+        for (int i = 0; i < ep->nlookup; i++)
+            if (ep->lookup[i].root == root) {
+                *tree = &ep->lookup[i].tree;
+                return UCFT_OK;
+            }
+        if (ep->nlookup < CM_LOOKUP_ROOTS) {
+            cm_lookup_t *l = &ep->lookup[ep->nlookup];
+            if (build(comm, ep, root, &l->tree) != 0)
                 return UCFT_ERR_NO_MEMORY;
-            told(comm, ep, t, design);
+            l->root = root;
+            ep->nlookup++;
+            told(comm, ep, &l->tree, design);
+            *tree = &l->tree;
+            return UCFT_OK;
         }
-        *tree = t;
+        /* More roots than the epoch keeps trees for: built for this
+         * operation, as reroute does (memory stays bounded). */
     }
+    coll_tree_free(scratch);
+    if (build(comm, ep, root, scratch) != 0)
+        return UCFT_ERR_NO_MEMORY;
+    if (design == CM_REPAIR_REROUTE && !ep->rerouted_told) {
+        ep->rerouted_told = 1;
+        told(comm, ep, scratch, design);
+    }
+    *tree = scratch;
     return UCFT_OK;
 }
 
-void cm_repair_trees_free(cm_epoch_t *ep, int comm_size)
+void cm_repair_trees_free(cm_epoch_t *ep)
 {
-    if (ep->trees == NULL)
-        return;
-    for (int i = 0; i <= comm_size; i++)
-        coll_tree_free(&ep->trees[i]);
-    free(ep->trees);
-    ep->trees = NULL;
+    for (int i = 0; i < ep->nlookup; i++)
+        coll_tree_free(&ep->lookup[i].tree);
+    ep->nlookup = 0;
 }

@@ -1,22 +1,24 @@
 #!/usr/bin/env bash
 # Tree repair with the binomial broadcast, reduce and barrier under one
 # design (UCFT_TREE_REPAIR from the environment: reroute, lookup or
-# rebalance; docs/trees.md): ranks 1, 2 and 5 of 8 kill themselves right
-# after start-up, the 5 survivors loop 200 broadcasts, reduces and
-# barriers (it_tree_repair). Passes when every survivor reports every value
+# rebalance; docs/trees.md): ranks 1, 2 and 5 of N (default 8) kill
+# themselves right after start-up, the survivors loop 200 broadcasts,
+# reduces and barriers from rotating roots (it_tree_repair; with N = 12,
+# more roots than lookup keeps trees for, CM_LOOKUP_ROOTS). Passes when every survivor reports every value
 # right and no failed call after the switch, exactly the three victims
 # died (SIGKILL), and the trees are the design's: under reroute and
 # lookup every tree a rank reports (debug log) has the parent that the
 # original binomial tree rerouted around ranks 1, 2, 5 gives it, computed
 # here independently; under rebalance no rerouted tree is reported.
-# Usage: expect_tree_repair.sh UCFTRUN IT_TREE_REPAIR
+# Usage: expect_tree_repair.sh UCFTRUN IT_TREE_REPAIR [N]
 set -u
-ucftrun=$1 prog=$2
+ucftrun=$1 prog=$2 n=${3:-8}
 design=${UCFT_TREE_REPAIR:?set UCFT_TREE_REPAIR}
 fail() { echo "FAIL ($design): $*"; exit 1; }
 out=$(UCFT_LOG_LEVEL=debug UCFT_BCAST_ALG=binomial UCFT_REDUCE_ALG=binomial \
-  UCFT_BARRIER_ALG=binomial "$ucftrun" -n 8 --timeout 90 "$prog" 1,2,5 200 2>&1)
-for r in 0 3 4 6 7; do
+  UCFT_BARRIER_ALG=binomial "$ucftrun" -n "$n" --timeout 90 "$prog" 1,2,5 200 2>&1)
+for r in $(seq 0 $((n - 1))); do
+  [ "$r" = 1 ] || [ "$r" = 2 ] || [ "$r" = 5 ] && continue
   grep -q "^rank $r: 200 iterations, [0-9]* early errors, all values right" \
     <<<"$out" || fail "rank $r did not report every value right"
 done
@@ -29,13 +31,13 @@ fi
 trees=$(grep "binomial tree rooted at" <<<"$out")
 if [ "$design" = rebalance ]; then
   [ -z "$trees" ] || fail "a rerouted tree under rebalance: $(head -1 <<<"$trees")"
-  echo "PASS ($design): 5 survivors, every value right, no rerouted tree"
+  echo "PASS ($design): $((n - 3)) survivors, every value right, no rerouted tree"
   exit 0
 fi
 [ -n "$trees" ] || fail "no rank reported its tree"
-python3 - "$trees" <<'PY' || fail "a reported tree is not the rerouted one"
+python3 - "$trees" "$n" <<'PY' || fail "a reported tree is not the rerouted one"
 import re, sys
-n, dead = 8, {1, 2, 5}
+n, dead = int(sys.argv[2]), {1, 2, 5}
 def bitlen(v): return v.bit_length()
 def parent(v): return -1 if v <= 0 else v & ~(1 << (bitlen(v) - 1))
 def rerouted_parent(rank, root):
@@ -61,4 +63,4 @@ if checked == 0:
     sys.exit(1)
 print(f"{checked} reported trees are the rerouted ones")
 PY
-echo "PASS ($design): 5 survivors, every value right, the rerouted trees"
+echo "PASS ($design): $((n - 3)) survivors, every value right, the rerouted trees"

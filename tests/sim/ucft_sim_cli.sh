@@ -120,11 +120,19 @@ for d in rebalance fresh; do
 done
 expect_field messages 14 --op barrier --alg binomial --ranks 16 --failed FIRST:8 --tree-repair reroute
 # The binomial broadcast and reduce take the rerouted tree too: every one
-# of the 8 survivors delivers, one message per tree edge.
+# of the 8 survivors delivers, one message per tree edge, and the root,
+# which adopts all seven (a star), is done sooner than the rebalanced
+# tree of depth 3 (rebalance = fresh).
 for op in bcast reduce; do
     expect_field delivered 8 --op $op --alg binomial --ranks 16 --failed FIRST:8 --tree-repair lookup
     expect_field messages 7 --op $op --alg binomial --ranks 16 --failed FIRST:8 --tree-repair reroute
+    expect_field sim_latency_us 4.001 --op $op --alg binomial --ranks 16 --failed FIRST:8 --tree-repair reroute
+    expect_field sim_latency_us 4.803 --op $op --alg binomial --ranks 16 --failed FIRST:8 --tree-repair rebalance
 done
+# Rebalance keeps the communicator's placement over the failure domains
+# that remain: as many cross-node messages as a fresh job.
+expect_field cross_node 26 --op bcast --alg binomial --ranks 64 --failed 1,5,9,13,17 --nodes 16 --placement interleave --tree-repair rebalance
+expect_field cross_node 26 --op bcast --alg binomial --ranks 64 --failed 1,5,9,13,17 --nodes 16 --placement interleave --tree-repair fresh
 expect_field delivered 12 --op allreduce --ranks 16 --failed 1,5,9,13 --tree-repair rebalance
 expect_field dead 4 --op allreduce --ranks 16 --failed 1,5,9,13 --tree-repair keep --f 4
 expect_field delivered 12 --op allreduce --ranks 16 --failed 1,5,9,13 --tree-repair keep --f 4

@@ -125,10 +125,13 @@ static ucft_status_t failed_prepare(const opts_t *o, const coll_op_ops_t *op,
             fr->live[nl++] = r;
     }
     int d = o->failed.design;
-    if (tree_alg(op) && d != SIM_TREE_FRESH) {
-        int design =
-            d == SIM_TREE_REBALANCE ? COLL_TREE_REBALANCE : COLL_TREE_REROUTE;
-        if (coll_tree_build(&fr->tree, n, fr->dead, o->root, design) != 0)
+    /* Reroute and lookup: the binomial algorithms on the original tree
+     * around the failed ranks (over rank ids: placement is not applied to
+     * it here, unlike the runtime's comm/repair_tree.c). Rebalance: every
+     * algorithm on the survivors' own world, placement recomputed. */
+    if (tree_alg(op) && (d == SIM_TREE_REROUTE || d == SIM_TREE_LOOKUP)) {
+        if (coll_tree_build(&fr->tree, n, fr->dead, o->root,
+                            COLL_TREE_REROUTE) != 0)
             return UCFT_ERR_NO_MEMORY;
         fr->has_tree = 1;
     } else if (d == SIM_TREE_REBALANCE || d == SIM_TREE_FRESH) {

@@ -481,9 +481,9 @@ int ucft_sim_parse(opts_t *o, int argc, char **argv)
                                   "bcast, reduce or barrier with --alg "
                                   "binomial");
     if (o->failed.design == SIM_TREE_KEEP && tree_alg &&
-        o->failed.kind != SIM_FAILED_NONE)
+        strcmp(op->op, "barrier") == 0 && o->failed.kind != SIM_FAILED_NONE)
         return ucft_sim_bad("%s", "--tree-repair keep: the baseline binomial "
-                                  "algorithms end with ERR_PROC_FAILED at a "
+                                  "barrier ends with ERR_PROC_FAILED at a "
                                   "failed rank (use reroute, lookup, "
                                   "rebalance or fresh)");
     return -1;
