@@ -120,6 +120,60 @@ fail:
     return -1;
 }
 
+/* Projects `full` (over its n nodes) onto m labels: out's node i is full's
+ * node node_of[i], and full's node v is labelled label[v] (every parent
+ * and child of a projected node must be projected too). 0, or -1 without
+ * memory. */
+static inline int coll_tree_project(const coll_tree_t *full, int m,
+                                    const int *node_of, const int *label,
+                                    coll_tree_t *out)
+{
+    *out = (coll_tree_t){.n = m, .root = label[full->root]};
+    out->parent = malloc((size_t)m * sizeof(int));
+    out->first = malloc(((size_t)m + 1) * sizeof(int));
+    out->child = malloc((size_t)m * sizeof(int));
+    if (!out->parent || !out->first || !out->child) {
+        coll_tree_free(out);
+        return -1;
+    }
+    int k = 0;
+    for (int i = 0; i < m; i++) {
+        int v = node_of[i], pv = full->parent[v];
+        out->parent[i] = pv < 0 ? -1 : label[pv];
+        out->first[i] = k;
+        for (int c = full->first[v]; c < full->first[v + 1]; c++)
+            out->child[k++] = label[full->child[c]];
+    }
+    out->first[m] = k;
+    return 0;
+}
+
+/* The same tree over placement positions (rank_at[pos], pos_of[rank]; both
+ * NULL: identity), as the algorithms place their binomial trees
+ * (coll_rank_of), given and returned in ranks: dead[rank], the root a
+ * rank. 0, or -1 (no memory, or no live rank). */
+static inline int coll_tree_build_placed(coll_tree_t *t, int n,
+                                         const uint8_t *dead, int root,
+                                         int design, const int *rank_at,
+                                         const int *pos_of)
+{
+    if (rank_at == NULL || pos_of == NULL)
+        return coll_tree_build(t, n, dead, root, design);
+    coll_tree_t full = {0};
+    int st = -1;
+    uint8_t *dpos = malloc((size_t)n);
+    *t = (coll_tree_t){.n = n};
+    if (dpos != NULL) {
+        for (int p = 0; p < n; p++)
+            dpos[p] = dead[rank_at[p]];
+        if (coll_tree_build(&full, n, dpos, pos_of[root], design) == 0)
+            st = coll_tree_project(&full, n, pos_of, rank_at, t);
+    }
+    coll_tree_free(&full);
+    free(dpos);
+    return st;
+}
+
 /* The tree an algorithm on `a` runs on, in the transport's ranks: a->tree
  * when given (rerouted around failed ranks by the communicator's
  * UCFT_TREE_REPAIR=reroute|lookup, comm/repair_tree.c), else nothing: the

@@ -10,56 +10,28 @@
 
 #include <stdlib.h>
 
-static int rank_at(const coll_map_t *m, int pos)
-{
-    return m != NULL ? m->rank[pos] : pos;
-}
-
-static int pos_of(const coll_map_t *m, int rank)
-{
-    return m != NULL ? m->pos[rank] : rank;
-}
-
 /* Builds into `out` (dense indices); 0, or -1 without memory. */
 static int build(const struct ucft_comm *comm, const cm_epoch_t *ep, int root,
                  coll_tree_t *out)
 {
-    int n = comm->size, m = ep->n;
+    int n = comm->size, st = -1;
     const coll_map_t *map = comm->place.map.n > 0 ? &comm->place.map : NULL;
     uint8_t *dead = malloc((size_t)n);
     coll_tree_t full = {0};
-    *out = (coll_tree_t){.n = m};
-    out->parent = malloc((size_t)m * sizeof(int));
-    out->first = malloc(((size_t)m + 1) * sizeof(int));
-    out->child = malloc((size_t)m * sizeof(int));
-    if (dead == NULL || !out->parent || !out->first || !out->child)
-        goto fail;
-    for (int p = 0; p < n; p++)
-        dead[p] = ep->dense[rank_at(map, p)] < 0;
-    /* The barrier's tree is rooted at comm rank 0, as without failures
-     * (barrier_binomial.c); if it failed, at the lowest live position. */
-    if (coll_tree_build(&full, n, dead, pos_of(map, root < 0 ? 0 : root),
-                        COLL_TREE_REROUTE) != 0)
-        goto fail;
-    out->root = ep->dense[rank_at(map, full.root)];
-    int k = 0;
-    for (int d = 0; d < m; d++) {
-        int p = pos_of(map, ep->live[d]);
-        int pp = full.parent[p];
-        out->parent[d] = pp < 0 ? -1 : ep->dense[rank_at(map, pp)];
-        out->first[d] = k;
-        for (int i = full.first[p]; i < full.first[p + 1]; i++)
-            out->child[k++] = ep->dense[rank_at(map, full.child[i])];
+    if (dead != NULL) {
+        for (int r = 0; r < n; r++)
+            dead[r] = ep->dense[r] < 0;
+        /* The barrier's tree is rooted at comm rank 0, as without
+         * failures (barrier_binomial.c); if it failed, at the lowest live
+         * position. */
+        if (coll_tree_build_placed(&full, n, dead, root < 0 ? 0 : root,
+                                   COLL_TREE_REROUTE, map ? map->rank : NULL,
+                                   map ? map->pos : NULL) == 0)
+            st = coll_tree_project(&full, ep->n, ep->live, ep->dense, out);
     }
-    out->first[m] = k;
     coll_tree_free(&full);
     free(dead);
-    return 0;
-fail:
-    coll_tree_free(&full);
-    coll_tree_free(out);
-    free(dead);
-    return -1;
+    return st;
 }
 
 /* Says once per epoch and root (debug) where this rank sits in a tree. */

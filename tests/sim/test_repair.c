@@ -443,6 +443,30 @@ static void test_tree_designs(void **state)
                     if (design == COLL_TREE_REBALANCE && !dead[r])
                         assert_true(depth_of(&t, r) <= maxd);
                 }
+                /* Over placement positions (a reversed map: rank r at
+                 * position n - 1 - r): the same tree, relabelled. */
+                int rank_at[MAXN], pos_of[MAXN];
+                uint8_t dead_r[MAXN];
+                for (int q = 0; q < n; q++) {
+                    rank_at[q] = pos_of[q] = n - 1 - q;
+                    dead_r[n - 1 - q] = dead[q];
+                }
+                coll_tree_t tp = {0};
+                assert_int_equal(coll_tree_build_placed(&tp, n, dead_r, n - 1,
+                                                        design, rank_at,
+                                                        pos_of),
+                                 0);
+                assert_int_equal(tp.root, n - 1 - t.root);
+                for (int r = 0; r < n; r++) {
+                    int q = n - 1 - r, pq = t.parent[q];
+                    assert_int_equal(tp.parent[r], pq < 0 ? -1 : n - 1 - pq);
+                    assert_int_equal(coll_tree_nkids(&tp, r),
+                                     coll_tree_nkids(&t, q));
+                    for (int i = 0; i < coll_tree_nkids(&t, q); i++)
+                        assert_int_equal(coll_tree_kid(&tp, r, i),
+                                         n - 1 - coll_tree_kid(&t, q, i));
+                }
+                coll_tree_free(&tp);
                 /* The barrier on it: every live rank completes, one message
                  * up and one down per edge. */
                 simrun_params_t p;

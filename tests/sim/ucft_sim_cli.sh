@@ -129,6 +129,9 @@ for op in bcast reduce; do
     expect_field sim_latency_us 4.001 --op $op --alg binomial --ranks 16 --failed FIRST:8 --tree-repair reroute
     expect_field sim_latency_us 4.803 --op $op --alg binomial --ranks 16 --failed FIRST:8 --tree-repair rebalance
 done
+# The rerouted tree follows the placement too (positions, as in the
+# runtime): 3 cross-node messages with interleave, 47 over plain ranks.
+expect_field cross_node 3 --op bcast --alg binomial --ranks 64 --failed 1,5,9,13,17 --nodes 4 --placement interleave --tree-repair reroute
 # Rebalance keeps the communicator's placement over the failure domains
 # that remain: as many cross-node messages as a fresh job.
 expect_field cross_node 26 --op bcast --alg binomial --ranks 64 --failed 1,5,9,13,17 --nodes 16 --placement interleave --tree-repair rebalance

@@ -70,7 +70,7 @@ typedef struct sim_failed_run {
     uint8_t *dead;    /* [n] */
     int *known;       /* the failed ranks, for simrun's known_dead */
     int *live;        /* [n - k]: dense index -> rank */
-    coll_tree_t tree; /* binomial barrier: reroute/lookup/rebalance */
+    coll_tree_t tree; /* the binomial algorithms: reroute/lookup */
     int has_tree;
     uint32_t *node_of; /* [m]: the survivors' nodes */
     placement_locus_t *loci;
@@ -126,13 +126,10 @@ static ucft_status_t failed_prepare(const opts_t *o, const coll_op_ops_t *op,
     }
     int d = o->failed.design;
     /* Reroute and lookup: the binomial algorithms on the original tree
-     * around the failed ranks (over rank ids: placement is not applied to
-     * it here, unlike the runtime's comm/repair_tree.c). Rebalance: every
-     * algorithm on the survivors' own world, placement recomputed. */
+     * around the failed ranks (built in failed_apply, over the placement
+     * positions, as the runtime's comm/repair_tree.c does). Rebalance:
+     * every algorithm on the survivors' own world, placement recomputed. */
     if (tree_alg(op) && (d == SIM_TREE_REROUTE || d == SIM_TREE_LOOKUP)) {
-        if (coll_tree_build(&fr->tree, n, fr->dead, o->root,
-                            COLL_TREE_REROUTE) != 0)
-            return UCFT_ERR_NO_MEMORY;
         fr->has_tree = 1;
     } else if (d == SIM_TREE_REBALANCE || d == SIM_TREE_FRESH) {
         fr->m = n - fr->k;
@@ -147,6 +144,11 @@ static ucft_status_t failed_apply(const opts_t *o, sim_failed_run_t *fr,
 {
     int m = fr->m;
     if (fr->has_tree) {
+        const coll_map_t *map = p->args.map;
+        if (coll_tree_build_placed(&fr->tree, fr->n, fr->dead, o->root,
+                                   COLL_TREE_REROUTE, map ? map->rank : NULL,
+                                   map ? map->pos : NULL) != 0)
+            return UCFT_ERR_NO_MEMORY;
         /* The tree leaves the failed ranks out: they only must not run,
          * and nobody needs to hear of them (at 2^16 ranks, k x n
          * notifications would cost more than the operation). */
