@@ -174,10 +174,10 @@ static inline int coll_tree_build_placed(coll_tree_t *t, int n,
     return st;
 }
 
-/* The tree an algorithm on `a` runs on, in the transport's ranks: a->tree
- * when given (rerouted around failed ranks by the communicator's
- * UCFT_TREE_REPAIR=reroute|lookup, comm/repair_tree.c), else nothing: the
- * caller uses its own binomial tree through a->map. These read a->tree. */
+/* Readers of a built tree, for the algorithms that take one
+ * (coll_args_t.tree: rerouted around failed ranks by the communicator's
+ * UCFT_TREE_REPAIR=reroute|lookup, comm/repair_tree.c; without it they use
+ * their own binomial tree through coll_args_t.map). */
 static inline int coll_tree_parent_of(const coll_tree_t *t, int rank)
 {
     return t->parent[rank];
