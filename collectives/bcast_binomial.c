@@ -248,5 +248,6 @@ const coll_op_ops_t coll_bcast_binomial_ops = {
     .cleanup = bcast_cleanup,
     .idle = bcast_idle,
     .on_failure = bcast_on_failure,
+    .direct = 1,
     .takes_tree = 1,
 };

@@ -237,6 +237,12 @@ typedef struct coll_args {
      * confirmation (agree_gate.c; it does not call `covers`: its rule is
      * a majority of its own ranks). */
     const coll_gate_t *gate;
+    /* NULL, or where the per-rank buffer's bytes from tail_off on live: a
+     * driver that lends the caller's own buffer as the first tail_off bytes
+     * (coll_op_ops_t.direct) keeps the rest (receive slots, presence
+     * bytes) apart. Algorithms reach those bytes through coll_buf_at. */
+    unsigned char *tail;
+    size_t tail_off;
 } coll_args_t;
 
 typedef struct coll_op_ops {
@@ -293,6 +299,13 @@ typedef struct coll_op_ops {
     /* 1: the algorithm runs on args->tree when given (a binomial tree
      * rerouted around failed ranks, comm/repair_tree.c). */
     int takes_tree;
+    /* 1: the algorithm may work in the caller's own buffer (the driver's
+     * direct mode, include/ucft.h R4): it reaches every byte past
+     * args->tail_off through coll_buf_at, calls done_cb only once none of
+     * its transport requests is pending, never calls ready_cb, has no
+     * keep_after_done, and, at a broadcast root, writes only the bytes
+     * already there into the buffer. */
+    int direct;
 } coll_op_ops_t;
 
 /* Every registered algorithm, NULL-terminated. */
@@ -303,6 +316,15 @@ extern const coll_op_ops_t *const coll_op_table[];
 const coll_op_ops_t *coll_op_find(const char *op, const char *alg);
 
 /* The communicator state (coll_comm_ops_t) of `rank`, or NULL. */
+/* Byte `off` of the per-rank buffer `buf` (coll_args_t.tail). */
+static inline unsigned char *coll_buf_at(const coll_args_t *a, void *buf,
+                                         size_t off)
+{
+    if (a->tail != NULL && off >= a->tail_off)
+        return a->tail + (off - a->tail_off);
+    return (unsigned char *)buf + off;
+}
+
 static inline void *coll_comm_state(const coll_args_t *a, int rank)
 {
     if (a->comm_state == NULL)

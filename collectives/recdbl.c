@@ -331,7 +331,7 @@ static ucft_status_t rd_init_common(void *state, tp_t *tp,
     s->tp = tp;
     s->args = args;
     s->buf = len ? buf : NULL;
-    s->rbuf = len ? s->buf + len : NULL;
+    s->rbuf = len ? coll_buf_at(args, buf, len) : NULL;
     s->len = len;
     s->count = count;
     s->n = tp->size;
@@ -433,6 +433,7 @@ static int rd_idle(const void *state)
         .idle = rd_idle,                                                       \
         .on_failure = rd_on_failure,                                           \
         .consistent = 1,                                                       \
+        .direct = 1,                                                           \
     };
 
 RD_OPS(coll_allreduce_recdbl_ops, "allreduce", "recdbl",

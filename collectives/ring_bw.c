@@ -356,7 +356,8 @@ static void lane_done(ring_op_t *op, ucft_status_t st)
     if (op->status == UCFT_INPROGRESS)
         op->status = UCFT_OK;
     if (op->status == UCFT_OK && op->mode == RB_ALLGATHER)
-        memset(op->buf + op->vbytes, 1, (size_t)op->tp->size);
+        memset(coll_buf_at(op->args, op->buf, op->vbytes), 1,
+               (size_t)op->tp->size);
     if (!op->in_start && op->args->done_cb != NULL)
         op->args->done_cb(op->args->done_arg, op->tp->rank, op->status);
 }
@@ -400,7 +401,7 @@ static void lane_init(ring_op_t *op, ring_bw_t *s, unsigned l, unsigned nl,
      * others' (a block part never exceeds the lane's share). */
     s->rbuf = mode == RB_ALLGATHER || mode == RB_BCAST || !a->len
                   ? NULL
-                  : s->buf + a->len + s->base;
+                  : coll_buf_at(a, buf, a->len + s->base);
     s->n = op->tp->size;
     s->root = mode == RB_BCAST ? a->root : 0;
     s->v = coll_vrank_of(a, s->tp->rank, s->root, s->n);
@@ -553,7 +554,7 @@ int rb_idle(const void *state)
     return 1;
 }
 
-#define RB_OPS(var, opname, alg_, doc_, mult, init_, cons)                     \
+#define RB_OPS(var, opname, alg_, doc_, mult, init_, cons, direct_)            \
     const coll_op_ops_t var = {                                                \
         .op = opname,                                                          \
         .alg = alg_,                                                           \
@@ -567,24 +568,25 @@ int rb_idle(const void *state)
         .idle = rb_idle,                                                       \
         .on_failure = rb_on_failure,                                           \
         .consistent = cons,                                                    \
+        .direct = direct_,                                                     \
     };
 
 RB_OPS(coll_allgather_ring_ops, "allgather", "ring",
        "baseline ring: n - 1 steps, each rank forwards one block per step "
        "((n - 1) / n of the output per rank; blocks over 32 KiB in up to 4 "
        "concurrent lanes); fault-aware, not fault-tolerant",
-       1, rb_ag_init, 1)
+       1, rb_ag_init, 1, 1)
 RB_OPS(coll_reduce_scatter_ring_ops, "reduce_scatter", "ring",
        "baseline ring: n - 1 steps, each rank combines one block per step "
        "and forwards it (up to 4 lanes); fault-aware, not fault-tolerant",
-       2, rb_rs_init, 0)
+       2, rb_rs_init, 0, 0)
 RB_OPS(coll_allreduce_ring_ops, "allreduce", "ring",
        "baseline ring reduce-scatter then ring allgather: 2 (n - 1) / n of "
        "the vector sent per rank, bandwidth-optimal for large vectors (up "
        "to 4 lanes); fault-aware, not fault-tolerant",
-       2, rb_ar_init, 1)
+       2, rb_ar_init, 1, 1)
 RB_OPS(coll_bcast_scatter_ring_ops, "bcast", "scatter-ring",
        "baseline binomial scatter of n blocks, then ring allgather: about "
        "2 (n - 1) / n of the vector sent per rank, for large vectors (up to "
        "4 lanes); fault-aware, not fault-tolerant",
-       1, rb_bc_init, 1)
+       1, rb_bc_init, 1, 1)

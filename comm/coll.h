@@ -36,8 +36,11 @@ typedef struct cm_coll {
     size_t state_cap;
     unsigned char *buf;
     size_t bufcap; /* bytes allocated at buf */
-    void *out;     /* where out_len bytes from buf + out_off go on
-                      success, or NULL */
+    /* The algorithm's buffer: buf, or in direct mode (include/ucft.h R4)
+     * the caller's output, with args.tail = buf. */
+    unsigned char *work;
+    void *out; /* where out_len bytes from buf + out_off go on
+                  success, or NULL */
     size_t out_off, out_len;
     uint8_t *present; /* allgather: where the n presence bytes go, or NULL */
     /* An allgather in an epoch (ep below): its n' blocks of blk bytes and
@@ -103,11 +106,17 @@ typedef struct cm_coll_stats {
 /* Chooses `comm`'s algorithms (UCFT_<OP>_ALG) and f (UCFT_F), and makes
  * its per-operation algorithm states. */
 ucft_status_t cm_coll_init(struct cm_layer *cl, struct ucft_comm *comm);
+/* cm_coll_post's flags. CM_POST_BLOCKING: the caller waits for the
+ * request before it returns (the blocking API), so a large operation on
+ * an algorithm that allows it may work in the caller's buffers (direct
+ * mode, UCFT_COLL_DIRECT_MIN, include/ucft.h R4). */
+enum { CM_POST_BLOCKING = 1u };
 /* Posts operation `op` (CM_COLL_*): `in` is copied into the op buffer,
- * the result is copied to `out` (NULL: not wanted) on success. */
+ * the result is copied to `out` (NULL: not wanted) on success (or, in
+ * direct mode, the operation works in `out`). */
 ucft_status_t cm_coll_post(ucft_comm_h comm, int op, int root, const void *in,
                            void *out, size_t count, int dtype, int redop,
-                           ucft_request_h *req);
+                           ucft_request_h *req, unsigned flags);
 /* Posts allgather or reduce-scatter (CM_COLL_ALLGATHER, _REDUCE_SCATTER):
  * `count` elements per block, one block per rank. Allgather: `in` (one
  * block) goes to the rank's block, the n blocks to `out` and the presence
@@ -115,7 +124,8 @@ ucft_status_t cm_coll_post(ucft_comm_h comm, int op, int root, const void *in,
  * holds the n blocks; the rank's block goes to `out`. */
 ucft_status_t cm_coll_post_blocks(ucft_comm_h comm, int op, const void *in,
                                   void *out, uint8_t *present, size_t count,
-                                  int dtype, int redop, ucft_request_h *req);
+                                  int dtype, int redop, ucft_request_h *req,
+                                  unsigned flags);
 /* Posts an approximate allreduce (CM_COLL_APPROX) with algorithm `ops`
  * and parameters `gp` (copied). */
 ucft_status_t cm_coll_post_approx(ucft_comm_h comm, const coll_op_ops_t *ops,

@@ -15,14 +15,24 @@ static ucft_status_t null_output(ucft_comm_h comm, const char *call,
     return UCFT_ERR_INVALID_PARAM;
 }
 
-ucft_status_t ucft_ibcast(ucft_comm_h comm, void *buf, size_t count,
-                          ucft_datatype_t dtype, int root, ucft_request_h *req)
+/* The blocking calls post with CM_POST_BLOCKING (comm/coll.h): their
+ * large operations may work in the caller's buffers (R4). */
+static ucft_status_t bcast_post(ucft_comm_h comm, void *buf, size_t count,
+                                ucft_datatype_t dtype, int root,
+                                ucft_request_h *req, unsigned flags)
 {
     int me = ucft_comm_rank(comm);
     if (count > 0 && buf == NULL)
         return null_output(comm, "ucft_ibcast", "buffer");
     return cm_coll_post(comm, CM_COLL_BCAST, root, me == root ? buf : NULL,
-                        me == root ? NULL : buf, count, (int)dtype, 0, req);
+                        me == root ? NULL : buf, count, (int)dtype, 0, req,
+                        flags);
+}
+
+ucft_status_t ucft_ibcast(ucft_comm_h comm, void *buf, size_t count,
+                          ucft_datatype_t dtype, int root, ucft_request_h *req)
+{
+    return bcast_post(comm, buf, count, dtype, root, req, 0);
 }
 
 ucft_status_t ucft_ireduce(ucft_comm_h comm, const void *sendbuf, void *recvbuf,
@@ -34,7 +44,18 @@ ucft_status_t ucft_ireduce(ucft_comm_h comm, const void *sendbuf, void *recvbuf,
         return null_output(comm, "ucft_ireduce", "receive buffer");
     return cm_coll_post(comm, CM_COLL_REDUCE, root, sendbuf,
                         me == root ? recvbuf : NULL, count, (int)dtype, (int)op,
-                        req);
+                        req, 0);
+}
+
+static ucft_status_t allreduce_post(ucft_comm_h comm, const void *sendbuf,
+                                    void *recvbuf, size_t count,
+                                    ucft_datatype_t dtype, ucft_op_t op,
+                                    ucft_request_h *req, unsigned flags)
+{
+    if (count > 0 && recvbuf == NULL)
+        return null_output(comm, "ucft_iallreduce", "receive buffer");
+    return cm_coll_post(comm, CM_COLL_ALLREDUCE, 0, sendbuf, recvbuf, count,
+                        (int)dtype, (int)op, req, flags);
 }
 
 ucft_status_t ucft_iallreduce(ucft_comm_h comm, const void *sendbuf,
@@ -42,10 +63,18 @@ ucft_status_t ucft_iallreduce(ucft_comm_h comm, const void *sendbuf,
                               ucft_datatype_t dtype, ucft_op_t op,
                               ucft_request_h *req)
 {
+    return allreduce_post(comm, sendbuf, recvbuf, count, dtype, op, req, 0);
+}
+
+static ucft_status_t allgather_post(ucft_comm_h comm, const void *sendbuf,
+                                    void *recvbuf, size_t count,
+                                    ucft_datatype_t dtype, uint8_t *present,
+                                    ucft_request_h *req, unsigned flags)
+{
     if (count > 0 && recvbuf == NULL)
-        return null_output(comm, "ucft_iallreduce", "receive buffer");
-    return cm_coll_post(comm, CM_COLL_ALLREDUCE, 0, sendbuf, recvbuf, count,
-                        (int)dtype, (int)op, req);
+        return null_output(comm, "ucft_iallgather", "receive buffer");
+    return cm_coll_post_blocks(comm, CM_COLL_ALLGATHER, sendbuf, recvbuf,
+                               present, count, (int)dtype, 0, req, flags);
 }
 
 ucft_status_t ucft_iallgather(ucft_comm_h comm, const void *sendbuf,
@@ -53,10 +82,8 @@ ucft_status_t ucft_iallgather(ucft_comm_h comm, const void *sendbuf,
                               ucft_datatype_t dtype, uint8_t *present,
                               ucft_request_h *req)
 {
-    if (count > 0 && recvbuf == NULL)
-        return null_output(comm, "ucft_iallgather", "receive buffer");
-    return cm_coll_post_blocks(comm, CM_COLL_ALLGATHER, sendbuf, recvbuf,
-                               present, count, (int)dtype, 0, req);
+    return allgather_post(comm, sendbuf, recvbuf, count, dtype, present, req,
+                          0);
 }
 
 ucft_status_t ucft_ireduce_scatter(ucft_comm_h comm, const void *sendbuf,
@@ -67,20 +94,21 @@ ucft_status_t ucft_ireduce_scatter(ucft_comm_h comm, const void *sendbuf,
     if (count > 0 && recvbuf == NULL)
         return null_output(comm, "ucft_ireduce_scatter", "receive buffer");
     return cm_coll_post_blocks(comm, CM_COLL_REDUCE_SCATTER, sendbuf, recvbuf,
-                               NULL, count, (int)dtype, (int)op, req);
+                               NULL, count, (int)dtype, (int)op, req, 0);
 }
 
 ucft_status_t ucft_ibarrier(ucft_comm_h comm, ucft_request_h *req)
 {
     return cm_coll_post(comm, CM_COLL_BARRIER, 0, NULL, NULL, 0, UCFT_UINT8, 0,
-                        req);
+                        req, 0);
 }
 
 ucft_status_t ucft_bcast(ucft_comm_h comm, void *buf, size_t count,
                          ucft_datatype_t dtype, int root)
 {
     ucft_request_h r;
-    ucft_status_t st = ucft_ibcast(comm, buf, count, dtype, root, &r);
+    ucft_status_t st =
+        bcast_post(comm, buf, count, dtype, root, &r, CM_POST_BLOCKING);
     return st == UCFT_OK ? ucft_wait(&r, NULL) : st;
 }
 
@@ -99,8 +127,8 @@ ucft_status_t ucft_allreduce(ucft_comm_h comm, const void *sendbuf,
                              ucft_op_t op)
 {
     ucft_request_h r;
-    ucft_status_t st =
-        ucft_iallreduce(comm, sendbuf, recvbuf, count, dtype, op, &r);
+    ucft_status_t st = allreduce_post(comm, sendbuf, recvbuf, count, dtype, op,
+                                      &r, CM_POST_BLOCKING);
     return st == UCFT_OK ? ucft_wait(&r, NULL) : st;
 }
 
@@ -109,8 +137,8 @@ ucft_status_t ucft_allgather(ucft_comm_h comm, const void *sendbuf,
                              uint8_t *present)
 {
     ucft_request_h r;
-    ucft_status_t st =
-        ucft_iallgather(comm, sendbuf, recvbuf, count, dtype, present, &r);
+    ucft_status_t st = allgather_post(comm, sendbuf, recvbuf, count, dtype,
+                                      present, &r, CM_POST_BLOCKING);
     return st == UCFT_OK ? ucft_wait(&r, NULL) : st;
 }
 

@@ -221,7 +221,9 @@ static void coll_complete(struct cm_coll *c, ucft_status_t status)
         if (status == UCFT_OK && c->out != NULL && c->out_len > 0)
             memcpy(c->out, c->buf + c->out_off, c->out_len);
         if (status == UCFT_OK && c->present != NULL)
-            memcpy(c->present, c->buf + c->args.len - (size_t)c->comm->size,
+            memcpy(c->present,
+                   coll_buf_at(&c->args, c->work,
+                               c->args.len - (size_t)c->comm->size),
                    (size_t)c->comm->size);
     }
     c->out = NULL;
@@ -284,6 +286,12 @@ void cm_coll_done(void *arg, int rank, ucft_status_t status)
         }
         return;
     }
+    if (c->work != c->buf && !c->ops->idle(c->state))
+        ucft_error(&cl->ctx->log,
+                   "collective %u (%s %s): finished while a transport request "
+                   "still uses the caller's buffer (direct mode): a defect "
+                   "of the algorithm",
+                   (unsigned)c->args.seq, c->ops->op, c->ops->alg);
     coll_complete(c, status);
     if (r->released)
         coll_release(r, 1);

@@ -86,7 +86,7 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
                                uint8_t *present, size_t count, int dtype,
                                int redop, ucft_request_h *req,
                                const cm_coll_t *hook, const coll_op_ops_t *aops,
-                               const coll_gossip_params_t *gp)
+                               const coll_gossip_params_t *gp, unsigned flags)
 {
     ucft_status_t st;
 
@@ -157,6 +157,17 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
                                : op == CM_COLL_APPROX
                                    ? aops
                                    : cm_sel_pick(&comm->sel[op], len);
+    /* Direct mode (include/ucft.h R4): a large blocking broadcast,
+     * allreduce or allgather whose algorithm allows it works in the
+     * caller's output (the root's buffer of a broadcast); the algorithm's
+     * other bytes (receive slots, presence bytes) stay in c->buf. Not for
+     * an allgather in an epoch: its n' blocks are spread over n. */
+    size_t vlen = len;
+    int direct = (flags & CM_POST_BLOCKING) && ops->direct && hook == NULL &&
+                 gp == NULL && cl->cfg.coll_direct_min > 0 &&
+                 vlen >= cl->cfg.coll_direct_min &&
+                 (op == CM_COLL_BCAST || op == CM_COLL_ALLREDUCE ||
+                  (op == CM_COLL_ALLGATHER && ep == NULL));
     if (op == CM_COLL_ALLGATHER)
         len += nb;
     /* A rank whose operations complete at once (a broadcast root) never
@@ -179,7 +190,7 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
     if (c == NULL)
         return UCFT_ERR_NO_MEMORY;
     c->ops = ops;
-    size_t need = len * ops->buf_mult;
+    size_t need = len * ops->buf_mult - (direct ? vlen : 0);
     if (need > c->bufcap) {
         free(c->buf);
         c->buf = malloc(need);
@@ -203,13 +214,20 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
         return UCFT_ERR_NO_MEMORY;
     }
     cl->coll_stats.ops++;
-    if (op == CM_COLL_REDUCE_SCATTER && ep != NULL && in_len > 0)
+    c->work = c->buf;
+    if (direct) {
+        /* The broadcast root's buffer is the caller's `void *buf`. */
+        c->work =
+            op == CM_COLL_BCAST && out == NULL ? (void *)(uintptr_t)in : out;
+        if (op != CM_COLL_BCAST && in_len > 0 && in != c->work + in_off)
+            memcpy(c->work + in_off, in, in_len);
+    } else if (op == CM_COLL_REDUCE_SCATTER && ep != NULL && in_len > 0)
         for (size_t d = 0; d < nb; d++) /* the live members' blocks */
             memcpy(c->buf + d * blk,
                    (const unsigned char *)in + (size_t)ep->live[d] * blk, blk);
     else if (in_len > 0 && in != NULL)
         memcpy(c->buf + in_off, in, in_len);
-    c->out = out;
+    c->out = direct ? NULL : out; /* direct: written in place */
     c->present = present;
     c->spread = op == CM_COLL_ALLGATHER && ep != NULL;
     c->blk = blk;
@@ -251,7 +269,9 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
         .ready_cb = cm_coll_ready,
         .remote_wait = mate_spin(cl, comm) ? &c->remote_wait : NULL,
         .mate = ep != NULL ? ep->place.mate : comm->place.mate,
-        .tree = tree};
+        .tree = tree,
+        .tail = direct ? c->buf : NULL,
+        .tail_off = direct ? vlen : 0};
     c->remote_wait = 0;
     c->agree_fn = hook != NULL ? hook->agree_fn : NULL;
     c->agree_arg = hook != NULL ? hook->agree_arg : NULL;
@@ -280,7 +300,7 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
     }
     if (ep != NULL)
         tp = &ep->view.f.tp; /* on the checksum filter or the injection */
-    st = ops->init(c->state, tp, &c->args, c->buf);
+    st = ops->init(c->state, tp, &c->args, c->work);
     if (st == UCFT_OK && op == CM_COLL_AGREE)
         coll_agree_set_acked(c->state, comm->ackmap);
     if (st == UCFT_OK) {
@@ -322,18 +342,19 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
 
 ucft_status_t cm_coll_post(ucft_comm_h comm, int op, int root, const void *in,
                            void *out, size_t count, int dtype, int redop,
-                           ucft_request_h *req)
+                           ucft_request_h *req, unsigned flags)
 {
     return coll_post(comm, op, op, root, in, out, NULL, count, dtype, redop,
-                     req, NULL, NULL, NULL);
+                     req, NULL, NULL, NULL, flags);
 }
 
 ucft_status_t cm_coll_post_blocks(ucft_comm_h comm, int op, const void *in,
                                   void *out, uint8_t *present, size_t count,
-                                  int dtype, int redop, ucft_request_h *req)
+                                  int dtype, int redop, ucft_request_h *req,
+                                  unsigned flags)
 {
     return coll_post(comm, op, op, 0, in, out, present, count, dtype, redop,
-                     req, NULL, NULL, NULL);
+                     req, NULL, NULL, NULL, flags);
 }
 
 ucft_status_t cm_agree_post(struct ucft_comm *comm, int inject_op,
@@ -348,9 +369,9 @@ ucft_status_t cm_agree_post(struct ucft_comm *comm, int inject_op,
     if (buf == NULL)
         return UCFT_ERR_NO_MEMORY;
     memcpy(buf, in, words * sizeof(uint32_t));
-    ucft_status_t st =
-        coll_post(comm, CM_COLL_AGREE, inject_op, 0, buf, NULL, NULL,
-                  coll_agree_len(words), UCFT_UINT8, 0, req, &hook, NULL, NULL);
+    ucft_status_t st = coll_post(comm, CM_COLL_AGREE, inject_op, 0, buf, NULL,
+                                 NULL, coll_agree_len(words), UCFT_UINT8, 0,
+                                 req, &hook, NULL, NULL, 0);
     free(buf);
     return st;
 }
@@ -364,9 +385,9 @@ ucft_status_t cm_agree_post_bg(struct ucft_comm *comm, const uint32_t *in,
     if (buf == NULL)
         return UCFT_ERR_NO_MEMORY;
     memcpy(buf, in, words * sizeof(uint32_t));
-    ucft_status_t st =
-        coll_post(comm, CM_COLL_AGREE, -1, 0, buf, NULL, NULL,
-                  coll_agree_len(words), UCFT_UINT8, 0, req, &hook, NULL, NULL);
+    ucft_status_t st = coll_post(comm, CM_COLL_AGREE, -1, 0, buf, NULL, NULL,
+                                 coll_agree_len(words), UCFT_UINT8, 0, req,
+                                 &hook, NULL, NULL, 0);
     free(buf);
     return st;
 }
@@ -377,14 +398,14 @@ ucft_status_t cm_coll_post_approx(ucft_comm_h comm, const coll_op_ops_t *ops,
                                   int dtype, ucft_request_h *req)
 {
     return coll_post(comm, CM_COLL_APPROX, CM_COLL_APPROX, 0, in, out, NULL,
-                     count, dtype, COLL_REDOP_SUM, req, NULL, ops, gp);
+                     count, dtype, COLL_REDOP_SUM, req, NULL, ops, gp, 0);
 }
 
 ucft_status_t cm_coll_sync(ucft_comm_h comm)
 {
     ucft_request_h r;
-    ucft_status_t st =
-        cm_coll_post(comm, CM_COLL_SYNC, 0, NULL, NULL, 0, UCFT_UINT8, 0, &r);
+    ucft_status_t st = cm_coll_post(comm, CM_COLL_SYNC, 0, NULL, NULL, 0,
+                                    UCFT_UINT8, 0, &r, 0);
     return st == UCFT_OK ? ucft_wait(&r, NULL) : st;
 }
 
@@ -442,8 +463,9 @@ static void coll_flow(struct ucft_comm *comm, int op)
     comm->flow_run = 0;
     flow_wait(comm);
     /* A post that fails creates no request: flow_req stays NULL. */
-    flow_log(comm, coll_post(comm, CM_COLL_SYNC, -1, 0, NULL, NULL, NULL, 0,
-                             UCFT_UINT8, 0, &comm->flow_req, NULL, NULL, NULL));
+    flow_log(comm,
+             coll_post(comm, CM_COLL_SYNC, -1, 0, NULL, NULL, NULL, 0,
+                       UCFT_UINT8, 0, &comm->flow_req, NULL, NULL, NULL, 0));
 }
 
 void cm_coll_flow_end(struct ucft_comm *comm)

@@ -30,6 +30,14 @@ static const ucft_config_field_t cm_fields[] = {
      "after a kill with it, docs/bcast.md); 0: every copy buffered and "
      "moved whole",
      ucft__config_parse_size, F(coll_rndv_min), NULL},
+    {"COLL_DIRECT_MIN", "64k",
+     "payload size from which a blocking broadcast, allreduce or allgather "
+     "on an algorithm that allows it (binomial, scatter-ring, ring, recdbl, "
+     "recexch) works in the caller's buffers instead of copies of them: "
+     "no copy out, and no copy in but the own input into the output; a call "
+     "that fails may then have written its output buffer (include/ucft.h, "
+     "R4); 0: always copies",
+     ucft__config_parse_size, F(coll_direct_min), NULL},
     {"COLL_BATCH", "64",
      "broadcast corrected-batched: copies of consecutive broadcasts that a "
      "rank sends its ring neighbour in one message, at most (1..64); they "

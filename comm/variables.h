@@ -10,6 +10,8 @@
 typedef struct cm_config {
     int f;                  /* failures tolerated by collectives */
     size_t coll_rndv_min;   /* lazy copies from this payload size (0: off) */
+    size_t coll_direct_min; /* blocking calls in the caller's buffers from
+                               this payload size (0: off) */
     unsigned coll_batch;    /* corrected-batched: copies per message */
     unsigned reduce_window; /* reduces between flow-control barriers (0: off) */
     int placement;          /* placement_policy_t (UCFT_PLACEMENT) */

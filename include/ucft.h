@@ -60,7 +60,16 @@
  *     (and the root's buffer of a broadcast) may be reused as soon as the
  *     starting call returns, and may be the receive buffer as well; the output
  *     (the receive buffer, a non-root's broadcast buffer) is written once, when
- *     the operation completes, and only if it succeeds. A request released by
+ *     the operation completes, and only if it succeeds. Large blocking calls
+ *     are the exception: a blocking broadcast, allreduce or allgather of at
+ *     least UCFT_COLL_DIRECT_MIN bytes (64 KiB by default; 0: never) whose
+ *     algorithm allows it (the baselines binomial, scatter-ring, ring, recdbl,
+ *     recexch) works in the caller's buffers, with no copy of them: it writes
+ *     its output in place while it runs, so a call that fails may have
+ *     written part of its output buffer (never beyond its length), and a
+ *     broadcast root's buffer may be rewritten with the bytes it holds. The
+ *     input of an allreduce or allgather is read only (unless it is the
+ *     output), and on success the outcome is the same. A request released by
  *     ucft_request_free still runs, and its buffers stay borrowed until it
  *     completes, which the caller can no longer see: they must stay valid until
  *     ucft_finalize returns. The blocking forms borrow nothing once they
@@ -116,11 +125,12 @@
  *     when the call returns UCFT_OK; a call that fails leaves them as they
  *     were, unless its comment says otherwise: ucft_test, ucft_wait and
  *     ucft_waitall return the status of the operation and hand back a complete
- *     request whatever that status (R5), and a receive that fails may have
- *     written its buffer (R4). An invalid argument gives UCFT_ERR_INVALID_PARAM
- *     and a log line naming it (UCFT_LOG_LEVEL; on standard error when no
- *     context is known); the calls that return an int or a handle return -1 or
- *     NULL for a NULL argument instead.
+ *     request whatever that status (R5), and a receive or a large blocking
+ *     collective that fails may have written its buffer (R4). An invalid
+ *     argument gives UCFT_ERR_INVALID_PARAM and a log line naming it
+ *     (UCFT_LOG_LEVEL; on standard error when no context is known); the calls
+ *     that return an int or a handle return -1 or NULL for a NULL argument
+ *     instead.
  *
  * R9. Lifetimes. A context lives from a successful ucft_init to ucft_finalize.
  *     Its communicators (ucft_comm_world; the caller creates and destroys
@@ -572,14 +582,16 @@ UCFT_API ucft_status_t ucft_recv(ucft_comm_h comm, void *buf, size_t length,
  * buffer (and the root's broadcast buffer) is the caller's again when the
  * starting call returns, and a send buffer may also be the receive
  * buffer; the output is written once, at completion, and only when the
- * operation succeeds. The starting calls may progress the context, so
- * callbacks may run inside them (R7), and a reduce that ends a
- * flow-control window waits inside its starting call (R12). A starting
- * call that fails creates no request and writes nothing, e.g.
- * UCFT_ERR_INVALID_PARAM (NULL comm or req, unknown datatype or
- * operation, root out of range, NULL buffer with count > 0, count too
- * large, after ucft_finalize began) or UCFT_ERR_NO_MEMORY. Failures of
- * peers show in the completion status (R10). */
+ * operation succeeds (except large blocking calls, R4: from
+ * UCFT_COLL_DIRECT_MIN bytes on, a failed blocking broadcast, allreduce or
+ * allgather on a baseline algorithm may have written part of its output).
+ * The starting calls may progress the context, so callbacks may run inside them
+ * (R7), and a reduce that ends a flow-control window waits inside its starting
+ * call (R12). A starting call that fails creates no request and writes nothing,
+ * e.g. UCFT_ERR_INVALID_PARAM (NULL comm or req, unknown datatype or operation,
+ * root out of range, NULL buffer with count > 0, count too large, after
+ * ucft_finalize began) or UCFT_ERR_NO_MEMORY. Failures of peers show in the
+ * completion status (R10). */
 typedef enum ucft_datatype {
     UCFT_INT8 = 0,
     UCFT_INT16,

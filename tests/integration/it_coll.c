@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <ucft.h>
 
 #include "it_check.h"
@@ -71,7 +72,19 @@ static void large_rounds(ucft_comm_h w, int iters, size_t count)
             int64_t want = vec_sum(n, i, it);
             CHECK(s[i] == want, "it %d allreduce[%zu] %lld want %lld", it, i,
                   (long long)s[i], (long long)want);
+            /* Large blocking calls work in the caller's output (R4): the
+             * input stays as it was. */
+            CHECK(v[i] == vec_in(rank, i, it), "it %d allreduce input[%zu]", it,
+                  i);
         }
+        /* In place: the output buffer is the input. */
+        memcpy(s, v, count * sizeof(*s));
+        st = ucft_allreduce(w, s, s, count, UCFT_INT64, UCFT_SUM);
+        CHECK(st == UCFT_OK, "in-place allreduce of %zu: %s", count,
+              ucft_status_name(st));
+        for (size_t i = 0; i < count; i++)
+            CHECK(s[i] == vec_sum(n, i, it), "it %d in-place allreduce[%zu]",
+                  it, i);
         for (size_t i = 0; i < count; i++)
             s[i] = rank == root ? vec_in(root, i, it) : 0;
         st = ucft_bcast(w, s, count * sizeof(*s), UCFT_BYTE, root);
