@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Kills while the job starts (ranks connecting, publishing, in the start-up
-# fence): K jobs of it_faults (it_faults.sh, UCFT_IT_WHEN=init) with the
-# kill at 20, 24, ..., ms. Each job must end on its own well within the
+# fence): K jobs of it_faults (it_faults.sh, UCFT_IT_WHEN=init), the
+# first half with the kill at 20, 24, ..., ms, the second at 100, 150,
+# 225, ... ms (x 1.5), so that some kills land after start-up also when
+# other jobs load the machine and start-up takes several times its idle
+# 0.1 s (twelve kills at 20-64 ms all landed in a start-up of a loaded
+# full test run, and none went on). Each job must end on its own well within the
 # bound: either every survivor's ucft_init fails with a reason, or every
 # survivor goes on and checks every result; and at least MIN_ON jobs must
 # go on (a ucft_init that fails whenever a rank dies early, or always, must
@@ -20,10 +24,15 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 went_on=0
 for ((i = 0; i < k; i++)); do
-  t=$(( 20 + 4 * i % 50 ))
-  seed=$(( 7 * (150 * (i + 1) + t) + i % 7 )) # kill at t ms, victim varies
+  if (( 2 * i < k )); then
+    t=$(( 20 + 4 * i ))
+  else
+    t=100
+    for ((j = 2 * i; j >= k + 2; j -= 2)); do t=$(( t * 3 / 2 )); done
+  fi
+  seed=$(( 7 * (150 * (i + 1) + t) + i % 7 )) # the victim varies
   start=$(date +%s)
-  UCFT_IT_WHEN=init UCFT_IT_SEED=$seed UCFT_IT_TIMEOUT=30 \
+  UCFT_IT_WHEN=init UCFT_IT_SEED=$seed UCFT_IT_KILL_MS=$t UCFT_IT_TIMEOUT=30 \
     timeout -s KILL ${UCFT_IT_BOUND:-60} bash "$here/it_faults.sh" "$ucftrun" "$prog" "$n" barrier corrected kill >"$log" 2>&1
   rc=$?
   cat "$log"

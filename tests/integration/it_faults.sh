@@ -13,7 +13,8 @@
 #   UCFT_IT_KILLS  number of victims (default 1; run with UCFT_F >= it for
 #                  corrected algorithms), each with its own moment
 #   UCFT_IT_WHEN   run (default) | init | finalize
-#                  init:     kill: S in [0, 0.15) s, while the job starts;
+#                  init:     kill: S in [0, 0.15) s, while the job starts
+#                            (UCFT_IT_KILL_MS: at that many ms instead);
 #                            either every survivor's ucft_init fails with a
 #                            reason, or the run goes on as usual
 #                  finalize: inject only: a fixed number of iterations, then
@@ -61,7 +62,8 @@ for ((i = 0; i < kills; i++)); do
   victims+=("$v")
   if [ "$how" = kill ]; then
     if [ "$when" = init ]; then # milliseconds: start-up takes ~0.1 s
-      args+=(--kill "$v@0.$(printf %03d $(( (r / 7) % 150 )))")
+      ms=${UCFT_IT_KILL_MS:-$(( (r / 7) % 150 ))}
+      args+=(--kill "$v@$(( ms / 1000 )).$(printf %03d $(( ms % 1000 )))")
     else
       at=$(( 120 + (r / 7) % 150 ))
       args+=(--kill "$v@$(( at / 100 )).$(printf %02d $(( at % 100 )))")
