@@ -77,6 +77,7 @@
 #include "ring_bw.h"
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,6 +98,8 @@ typedef struct cr_state {
     uint8_t phases;       /* CR_* bits */
     uint8_t flag;         /* the flag allreduce's byte */
     uint8_t in_start, cleaned;
+    uint8_t lent;         /* copy is the caller's input (coll_args_t.input) */
+    unsigned char *spare; /* where the input copy goes when not lent */
     uint8_t mode; /* RB_ALLREDUCE, _REDUCE_SCATTER, _ALLGATHER, _BCAST */
     uint8_t pres; /* broadcast of 0 bytes: the fallback's vector */
     size_t own_off, own_len; /* allgather: this rank's block */
@@ -150,10 +153,24 @@ static void fb_done(void *arg, int rank, ucft_status_t st)
     finish(s, st);
 }
 
+/* A lent input (coll_args_t.input) is the caller's only until done_cb:
+ * copied before a finish after which the fallback still reads it. */
+static void keep_input(cr_state_t *s)
+{
+    if (!s->lent)
+        return;
+    s->lent = 0;
+    size_t n = s->mode == RB_ALLGATHER ? s->own_len : s->len;
+    if (n > 0)
+        memcpy(s->spare, s->copy, n);
+    s->copy = s->spare;
+}
+
 /* The agreement is in: the ring's result, or the fallback. */
 static void flag_over(cr_state_t *s, ucft_status_t st)
 {
     if (st != UCFT_OK) {
+        keep_input(s);
         /* More than f failures: this rank ends with the error. Another
          * may have completed the flag with 0 and run the fallback, which
          * would wait for this live rank for ever: it joins the fallback
@@ -237,6 +254,14 @@ static ucft_status_t cr_init_mode(void *state, tp_t *tp, const coll_args_t *a,
         s->own_off = (size_t)tp->rank * s->own_len;
         s->copy = (unsigned char *)buf + a->len;
     }
+    /* A blocking call's input, unchanged until this rank's done_cb
+     * (coll_args_t.input): the fallback, which only starts before it,
+     * reads it there, and no copy is taken. Not for the reduce-scatter
+     * (its driver may pack the input). */
+    s->spare = s->copy;
+    s->lent = a->input != NULL && mode != RB_REDUCE_SCATTER;
+    if (s->lent)
+        s->copy = (unsigned char *)(uintptr_t)a->input;
     s->status = UCFT_INPROGRESS;
     s->ra = *a;
     s->ra.done_cb = ring_done;
@@ -262,12 +287,14 @@ static ucft_status_t cr_init_mode(void *state, tp_t *tp, const coll_args_t *a,
     if (mode == RB_BCAST) /* the presence byte after the data */
         s->ca.len = s->ca.count = a->len + 1;
     ucft_status_t st = rb_init(&s->ring, tp, &s->ra, buf, mode);
-    if (st == UCFT_OK && mode == RB_ALLGATHER && s->own_len > 0)
+    if (st != UCFT_OK || s->lent)
+        return st;
+    if (mode == RB_ALLGATHER && s->own_len > 0)
         memcpy(s->copy, s->buf + s->own_off, s->own_len);
-    else if (st == UCFT_OK && mode == RB_BCAST) {
+    else if (mode == RB_BCAST) {
         if (tp->rank == a->root && a->len > 0) /* only the root's counts */
             memcpy(s->copy, buf, a->len);
-    } else if (st == UCFT_OK && a->len > 0)
+    } else if (a->len > 0)
         memcpy(s->copy, buf, a->len);
     return st;
 }

@@ -243,6 +243,12 @@ typedef struct coll_args {
      * bytes) apart. Algorithms reach those bytes through coll_buf_at. */
     unsigned char *tail;
     size_t tail_off;
+    /* NULL, or the caller's input (the rank's own bytes: the vector, an
+     * allgather's own block, a broadcast root's data), unchanged until the
+     * rank's done_cb (a blocking call): an algorithm that keeps a copy of
+     * its input for a fallback it can only start before done_cb may read
+     * it there instead of copying it (allreduce_ring_corrected.c). */
+    const void *input;
 } coll_args_t;
 
 typedef struct coll_op_ops {

@@ -271,7 +271,14 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
         .mate = ep != NULL ? ep->place.mate : comm->place.mate,
         .tree = tree,
         .tail = direct ? c->buf : NULL,
-        .tail_off = direct ? vlen : 0};
+        .tail_off = direct ? vlen : 0,
+        /* A blocking call's input stays as it is until the call returns,
+         * which is after the rank's done_cb (no ready_cb with it). */
+        .input = (flags & CM_POST_BLOCKING) && in_len > 0 &&
+                         (op == CM_COLL_BCAST || op == CM_COLL_ALLREDUCE ||
+                          op == CM_COLL_ALLGATHER)
+                     ? in
+                     : NULL};
     c->remote_wait = 0;
     c->agree_fn = hook != NULL ? hook->agree_fn : NULL;
     c->agree_arg = hook != NULL ? hook->agree_arg : NULL;
