@@ -2,10 +2,13 @@
 # A --kill due while the rank holds a socket but has not finished
 # connecting to the PMIx server waits for the connection (PMIx 4.2.2's
 # server crashes or deadlocks when a client dies inside its handshake;
-# launcher/handshake.h). The rank holds a socket for 400 ms before
-# ucft_init (UCFT_IT_HOLD_SOCKET_MS), the kill is due at 100 ms: the
+# launcher/handshake.h). The rank holds a socket for 1.5 s before
+# ucft_init (UCFT_IT_HOLD_SOCKET_MS), the kill is due at 0.5 s (the
+# launcher waits at most 2 s past that for the handshake): the
 # launcher must say that the kill waits, kill the rank after it connected,
 # and the job must end on its own with the survivors agreeing on start-up.
+# (With 400 ms and a kill at 100 ms, an ASan build in a loaded run had not
+# reached main, and so held no socket, at 100 ms: the kill went at once.)
 # Usage: expect_kill_handshake.sh UCFTRUN IT_FAULTS
 set -u
 ucftrun=$1 prog=$2
@@ -13,7 +16,7 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 start=$(date +%s)
-UCFT_IT_HOLD_SOCKET_MS=400 "$ucftrun" -v -n 3 --kill 2@0.1 --timeout 40 \
+UCFT_IT_HOLD_SOCKET_MS=1500 "$ucftrun" -v -n 3 --kill 2@0.5 --timeout 40 \
   "$prog" barrier 2 corrected >"$out" 2>&1
 rc=$?
 el=$(( $(date +%s) - start ))
