@@ -163,11 +163,15 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
      * other bytes (receive slots, presence bytes) stay in c->buf. Not for
      * an allgather in an epoch: its n' blocks are spread over n. */
     size_t vlen = len;
-    int direct = (flags & CM_POST_BLOCKING) && ops->direct && hook == NULL &&
-                 gp == NULL && cl->cfg.coll_direct_min > 0 &&
+    /* A blocking broadcast, allreduce or allgather: the caller leaves its
+     * buffers alone until the call returns (direct mode, .input below). */
+    int blocking = (flags & CM_POST_BLOCKING) &&
+                   (op == CM_COLL_BCAST || op == CM_COLL_ALLREDUCE ||
+                    op == CM_COLL_ALLGATHER);
+    int direct = blocking && ops->direct && hook == NULL && gp == NULL &&
+                 cl->cfg.coll_direct_min > 0 &&
                  vlen >= cl->cfg.coll_direct_min &&
-                 (op == CM_COLL_BCAST || op == CM_COLL_ALLREDUCE ||
-                  (op == CM_COLL_ALLGATHER && ep == NULL));
+                 !(op == CM_COLL_ALLGATHER && ep != NULL);
     if (op == CM_COLL_ALLGATHER)
         len += nb;
     /* A rank whose operations complete at once (a broadcast root) never
@@ -274,11 +278,7 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
         .tail_off = direct ? vlen : 0,
         /* A blocking call's input stays as it is until the call returns,
          * which is after the rank's done_cb (no ready_cb with it). */
-        .input = (flags & CM_POST_BLOCKING) && in_len > 0 &&
-                         (op == CM_COLL_BCAST || op == CM_COLL_ALLREDUCE ||
-                          op == CM_COLL_ALLGATHER)
-                     ? in
-                     : NULL};
+        .input = blocking && in_len > 0 ? in : NULL};
     c->remote_wait = 0;
     c->agree_fn = hook != NULL ? hook->agree_fn : NULL;
     c->agree_arg = hook != NULL ? hook->agree_arg : NULL;
