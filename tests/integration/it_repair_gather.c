@@ -12,9 +12,10 @@
  *
  * Every call must succeed. At the end every member that was ever absent
  * or left out must be among the failed ranks (a live member always
- * takes part). Exit 0 when every check held.
+ * takes part), and, when FAILURES is given, exactly that many ranks have
+ * failed. Exit 0 when every check held.
  *
- *   it_repair_gather [ITERATIONS [MS_BETWEEN]]   (at most 64 ranks)
+ *   it_repair_gather [ITERATIONS [MS_BETWEEN [FAILURES]]]   (at most 64 ranks)
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -47,6 +48,7 @@ int main(int argc, char **argv)
 {
     int iters = argc > 1 ? atoi(argv[1]) : 200;
     int pause = argc > 2 ? atoi(argv[2]) : 20;
+    int want_failed = argc > 3 ? atoi(argv[3]) : -1;
     ucft_context_h ctx;
     if (ucft_init(NULL, &ctx) != UCFT_OK)
         return 1;
@@ -65,8 +67,7 @@ int main(int argc, char **argv)
     for (int it = 0; it < iters; it++) {
         mine[0] = g_rank;
         mine[1] = (int64_t)it * 1000 + g_rank;
-        CHECK_ST(ucft_allgather(w, mine, all, 2, UCFT_INT64, present),
-                 UCFT_OK);
+        CHECK_ST(ucft_allgather(w, mine, all, 2, UCFT_INT64, present), UCFT_OK);
         uint64_t in = 0;
         for (int m = 0; m < n; m++) {
             if (!present[m])
@@ -80,9 +81,9 @@ int main(int argc, char **argv)
         ever_out |= full & ~in;
         check_same(w, in, "the allgather's presence set", it);
 
-        CHECK_ST(ucft_reduce_scatter(w, rs_in, &rs_out, 1, UCFT_UINT64,
-                                     UCFT_SUM),
-                 UCFT_OK);
+        CHECK_ST(
+            ucft_reduce_scatter(w, rs_in, &rs_out, 1, UCFT_UINT64, UCFT_SUM),
+            UCFT_OK);
         CHECK((rs_out & ~full) == 0 && (rs_out >> g_rank & 1),
               "iteration %d: reduce-scatter set %#llx", it,
               (unsigned long long)rs_out);
@@ -97,6 +98,8 @@ int main(int argc, char **argv)
     uint64_t dead = 0;
     for (size_t i = 0; i < nf && i < 64; i++)
         dead |= 1ull << failed[i];
+    CHECK(want_failed < 0 || nf == (size_t)want_failed,
+          "%zu ranks failed, expected %d", nf, want_failed);
     CHECK((ever_out & ~dead) == 0,
           "members left out that did not fail: %#llx (failed %#llx)",
           (unsigned long long)(ever_out & ~dead), (unsigned long long)dead);
