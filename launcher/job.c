@@ -319,6 +319,23 @@ static void fire_inject(launcher_t *L, const ucftrun_inject_t *inj)
     kill_stopped_leftovers(L);
 }
 
+/* --times-from connected: the injections' clock starts once every rank
+ * has connected or ended (the server wakes the main loop at each
+ * connection). */
+static void inject_clock(launcher_t *L, uint64_t now)
+{
+    if (L->inject_t0 != NO_DEADLINE)
+        return;
+    for (int r = 0; r < L->nprocs; r++)
+        if (L->procs[r].alive && !atomic_load(&L->procs[r].connected))
+            return;
+    L->inject_t0 = now;
+    ucft_debug(&L->log,
+               "every rank connected or ended %.3f s after the start: the "
+               "injection times count from now",
+               (double)(now - L->t0) / 1e9);
+}
+
 void ucftrun_job_on_timers(launcher_t *L)
 {
     uint64_t now = ucft_clock_now_ns(), ticks;
@@ -326,7 +343,10 @@ void ucftrun_job_on_timers(launcher_t *L)
 
     (void)!read(L->timerfd, &ticks, sizeof(ticks));
     kill_after_handshake(L, now);
-    while ((inj = ucftrun_inject_pop_due(&L->sched, now - L->t0)) != NULL) {
+    inject_clock(L, now);
+    while (L->inject_t0 <= now &&
+           (inj = ucftrun_inject_pop_due(&L->sched, now - L->inject_t0)) !=
+               NULL) {
         if (L->teardown == TEARDOWN_NONE)
             fire_inject(L, inj);
     }
@@ -357,7 +377,10 @@ void ucftrun_job_arm_timer(launcher_t *L)
     uint64_t next = ucftrun_inject_next_ns(&L->sched);
     struct itimerspec its = {{0, 0}, {0, 0}};
 
-    next = next == NO_DEADLINE ? NO_DEADLINE : L->t0 + next;
+    inject_clock(L, ucft_clock_now_ns());
+    next = next == NO_DEADLINE || L->inject_t0 == NO_DEADLINE
+               ? NO_DEADLINE
+               : L->inject_t0 + next;
     if (L->timeout_at < next)
         next = L->timeout_at;
     if (L->grace_at < next)

@@ -56,6 +56,9 @@ typedef struct launcher {
     sigset_t handled;    /* read through sigfd */
     sigset_t child_mask; /* the mask the ranks start with */
     uint64_t t0;         /* when the ranks were started */
+    uint64_t inject_t0;  /* what the injections' times count from: t0, or
+                          * (--times-from connected) when the last rank
+                          * connected or ended; NO_DEADLINE until then */
     uint64_t timeout_at, grace_at, drain_at;
     teardown_t teardown;
     int teardown_status; /* exit status decided by the teardown cause */

@@ -198,6 +198,7 @@ static int setup(launcher_t *L)
                    (int)L->procs[r].pid, L->nodes.node_of[r]);
     }
     L->t0 = ucft_clock_now_ns();
+    L->inject_t0 = L->opts.times_from_connected ? NO_DEADLINE : L->t0;
     if (L->opts.timeout_ns > 0)
         L->timeout_at = L->t0 + L->opts.timeout_ns;
     return 0;

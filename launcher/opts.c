@@ -413,6 +413,18 @@ bad:
     return -1;
 }
 
+static int apply_times_from(ucftrun_opts_t *o, const char *arg, char *err,
+                            size_t errlen)
+{
+    if (strcmp(arg, "start") == 0 || strcmp(arg, "connected") == 0) {
+        o->times_from_connected = arg[0] == 'c';
+        return 0;
+    }
+    set_err(err, errlen,
+            "bad --times-from value '%s' (expected start or connected)", arg);
+    return -1;
+}
+
 static int apply_abort_on_failure(ucftrun_opts_t *o, const char *arg, char *err,
                                   size_t errlen)
 {
@@ -443,6 +455,7 @@ static const opt_def_t opt_table[] = {
     {"heal-node", NULL, 1, apply_heal_node},
     {"partition", NULL, 1, apply_partition},
     {"netem", NULL, 1, apply_netem},
+    {"times-from", NULL, 1, apply_times_from},
     {"abort-on-failure", NULL, 0, apply_abort_on_failure},
     {"verbose", "v", 0, apply_verbose},
     /* --help and --version are handled before the table lookup. */
@@ -734,6 +747,13 @@ const char *ucftrun_opts_usage(void)
            "                       drop P % of node K's packets both ways, "
            "delay its\n"
            "                       incoming ones by T +- jitter (--netns)\n"
+           "  --times-from start|connected\n"
+           "                       count every S above from the start of "
+           "the ranks\n"
+           "                       (default) or from when the last one "
+           "connected\n"
+           "                       (its PMIx_Init): a slow start-up then "
+           "takes none\n"
            "  --abort-on-failure   kill the job at the first abnormal "
            "death\n"
            "  -v, --verbose        launcher debug messages on stderr\n"

@@ -71,7 +71,7 @@ typedef struct ucftrun_inject {
     ucftrun_inject_kind_t kind;
     ucftrun_target_kind_t target_kind;
     int target;     /* a rank, or a node id for UCFTRUN_TARGET_NODE */
-    uint64_t at_ns; /* since the ranks were started */
+    uint64_t at_ns; /* since the ranks were started (--times-from) */
     uint64_t side;  /* --partition: the nodes of the first group, */
     uint64_t other; /* ... and of the second */
 } ucftrun_inject_t;
@@ -84,6 +84,10 @@ typedef struct ucftrun_opts {
     int nnodes;              /* --nodes K; 0 = not given (one real node) */
     ucftrun_map_by_t map_by; /* --map-by; UCFTRUN_MAP_SLOT by default */
     int abort_on_failure;
+    /* --times-from connected: the S of every injection counts from the
+     * moment the last rank connected (its PMIx_Init) or ended, not from
+     * the start of the ranks */
+    int times_from_connected;
     int netns; /* --netns: every node in a network namespace of its own */
     ucftrun_netem_t netem[UCFTRUN_MAX_NETEM]; /* --netem, in order */
     size_t nnetem;

@@ -35,6 +35,7 @@ static pmix_status_t srv_client_connected(const pmix_proc_t *proc,
     if (p != NULL) {
         atomic_store(&p->connected, 1);
         ucft_debug(p->srv->log, "rank %d connected", p->rank);
+        server_wake(p->srv); /* --times-from connected may start its clock */
     }
     return PMIX_OPERATION_SUCCEEDED;
 }

@@ -8,7 +8,7 @@ set -u
 run=$1 prog=$2
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-"$run" -n 4 --timeout 60 --tag-output --kill 2@1.5 "$prog" >"$out" 2>&1
+"$run" -n 4 --timeout 60 --tag-output --times-from connected --kill 2@1.5 "$prog" >"$out" 2>&1
 rc=$?
 fail() { echo "FAIL: $*"; cat "$out"; exit 1; }
 [ $rc -eq 0 ] || fail "ucftrun exited $rc"

@@ -8,7 +8,7 @@ prog=$2
 out=$(mktemp)
 trap 'rm -f "$out"; [ -n "${lpid:-}" ] && kill -9 "$lpid" 2>/dev/null' EXIT
 fail() { cat "$out"; echo "FAIL: $*"; exit 1; }
-"$ucftrun" -n 4 --stop 3@1.5 --timeout 40 "$prog" fence >"$out" 2>&1 &
+"$ucftrun" -n 4 --times-from connected --stop 3@1.5 --timeout 40 "$prog" fence >"$out" 2>&1 &
 lpid=$!
 for _ in $(seq 1 200); do   # up to 20 s for all three survivors
   [ "$(grep -c 'saw rank 3 fail' "$out")" -ge 3 ] && break

@@ -8,7 +8,7 @@ set -u
 ucftrun=$1
 bench=$2
 fail() { echo "FAIL: $*"; exit 1; }
-line=$("$ucftrun" -n 4 --timeout 90 --kill 2@2 "$bench" coll \
+line=$("$ucftrun" -n 4 --timeout 90 --times-from connected --kill 2@2 "$bench" coll \
   --kill-to-result --ballast 8 --bound 30 --json 2>/dev/null |
   grep '^{') || fail "no result (or a survivor failed)"
 [[ $line == *'"survivors":3'* ]] || fail "not 3 survivors: $line"

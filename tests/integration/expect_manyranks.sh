@@ -23,7 +23,7 @@ grep -q "^false suspicions: 0$" "$out" || fail "soak: live ranks reported failed
 
 a=1 b=$((n / 2 + 1))
 start=$(date +%s)
-"$ucftrun" -n "$n" --timeout 100 --kill "$a@8" --kill "$b@9" "$prog" \
+"$ucftrun" -n "$n" --timeout 100 --times-from connected --kill "$a@8" --kill "$b@9" "$prog" \
   --f 2 --kills 2 --min 3 --after 2 --bound 90 >"$out" 2>"$err"
 rc=$?
 took=$(($(date +%s) - start))

@@ -14,7 +14,7 @@ prog=$2
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 fail() { cat "$out"; echo "FAIL: $*"; exit 1; }
-UCFT_LOG_LEVEL=debug "$ucftrun" -n 4 --kill 3@1.5 --timeout 50 "$prog" told 5 \
+UCFT_LOG_LEVEL=debug "$ucftrun" -n 4 --times-from connected --kill 3@1.5 --timeout 50 "$prog" told 5 \
   >"$out" 2>&1 || fail "the job failed"
 slots=0
 for r in 0 1 2; do
@@ -37,7 +37,7 @@ fi
 # (told, then 2 s before finalizing: without an alive slot the pidfd
 # fires only once the dead process is torn down, which may come after the
 # news from rank 3's node-mate.)
-UCFT_LOG_LEVEL=debug "$ucftrun" -n 4 --nodes 2 --map-by node --kill 3@1.5 \
+UCFT_LOG_LEVEL=debug "$ucftrun" -n 4 --nodes 2 --map-by node --times-from connected --kill 3@1.5 \
   --timeout 50 "$prog" told 5 2 >"$out" 2>&1 || fail "the job on two nodes failed"
 for r in 0 1 2; do
   grep -q "ucft rank $r\] debug: watching 3 rank(s) of this machine through pidfds (1 local)" "$out" ||

@@ -8,7 +8,7 @@
 set -u
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-timeout 100 "$1" -n 8 --timeout 90 --kill 3@1.5 --kill 6@2.5 "$2" >"$out" 2>&1
+timeout 100 "$1" -n 8 --timeout 90 --times-from connected --kill 3@1.5 --kill 6@2.5 "$2" >"$out" 2>&1
 rc=$?
 fail() { echo "FAIL: $*"; cat "$out"; exit 1; }
 [ "$rc" -eq 137 ] || fail "exit status $rc, expected 137"

@@ -2,7 +2,7 @@
 # Runs it_faults (a loop of one collective, every survivor checking every
 # result) while ranks are killed, and checks the job's end.
 # Usage: it_faults.sh UCFTRUN IT_FAULTS N OP corrected|baseline kill|inject
-#   kill    ucftrun --kill V@S, S in [1.2, 2.7) s
+#   kill    ucftrun --kill V@S, S in [1.2, 2.7) s after every rank connected
 #   inject  UCFT_INJECT: V dies before message K (1..3) of its C-th call
 #           (2..13) of OP, or failing that (it sent fewer) at call C+1's
 #           first message, or at the start of call C+2
@@ -83,12 +83,17 @@ if [ -n "${UCFT_IT_SPEC:-}" ]; then
   kills=${#victims[@]}
 fi
 vlist=$(IFS=,; echo "${victims[*]}")
+# Kills meant for the run count from the moment every rank has connected
+# (a start-up slowed by load must not take them); kills meant for the
+# start-up count from the launch.
+from=(--times-from connected)
+[ "$when" = init ] && from=()
 iters=()
 [ "$when" = finalize ] && iters=($(( 5 + seed % 20 )))
 env_note="UCFT_F=${UCFT_F:-1}${UCX_TLS:+ UCX_TLS=$UCX_TLS}"
 if [ "$how" = kill ]; then
   echo "it_faults.sh: seed $seed: $n ranks, $op ($expect), $env_note, ${args[*]}"
-  "$ucftrun" -n "$n" --timeout "$tmo" "${args[@]}" ${UCFT_IT_BIND:+--bind-to "$UCFT_IT_BIND"} "$prog" "$op" "$vlist" "$expect" "${iters[@]}" >"$out" 2>&1
+  "$ucftrun" -n "$n" --timeout "$tmo" "${from[@]}" "${args[@]}" ${UCFT_IT_BIND:+--bind-to "$UCFT_IT_BIND"} "$prog" "$op" "$vlist" "$expect" "${iters[@]}" >"$out" 2>&1
   rc=$?
   want_rc=0
 else

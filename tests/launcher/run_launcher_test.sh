@@ -245,6 +245,23 @@ case_kill_inject() {
     expect_tmp_clean
 }
 
+# --times-from connected: the kill's 0.8 s count from the moment the last
+# rank connected. Rank 0 sleeps 1 s before it starts the client, so the
+# kill comes after 1.8 s (without the option it lands at 0.8 s, before
+# rank 0 has connected, and the job fails).
+case_kill_times_from() {
+    run -n 4 -v --times-from connected --kill 2@0.8 --timeout 30 \
+        sh -c '[ "$PMIX_RANK" = 0 ] && sleep 1; exec "$1" survive 2' sh "$CLIENT"
+    expect_rc 0
+    expect_events 4 2 "PROC-ABORTED-BY-SIG" 137
+    expect_line err "every rank connected or ended [0-9.]+ s after the start"
+    expect_line err "--kill 2@0.800: signalled 1 rank\(s\)"
+    expect_no_line err "^ucftrun: rank"
+    [ "$ELAPSED" -ge 1800 ] || fail "rank killed before 1.8 s ($ELAPSED ms)"
+    expect_ranks_gone
+    expect_tmp_clean
+}
+
 # The injection log: every rank is told its path (inside the private
 # rendezvous directory, created before the ranks start); a --kill or
 # --stop appends "kill|stop RANK NS" before the signal, NS on the
@@ -511,6 +528,7 @@ death_exit) case_death exit3 3 "PROC-EXIT-NONZERO-TERM" 3 "exited with status 3"
 death_nofin) case_death nofin 0 "PROC TERMINATED WITHOUT SYNC" 0 "" ;;
 death_fin) case_death fin 0 "PROC TERMINATED" 0 "" ;;
 kill_inject) case_kill_inject ;;
+kill_times_from) case_kill_times_from ;;
 nodes_map) case_nodes_map ;;
 kill_node) case_kill_node ;;
 inject_log) case_inject_log ;;

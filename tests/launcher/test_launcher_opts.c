@@ -102,6 +102,7 @@ static void test_launcher_opts_all_options(void **state)
     assert_int_equal(p.opts.timeout_ns, 2500000000ull);
     assert_int_equal(p.opts.bind, UCFTRUN_BIND_CORE);
     assert_int_equal(p.opts.abort_on_failure, 1);
+    assert_int_equal(p.opts.times_from_connected, 0);
     assert_int_equal(p.opts.verbose, 2);
     assert_int_equal(p.opts.ninjects, 3);
     assert_int_equal(p.opts.injects[0].kind, UCFTRUN_INJECT_KILL);
@@ -117,6 +118,27 @@ static void test_launcher_opts_all_options(void **state)
     assert_string_equal(p.opts.prog_argv[1], "-n");
     assert_string_equal(p.opts.prog_argv[4], "x");
     ucftrun_opts_free(&p.opts);
+}
+
+static void test_launcher_opts_times_from(void **state)
+{
+    parsed_t p;
+
+    assert_int_equal(PARSE(&p, "-n", "2", "--times-from", "connected", "--kill",
+                           "1@1", "prog"),
+                     UCFTRUN_ACTION_RUN);
+    assert_int_equal(p.opts.times_from_connected, 1);
+    assert_int_equal(p.opts.injects[0].at_ns, 1000000000ull);
+    ucftrun_opts_free(&p.opts);
+    /* The last one given wins. */
+    assert_int_equal(PARSE(&p, "-n", "2", "--times-from=connected",
+                           "--times-from=start", "prog"),
+                     UCFTRUN_ACTION_RUN);
+    assert_int_equal(p.opts.times_from_connected, 0);
+    ucftrun_opts_free(&p.opts);
+    ASSERT_BAD("bad --times-from value 'init' (expected start or connected)",
+               "-n", "2", "--times-from", "init", "prog");
+    ASSERT_BAD("needs a value", "-n", "2", "--times-from");
 }
 
 static void test_launcher_opts_double_dash_ends_options(void **state)
@@ -566,6 +588,7 @@ int main(void)
         cmocka_unit_test(test_launcher_opts_minimal),
         cmocka_unit_test(test_launcher_opts_np_spellings),
         cmocka_unit_test(test_launcher_opts_all_options),
+        cmocka_unit_test(test_launcher_opts_times_from),
         cmocka_unit_test(test_launcher_opts_double_dash_ends_options),
         cmocka_unit_test(test_launcher_opts_many_injections),
         cmocka_unit_test(test_launcher_opts_help_and_version),

@@ -15,6 +15,8 @@ PY = sys.executable
 
 def job(n, argv, kills=(), timeout=90):
     cmd = [RUN, "-n", str(n), "--tag-output", "--timeout", str(timeout)]
+    if kills:  # counted from the end of start-up, whatever the load
+        cmd += ["--times-from", "connected"]
     for k in kills:
         cmd += ["--kill", k]
     p = subprocess.run(cmd + [PY] + argv, stdout=subprocess.PIPE,

@@ -2,7 +2,7 @@
 Every rank contributes rank+1 to a sum, every iteration. Kill ranks while
 it runs:
 
-    ucftrun -n 8 --kill 3@1.5 --kill 6@2.5 python3 -m ucft.examples.allreduce
+    ucftrun -n 8 --times-from connected --kill 3@1.5 --kill 6@2.5 python3 -m ucft.examples.allreduce
 
 and every survivor keeps getting the right sum of the live ranks, with no
 error handling and no recovery step. The example loses two ranks, so it

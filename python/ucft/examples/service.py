@@ -1,7 +1,7 @@
 """service: a small asyncio service that answers requests on a local
 socket while its ranks keep a fault-tolerant sum going.
 
-    ucftrun -n 4 --kill 2@2 python3 -m ucft.examples.service
+    ucftrun -n 4 --times-from connected --kill 2@2 python3 -m ucft.examples.service
 
 Each rank runs, on one event loop and one thread:
   - a TCP server on 127.0.0.1 (an ephemeral port) that answers "sum?"
