@@ -3,6 +3,11 @@
  *
  *   ucftrun -n 16 --nodes 4 --kill-node 1@S it_nodekill EXPECT ITERS
  *
+ * or, the four ranks of node 1 killing themselves (UCFT_INJECT) in the
+ * allreduce of iteration KILL_ITER (expect_nodekill.sh),
+ *
+ *   ucftrun -n 16 --nodes 4 it_nodekill EXPECT ITERS KILL_ITER
+ *
  * with UCFT_F=1 and UCFT_PLACEMENT set. Every rank first checks the
  * placement of the world communicator (ucft_comm_query_placement) against
  * the pretend nodes (--map-by slot: rank r on node r / (n / K)) and the
@@ -21,9 +26,11 @@
  * UCFT_ERR_PROC_FAILED, at least one ends with UCFT_ERR_PROC_FAILED after
  * the kill, none hangs (ucftrun --timeout and the CTest timeout bound it).
  *
- * Rank 0 prints the counts and, from the launcher's injection log
- * (UCFTRUN_INJECT_LOG), the time from the kill to the first right result
- * completed after it and to the first result without the node.
+ * Rank 0 prints the counts and the time from the kill to the first right
+ * result completed after it and to the first result without the node: the
+ * kill's time from the launcher's injection log (UCFTRUN_INJECT_LOG), or
+ * with KILL_ITER the start of that iteration's allreduce (the end of the
+ * iteration before it plus the pause).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -238,11 +245,16 @@ int main(int argc, char **argv)
     int saw_kill = 0, saw_failed = 0;
 
     if (argc < 3 || (strcmp(argv[1], "correct") && strcmp(argv[1], "failed")))
-        return fprintf(stderr, "usage: it_nodekill correct|failed ITERS\n"), 2;
+        return fprintf(stderr, "usage: it_nodekill correct|failed ITERS "
+                               "[KILL_ITER]\n"),
+               2;
     R.expect_ok = strcmp(argv[1], "correct") == 0;
     R.iters = atoi(argv[2]);
     if (R.iters < 1 || R.iters > MAX_ITERS)
         return fprintf(stderr, "ITERS must be 1..%d\n", MAX_ITERS), 2;
+    int kill_iter = argc > 3 ? atoi(argv[3]) : -1;
+    if (argc > 3 && (kill_iter < 1 || kill_iter >= R.iters))
+        return fprintf(stderr, "KILL_ITER must be 1..ITERS-1\n"), 2;
     CHECK_ST(ucft_init(NULL, &R.ctx), UCFT_OK);
     R.w = ucft_comm_world(R.ctx);
     R.rank = g_rank = ucft_comm_rank(R.w);
@@ -274,8 +286,9 @@ int main(int argc, char **argv)
     } else {
         CHECK(saw_failed, "no allreduce failed after node %d died", DEAD_NODE);
     }
-    /* Nothing went missing or failed before the launcher killed. */
-    uint64_t t_kill = kill_time();
+    /* Nothing went missing or failed before the kill. */
+    uint64_t t_kill =
+        kill_iter > 0 ? R.done_ns[kill_iter - 1] + PAUSE_NS : kill_time();
     CHECK(t_kill > 0, "no kill in the injection log");
     for (int it = 0; it < R.iters; it++)
         CHECK(R.done_ns[it] > t_kill ||
