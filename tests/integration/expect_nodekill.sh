@@ -19,6 +19,7 @@
 # Usage: expect_nodekill.sh UCFTRUN IT_NODEKILL correct|failed
 set -u
 ucftrun=$1 prog=$2 expect=$3
+. "$(dirname "$0")/injected_deaths.sh"
 spec=
 for r in 4 5 6 7; do
   spec+="rank=$r,op=allreduce,call=101,msg=1;rank=$r,op=allreduce,call=102,msg=0;"
@@ -30,14 +31,7 @@ timeout -s KILL 130 "$ucftrun" -n 16 --nodes 4 --map-by slot --timeout 120 \
   "$prog" "$expect" 200 100 >"$out" 2>&1
 rc=$?
 fail() { cat "$out"; echo "FAIL: $*"; exit 1; }
-[ "$rc" -eq 137 ] || fail "exit status $rc, expected 137 (the injected deaths)"
-for r in 4 5 6 7; do
-  grep -q "^ucftrun: rank $r killed by signal 9" "$out" || fail "rank $r did not die"
-done
-[ "$(grep -c 'UCFT_INJECT: killing myself' "$out")" -eq 4 ] ||
-  fail "not four injected deaths"
-grep -E "^ucftrun: rank [0-9]+ (exited|killed)" "$out" |
-  grep -vE "^ucftrun: rank [4-7] killed by signal 9" && fail "a survivor failed"
+expect_injected_deaths "$rc" "$out" 4 5 6 7
 grep -q "^it_nodekill: rank 0: 200 iterations" "$out" || fail "rank 0 did not report"
 cat "$out"
 echo "ok: node 1's four ranks died in iteration 100; 12 survivors, expect $expect"
