@@ -98,8 +98,9 @@ typedef struct cr_state {
     uint8_t phases;       /* CR_* bits */
     uint8_t flag;         /* the flag allreduce's byte */
     uint8_t in_start, cleaned;
-    uint8_t lent;         /* copy is the caller's input (coll_args_t.input) */
-    unsigned char *spare; /* where the input copy goes when not lent */
+    /* The input copy's place in the buffer; `copy` points elsewhere (the
+     * caller's input, coll_args_t.input) while that input is lent. */
+    unsigned char *spare;
     uint8_t mode; /* RB_ALLREDUCE, _REDUCE_SCATTER, _ALLGATHER, _BCAST */
     uint8_t pres; /* broadcast of 0 bytes: the fallback's vector */
     size_t own_off, own_len; /* allgather: this rank's block */
@@ -157,9 +158,8 @@ static void fb_done(void *arg, int rank, ucft_status_t st)
  * copied before a finish after which the fallback still reads it. */
 static void keep_input(cr_state_t *s)
 {
-    if (!s->lent)
+    if (s->copy == s->spare)
         return;
-    s->lent = 0;
     size_t n = s->mode == RB_ALLGATHER ? s->own_len : s->len;
     if (n > 0)
         memcpy(s->spare, s->copy, n);
@@ -259,8 +259,7 @@ static ucft_status_t cr_init_mode(void *state, tp_t *tp, const coll_args_t *a,
      * reads it there, and no copy is taken. Not for the reduce-scatter
      * (its driver may pack the input). */
     s->spare = s->copy;
-    s->lent = a->input != NULL && mode != RB_REDUCE_SCATTER;
-    if (s->lent)
+    if (a->input != NULL && mode != RB_REDUCE_SCATTER)
         s->copy = (unsigned char *)(uintptr_t)a->input;
     s->status = UCFT_INPROGRESS;
     s->ra = *a;
@@ -287,7 +286,7 @@ static ucft_status_t cr_init_mode(void *state, tp_t *tp, const coll_args_t *a,
     if (mode == RB_BCAST) /* the presence byte after the data */
         s->ca.len = s->ca.count = a->len + 1;
     ucft_status_t st = rb_init(&s->ring, tp, &s->ra, buf, mode);
-    if (st != UCFT_OK || s->lent)
+    if (st != UCFT_OK || s->copy != s->spare) /* failed, or lent */
         return st;
     if (mode == RB_ALLGATHER && s->own_len > 0)
         memcpy(s->copy, s->buf + s->own_off, s->own_len);

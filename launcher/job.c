@@ -320,8 +320,8 @@ static void fire_inject(launcher_t *L, const ucftrun_inject_t *inj)
 }
 
 /* --times-from connected: the injections' clock starts once every rank
- * has connected or ended (the server wakes the main loop at each
- * connection). */
+ * has connected or ended. Checked where the timer is armed, at every turn
+ * of the main loop (the server wakes it at each connection). */
 static void inject_clock(launcher_t *L, uint64_t now)
 {
     if (L->inject_t0 != NO_DEADLINE)
@@ -343,7 +343,6 @@ void ucftrun_job_on_timers(launcher_t *L)
 
     (void)!read(L->timerfd, &ticks, sizeof(ticks));
     kill_after_handshake(L, now);
-    inject_clock(L, now);
     while (L->inject_t0 <= now &&
            (inj = ucftrun_inject_pop_due(&L->sched, now - L->inject_t0)) !=
                NULL) {

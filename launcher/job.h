@@ -71,7 +71,8 @@ void ucftrun_job_signal_alive(launcher_t *L, int sig);
 /* Reads the signalfd: SIGCHLD reaps, the others are forwarded. */
 void ucftrun_job_on_signals(launcher_t *L);
 
-/* Reads the server's wake eventfd: a rank called PMIx_Abort. */
+/* Reads the server's wake eventfd: a rank called PMIx_Abort (or a rank
+ * connected: the next turn's ucftrun_job_arm_timer sees it). */
 void ucftrun_job_on_abort(launcher_t *L);
 
 /* Reads the timerfd: due injections, timeout, grace period, drain. */
