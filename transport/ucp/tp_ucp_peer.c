@@ -123,6 +123,33 @@ static void probe_after(tp_ucp_t *tp, int rank, size_t arrived)
                    rank);
 }
 
+/* UCX's own endpoint to a peer that connected to this worker while we
+ * never sent to it: UCP made it on the peer's connection request, and it
+ * is the endpoint that UCX ties our receives of the peer's rendezvous
+ * messages to (and its keepalive). Over shared memory nothing ever fails
+ * it after the peer's death, so such a receive stays matched for ever:
+ * cancelling cannot end it (T4 broken: the ring that waits for the
+ * cancel never sends its error on, a hang), and at destroy UCX asserts
+ * that the endpoint still holds the request. Creating our endpoint to
+ * the peer returns that same endpoint (UCP pairs it by connection
+ * number); closing it by force then fails every request on it. Taken
+ * only when the peer reached this worker (`heard`, or messages of it
+ * kept just now): otherwise there is none, and a new endpoint to a dead
+ * peer's shared memory would only make UCX log its attach errors. */
+static void adopt_ucx_ep(tp_ucp_t *tp, int rank, size_t arrived)
+{
+    ucp_ep_h ep;
+    tp_ucp_peer_t *peer = &tp->peers[rank];
+    if (peer->state != PEER_NONE || rank == tp->super.rank ||
+        (!peer->heard && arrived == 0))
+        return;
+    if (tp_ucp__ep_get(tp, rank, &ep) == UCFT_OK)
+        ucft_debug(tp->super.log,
+                   "rank %d declared failed: closing the endpoint UCX made "
+                   "for its connection (its pending requests end)",
+                   rank);
+}
+
 void tp_ucp_peer_failed(tp_t *t, int rank)
 {
     tp_ucp_t *tp = TP(t);
@@ -132,8 +159,11 @@ void tp_ucp_peer_failed(tp_t *t, int rank)
     peer = &tp->peers[rank];
     if (peer->state == PEER_FAILED)
         return;
-    if (rank != t->rank)
-        probe_after(tp, rank, keep_unexpected(tp, rank));
+    if (rank != t->rank) {
+        size_t arrived = keep_unexpected(tp, rank);
+        probe_after(tp, rank, arrived);
+        adopt_ucx_ep(tp, rank, arrived);
+    }
     int had_ep = peer->state == PEER_UP;
     peer->state = PEER_FAILED; /* before close: completions see it */
     if (had_ep) {
