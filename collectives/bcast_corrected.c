@@ -54,6 +54,7 @@
  */
 #include "bcast_corrected_impl.h"
 #include "tree_binomial.h"
+#include "tree_ft.h"
 #include "tree_kary.h"
 #include "tree_lame.h"
 
@@ -61,8 +62,26 @@
 
 /* ---- tree ---------------------------------------------------------------- */
 
+/* A given tree (coll_args_t.tree, UCFT_TREE_REPAIR=reroute|lookup: the
+ * communicator's original binomial tree rerouted around its agreed-failed
+ * members, in transport ranks) replaces the binomial arithmetic; the
+ * correction ring stays the ring of virtual ranks. The checked correction
+ * (HEARD) needs nothing of the tree but that the parent function is the
+ * one every rank uses (docs/trees.md). Not the opportunistic one
+ * (WINDOW): its window assumes the interleaved binomial tree over the
+ * ring's own order, and on a rerouted tree a live rank can wait for ever
+ * (tests/sim/test_repair.c). */
+static int bc_given_parent(const bcast_corrected_t *s, int v)
+{
+    const coll_args_t *a = s->args;
+    int p = coll_tree_parent_of(a->tree, coll_rank_of(a, v, a->root, s->n));
+    return p < 0 ? -1 : coll_vrank_of(a, p, a->root, s->n);
+}
+
 int bc__parent(const bcast_corrected_t *s, int v)
 {
+    if (s->given_tree)
+        return v <= 0 ? -1 : bc_given_parent(s, v);
     switch (s->cfg->tree) {
     case BC_TREE_KARY:
         return coll_kary_parent(v, s->cfg->k);
@@ -75,6 +94,11 @@ int bc__parent(const bcast_corrected_t *s, int v)
 
 static int bc_child(const bcast_corrected_t *s, unsigned i)
 {
+    if (s->given_tree) {
+        const coll_args_t *a = s->args;
+        int c = coll_tree_kid(a->tree, s->tp->rank, (int)i);
+        return c < 0 ? -1 : coll_vrank_of(a, c, a->root, s->n);
+    }
     switch (s->cfg->tree) {
     case BC_TREE_KARY:
         return coll_kary_child(s->vrank, i, s->n, s->cfg->k);
@@ -360,10 +384,15 @@ static ucft_status_t bc_init(void *state, tp_t *tp, const coll_args_t *args,
 
     if (args->root < 0 || args->root >= tp->size || f > BC_MAX_F)
         return UCFT_ERR_INVALID_PARAM;
+    /* A given tree must span this transport's ranks from the root. */
+    if (cfg->takes_tree && args->tree != NULL &&
+        (args->tree->n != tp->size || args->tree->root != args->root))
+        return UCFT_ERR_INVALID_PARAM;
     memset(s, 0, sizeof(*s));
     s->tp = tp;
     s->args = args;
     s->cfg = cfg;
+    s->given_tree = cfg->takes_tree && args->tree != NULL;
     s->buf = buf;
     s->n = tp->size;
     s->vrank = coll_vrank_of(args, tp->rank, args->root, tp->size);
@@ -469,8 +498,9 @@ static int bc_idle(const void *state)
 /* ---- registered variants --------------------------------------------------
  */
 
-#define BC_VARIANT(name, alg_name, doc_line, ...)                              \
-    static const bc_cfg_t bc_cfg_##name = {__VA_ARGS__};                       \
+/* tt: 1 when the variant runs on a given (rerouted) tree, coll_op.h. */
+#define BC_VARIANT(name, alg_name, doc_line, tt, ...)                          \
+    static const bc_cfg_t bc_cfg_##name = {.takes_tree = tt, __VA_ARGS__};     \
     static ucft_status_t bc_init_##name(void *state, tp_t *tp,                 \
                                         const coll_args_t *args, void *buf)    \
     {                                                                          \
@@ -488,23 +518,24 @@ static int bc_idle(const void *state)
         .cleanup = bc_cleanup,                                                 \
         .on_failure = bc_on_failure,                                           \
         .idle = bc_idle,                                                       \
+        .takes_tree = tt,                                                      \
     }
 
 BC_VARIANT(corrected, "corrected",
            "interleaved binomial tree + checked correction (h = 1; "
            "ceil(f/2) from f = 3)",
-           .tree = BC_TREE_BINOMIAL, .mode = BC_MODE_HEARD);
+           1, .tree = BC_TREE_BINOMIAL, .mode = BC_MODE_HEARD);
 BC_VARIANT(corrected_opportunistic, "corrected-opportunistic",
            "interleaved binomial tree + opportunistic correction, "
            "distance 2^f-1 (f = 1: one copy, to the right)",
-           .tree = BC_TREE_BINOMIAL, .mode = BC_MODE_WINDOW);
+           0, .tree = BC_TREE_BINOMIAL, .mode = BC_MODE_WINDOW);
 BC_VARIANT(corrected_failproof, "corrected-failproof",
            "interleaved binomial tree + correction until f+1 ranks heard "
            "per side",
-           .tree = BC_TREE_BINOMIAL, .mode = BC_MODE_HEARD, .h_is_f1 = 1);
+           1, .tree = BC_TREE_BINOMIAL, .mode = BC_MODE_HEARD, .h_is_f1 = 1);
 BC_VARIANT(corrected_kary, "corrected-kary",
-           "interleaved 4-ary tree + checked correction", .tree = BC_TREE_KARY,
-           .k = 4, .mode = BC_MODE_HEARD);
+           "interleaved 4-ary tree + checked correction", 0,
+           .tree = BC_TREE_KARY, .k = 4, .mode = BC_MODE_HEARD);
 BC_VARIANT(corrected_lame, "corrected-lame",
-           "interleaved Lame tree of order 2 + checked correction",
+           "interleaved Lame tree of order 2 + checked correction", 0,
            .tree = BC_TREE_LAME, .k = 2, .mode = BC_MODE_HEARD);

@@ -41,7 +41,8 @@ typedef struct bc_cfg {
     uint8_t tree;
     uint8_t k; /* k-ary arity or Lamé order */
     uint8_t mode;
-    uint8_t h_is_f1; /* HEARD: h = f + 1 (else h = 1) */
+    uint8_t h_is_f1;    /* HEARD: h = f + 1 (else h = 1) */
+    uint8_t takes_tree; /* binomial: runs on coll_args_t.tree when given */
 } bc_cfg_t;
 
 typedef struct bcast_corrected {
@@ -80,7 +81,8 @@ typedef struct bcast_corrected {
     uint8_t ready_told; /* args->ready_cb has run */
     uint8_t cleaned;
     uint8_t in_step;
-    uint8_t mismatch; /* a payload of another size came (bc_take) */
+    uint8_t mismatch;   /* a payload of another size came (bc_take) */
+    uint8_t given_tree; /* the tree is args->tree (cfg->takes_tree) */
     ucft_status_t status;
 } bcast_corrected_t;
 

@@ -10,12 +10,15 @@
 # lookup every tree a rank reports (debug log) has the parent that the
 # original binomial tree rerouted around ranks 1, 2, 5 gives it, computed
 # here independently; under rebalance no rerouted tree is reported.
+# BCAST_ALG (default binomial) picks the broadcast: `corrected` (the
+# checked correction) runs on the rerouted tree too.
 # Usage: expect_tree_repair.sh UCFTRUN IT_TREE_REPAIR [N]
 set -u
 ucftrun=$1 prog=$2 n=${3:-8}
 design=${UCFT_TREE_REPAIR:?set UCFT_TREE_REPAIR}
-fail() { echo "FAIL ($design): $*"; exit 1; }
-out=$(UCFT_LOG_LEVEL=debug UCFT_BCAST_ALG=binomial UCFT_REDUCE_ALG=binomial \
+bcast=${BCAST_ALG:-binomial}
+fail() { echo "FAIL ($design, bcast $bcast): $*"; exit 1; }
+out=$(UCFT_LOG_LEVEL=debug UCFT_BCAST_ALG=$bcast UCFT_REDUCE_ALG=binomial \
   UCFT_BARRIER_ALG=binomial "$ucftrun" -n "$n" --timeout 90 "$prog" 1,2,5 200 2>&1)
 for r in $(seq 0 $((n - 1))); do
   [ "$r" = 1 ] || [ "$r" = 2 ] || [ "$r" = 5 ] && continue
@@ -63,4 +66,4 @@ if checked == 0:
     sys.exit(1)
 print(f"{checked} reported trees are the rerouted ones")
 PY
-echo "PASS ($design): $((n - 3)) survivors, every value right, the rerouted trees"
+echo "PASS ($design, bcast $bcast): $((n - 3)) survivors, every value right, the rerouted trees"

@@ -305,14 +305,18 @@ static void epoch_place(epoch_map_t *e, int n, const uint8_t *gone)
     e->map = (coll_map_t){.n = e->m, .rank = e->rank_at, .pos = e->pos_of};
 }
 
-static simrun_result_t run_op(const coll_op_ops_t *op, const epoch_map_t *e,
-                              int root, const simrun_fail_t *fail)
+/* `op` on epoch `e` with f, `nf` deaths in `fail`, on `tree` (NULL: the
+ * algorithm's own): every live rank must complete with the oracle's
+ * value. */
+static simrun_result_t run_op_on(const coll_op_ops_t *op, const epoch_map_t *e,
+                                 int root, int f, const simrun_fail_t *fail,
+                                 size_t nf, const coll_tree_t *tree)
 {
     simrun_params_t p;
     simrun_result_t res;
     simrun_params_default(&p, op, e->m);
     p.len = 8 * (size_t)(2 * e->m);
-    p.args.f = 1;
+    p.args.f = f;
     p.args.count = 2 * (size_t)e->m;
     p.args.dtype = COLL_DTYPE_INT64;
     p.args.redop = COLL_REDOP_SUM;
@@ -324,21 +328,31 @@ static simrun_result_t run_op(const coll_op_ops_t *op, const epoch_map_t *e,
         p.len = 0, p.args.count = 0;
     if (strcmp(op->op, "bcast") == 0)
         p.args.count = p.len;
+    p.args.tree = tree;
     p.fails = fail;
-    p.nfails = fail != NULL;
+    p.nfails = nf;
     assert_int_equal(simrun_run(&p, &res, NULL), UCFT_OK);
     runs++;
     if (res.unfinished || res.data_errors || res.inconsistent ||
         res.failed_ops || res.completed != res.live) {
         fprintf(stderr,
-                "%s/%s on %d: victim %d k %u: completed %d of %d live, "
-                "unfinished %d, errors %d, failed %d, inconsistent %d\n",
-                op->op, op->alg, e->m, fail ? fail->rank : -1,
-                fail ? fail->k : 0, res.completed, res.live, res.unfinished,
-                res.data_errors, res.failed_ops, res.inconsistent);
+                "%s/%s on %d%s, f %d: victims %d (k %u), %d (k %u): "
+                "completed %d of %d live, unfinished %d, errors %d, failed "
+                "%d, inconsistent %d\n",
+                op->op, op->alg, e->m, tree ? " (given tree)" : "", f,
+                nf > 0 ? fail[0].rank : -1, nf > 0 ? fail[0].k : 0,
+                nf > 1 ? fail[1].rank : -1, nf > 1 ? fail[1].k : 0,
+                res.completed, res.live, res.unfinished, res.data_errors,
+                res.failed_ops, res.inconsistent);
         fail();
     }
     return res;
+}
+
+static simrun_result_t run_op(const coll_op_ops_t *op, const epoch_map_t *e,
+                              int root, const simrun_fail_t *fail)
+{
+    return run_op_on(op, e, root, 1, fail, fail != NULL, NULL);
 }
 
 static void test_epoch_ops(void **state)
@@ -546,6 +560,114 @@ static void test_binomial_failures(void **state)
     }
 }
 
+/* The corrected broadcasts on rerouted trees (UCFT_TREE_REPAIR=reroute|
+ * lookup, comm/repair_tree.c): in each epoch of a communicator that loses
+ * up to 4 ranks one at a time, the original binomial tree over the
+ * original placement, rerouted around the excluded members and projected
+ * onto the epoch's dense ranks, while the correction ring is the epoch's
+ * (its placement recomputed). Failure-free: every live rank completes,
+ * with as many messages as the same algorithm on the rebalanced tree (one
+ * tree message per live rank but the root, and the corrections, which do
+ * not depend on the tree). Then each live rank but the root killed before
+ * each of its first 6 sends (f = 1), and, up to 16 survivors, every pair
+ * of them killed before the operation or before one of their first two
+ * sends (f = 2): every live rank completes with the root's data (oracle),
+ * none hangs. The opportunistic broadcast takes no
+ * given tree: its window assumes the interleaved binomial tree over the
+ * ring's own order, and on a rerouted tree this sweep left a live rank
+ * waiting for ever (n = 7, one excluded, victim 5 before its first send). */
+static void test_corrected_bcast_rerouted(void **state)
+{
+    (void)state;
+    static const char *const algs[] = {"corrected", "corrected-failproof"};
+    static const int ns[] = {4, 7, 12, 16, 33, 64};
+    uint64_t x = 4242;
+    unsigned long long before = runs;
+    for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
+        int n = ns[i];
+        uint8_t gone[BM] = {0}, none[BM] = {0};
+        epoch_map_t orig;
+        epoch_place(&orig, n, none);
+        for (int k = 1; k <= 4 && k < n - 2; k++) {
+            int v;
+            do {
+                x = x * 6364136223846793005ull + 1442695040888963407ull;
+                v = (int)((x >> 33) % (uint64_t)n);
+            } while (bm_get(gone, v));
+            gone[v >> 3] |= (uint8_t)(1u << (v & 7));
+            epoch_map_t e;
+            epoch_place(&e, n, gone);
+            int live[MAXN], dense[MAXN], m = 0;
+            uint8_t dead[MAXN];
+            for (int r = 0; r < n; r++) {
+                dead[r] = (uint8_t)bm_get(gone, r);
+                dense[r] = dead[r] ? -1 : m;
+                if (!dead[r])
+                    live[m++] = r;
+            }
+            assert_int_equal(m, e.m);
+            for (int rr = 0; rr < 3; rr++) {
+                int root = (int)((x >> (8 * rr)) % (uint64_t)m);
+                coll_tree_t full = {0}, t = {0};
+                assert_int_equal(
+                    coll_tree_build_placed(&full, n, dead, live[root],
+                                           COLL_TREE_REROUTE, orig.rank_at,
+                                           orig.pos_of),
+                    0);
+                assert_int_equal(coll_tree_project(&full, m, live, dense, &t),
+                                 0);
+                assert_int_equal(t.root, root);
+                for (size_t a = 0; a < sizeof(algs) / sizeof(algs[0]); a++) {
+                    const coll_op_ops_t *op = coll_op_find("bcast", algs[a]);
+                    assert_non_null(op);
+                    assert_true(op->takes_tree);
+                    simrun_result_t on =
+                        run_op_on(op, &e, root, 1, NULL, 0, &t);
+                    simrun_result_t rb =
+                        run_op_on(op, &e, root, 1, NULL, 0, NULL);
+                    if (on.stats.messages != rb.stats.messages)
+                        fail_msg("%s n %d k %d root %d: %llu messages on the "
+                                 "rerouted tree, %llu on the rebalanced one",
+                                 algs[a], n, k, root,
+                                 (unsigned long long)on.stats.messages,
+                                 (unsigned long long)rb.stats.messages);
+                    int stride = m <= 16 ? 1 : m / 8;
+                    for (int w = 0; w < m; w += stride)
+                        for (unsigned s = 1; s <= 6; s++) {
+                            simrun_fail_t f = {SIMRUN_FAIL_BEFORE_SEND, w, s, 0,
+                                               0};
+                            if (w != root)
+                                run_op_on(op, &e, root, 1, &f, 1, &t);
+                        }
+                    /* f = 2 (up to 16 survivors, the first root): every
+                     * pair of live ranks but the root, each killed before
+                     * the operation or before one of its first 2 sends. */
+                    for (int w = 0; m <= 16 && rr == 0 && w < m; w++)
+                        for (int u = w + 1; u < m; u++)
+                            for (unsigned sw = 0; sw <= 2; sw++)
+                                for (unsigned su = 0; su <= 2; su++) {
+                                    if (w == root || u == root)
+                                        continue;
+                                    simrun_fail_t two[2] = {
+                                        {sw ? SIMRUN_FAIL_BEFORE_SEND
+                                            : SIMRUN_FAIL_BEFORE_OP,
+                                         w, sw, 0, 0},
+                                        {su ? SIMRUN_FAIL_BEFORE_SEND
+                                            : SIMRUN_FAIL_BEFORE_OP,
+                                         u, su, 0, 0}};
+                                    run_op_on(op, &e, root, 2, two, 2, &t);
+                                }
+                }
+                coll_tree_free(&full);
+                coll_tree_free(&t);
+            }
+        }
+    }
+    assert_false(coll_op_find("bcast", "corrected-opportunistic")->takes_tree);
+    fprintf(stderr, "corrected broadcasts on rerouted trees: %llu runs\n",
+            runs - before);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -554,6 +676,7 @@ int main(void)
         cmocka_unit_test(test_epoch_ops),
         cmocka_unit_test(test_tree_designs),
         cmocka_unit_test(test_binomial_failures),
+        cmocka_unit_test(test_corrected_bcast_rerouted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

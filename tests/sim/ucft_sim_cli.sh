@@ -103,7 +103,8 @@ if ! grep -q "nodes,cross_node,cross_node_frac,sim_ready_us" <<<"$csv" || [ "$(t
     fails=$((fails + 1))
 fi
 # --failed / --tree-repair (docs/trees.md): bad values exit 2; the root,
-# a rank beyond N and k >= N do not fit; reroute needs a binomial tree.
+# a rank beyond N and k >= N do not fit; reroute needs a binomial tree
+# (the baselines', or the corrected broadcast's with checked correction).
 expect_exit 2 --op barrier --ranks 16 --failed FIRST:x
 expect_exit 2 --op barrier --ranks 16 --failed 1,,2
 expect_exit 2 --op barrier --ranks 16 --failed 1 --tree-repair sideways
@@ -129,6 +130,17 @@ for op in bcast reduce; do
     expect_field sim_latency_us 4.001 --op $op --alg binomial --ranks 16 --failed FIRST:8 --tree-repair reroute
     expect_field sim_latency_us 4.803 --op $op --alg binomial --ranks 16 --failed FIRST:8 --tree-repair rebalance
 done
+# The corrected broadcast (checked correction) runs on the rerouted tree
+# over the 8 survivors: every one delivers, with the rebalanced tree's
+# message count (7 tree messages, 16 corrections), the star sooner; the
+# opportunistic variant takes no rerouted tree.
+for d in reroute lookup rebalance; do
+    expect_field delivered 8 --op bcast --alg corrected --ranks 16 --failed FIRST:8 --tree-repair $d
+    expect_field messages 23 --op bcast --alg corrected --ranks 16 --failed FIRST:8 --tree-repair $d
+done
+expect_field sim_latency_us 6.003 --op bcast --alg corrected --ranks 16 --failed FIRST:8 --tree-repair reroute
+expect_field sim_latency_us 6.804 --op bcast --alg corrected --ranks 16 --failed FIRST:8 --tree-repair rebalance
+expect_exit 2 --op bcast --alg corrected-opportunistic --ranks 16 --failed 3 --tree-repair reroute
 # The rerouted tree follows the placement too (positions, as in the
 # runtime): 3 cross-node messages with interleave, 47 over plain ranks.
 expect_field cross_node 3 --op bcast --alg binomial --ranks 64 --failed 1,5,9,13,17 --nodes 4 --placement interleave --tree-repair reroute

@@ -70,8 +70,9 @@ typedef struct sim_failed_run {
     uint8_t *dead;    /* [n] */
     int *known;       /* the failed ranks, for simrun's known_dead */
     int *live;        /* [n - k]: dense index -> rank */
-    coll_tree_t tree; /* the binomial algorithms: reroute/lookup */
+    coll_tree_t tree; /* the algorithms that take one: reroute/lookup */
     int has_tree;
+    int dense_tree;    /* the tree projected onto the survivors' world */
     uint32_t *node_of; /* [m]: the survivors' nodes */
     placement_locus_t *loci;
     int *rank_at, *pos_of;
@@ -95,7 +96,18 @@ static void failed_cleanup(sim_failed_run_t *fr)
 
 static int tree_alg(const coll_op_ops_t *op)
 {
-    return op->takes_tree; /* the binomial broadcast, reduce and barrier */
+    /* The binomial broadcast, reduce and barrier; the corrected broadcasts
+     * with the checked correction. */
+    return op->takes_tree;
+}
+
+/* A corrected algorithm runs on the survivors only, as in the runtime's
+ * epoch (its correction ring must not hold the failed ranks); the
+ * fault-aware binomial baselines run on the whole world, the failed ranks
+ * dead and never heard of (cheaper at 2^16 ranks, the same messages). */
+static int dense_tree_alg(const coll_op_ops_t *op)
+{
+    return op->takes_tree && strcmp(op->alg, "binomial") != 0;
 }
 
 static ucft_status_t failed_prepare(const opts_t *o, const coll_op_ops_t *op,
@@ -131,9 +143,37 @@ static ucft_status_t failed_prepare(const opts_t *o, const coll_op_ops_t *op,
      * every algorithm on the survivors' own world, placement recomputed. */
     if (tree_alg(op) && (d == SIM_TREE_REROUTE || d == SIM_TREE_LOOKUP)) {
         fr->has_tree = 1;
+        fr->dense_tree = dense_tree_alg(op);
+        if (fr->dense_tree)
+            fr->m = n - fr->k;
     } else if (d == SIM_TREE_REBALANCE || d == SIM_TREE_FRESH) {
         fr->m = n - fr->k;
     }
+    return UCFT_OK;
+}
+
+/* The original tree over the n ranks' placement, rerouted around the
+ * failed ranks and projected onto the survivors' dense indices (as
+ * comm/repair_tree.c does for an epoch). */
+static ucft_status_t dense_tree(const opts_t *o, sim_failed_run_t *fr,
+                                const coll_map_t *orig, simrun_params_t *p)
+{
+    coll_tree_t full = {0};
+    int *dense = malloc((size_t)fr->n * sizeof(int));
+    int st = -1;
+    if (dense != NULL) {
+        for (int r = 0, i = 0; r < fr->n; r++)
+            dense[r] = fr->dead[r] ? -1 : i++;
+        if (coll_tree_build_placed(&full, fr->n, fr->dead, o->root,
+                                   COLL_TREE_REROUTE, orig ? orig->rank : NULL,
+                                   orig ? orig->pos : NULL) == 0)
+            st = coll_tree_project(&full, fr->m, fr->live, dense, &fr->tree);
+    }
+    coll_tree_free(&full);
+    free(dense);
+    if (st != 0)
+        return UCFT_ERR_NO_MEMORY;
+    p->args.tree = &fr->tree;
     return UCFT_OK;
 }
 
@@ -143,7 +183,8 @@ static ucft_status_t failed_apply(const opts_t *o, sim_failed_run_t *fr,
                                   const simnodes_t *nodes, simrun_params_t *p)
 {
     int m = fr->m;
-    if (fr->has_tree) {
+    const coll_map_t *orig = p->args.map; /* the n ranks' placement */
+    if (fr->has_tree && !fr->dense_tree) {
         const coll_map_t *map = p->args.map;
         if (coll_tree_build_placed(&fr->tree, fr->n, fr->dead, o->root,
                                    COLL_TREE_REROUTE, map ? map->rank : NULL,
@@ -174,6 +215,11 @@ static ucft_status_t failed_apply(const opts_t *o, sim_failed_run_t *fr,
     for (int i = 0; i < m; i++)
         if (fr->live[i] == o->root)
             p->root = i;
+    if (fr->dense_tree) {
+        ucft_status_t st = dense_tree(o, fr, orig, p);
+        if (st != UCFT_OK)
+            return st;
+    }
     if (o->nodes == 0)
         return UCFT_OK;
     fr->node_of = malloc((size_t)m * sizeof(uint32_t));

@@ -472,14 +472,17 @@ int ucft_sim_parse(opts_t *o, int argc, char **argv)
                                   "--fail-at, --kill-at, --fail-start or "
                                   "--kill-node");
     const coll_op_ops_t *op = coll_op_find(o->op, o->alg);
-    int tree_alg = op->takes_tree; /* binomial bcast, reduce, barrier */
+    /* The binomial broadcast, reduce and barrier; the corrected and
+     * corrected-failproof broadcasts. */
+    int tree_alg = op->takes_tree;
     if ((o->failed.design == SIM_TREE_REROUTE ||
          o->failed.design == SIM_TREE_LOOKUP) &&
         !tree_alg)
         return ucft_sim_bad("%s", "--tree-repair reroute and lookup are "
                                   "designs of the binomial trees: --op "
                                   "bcast, reduce or barrier with --alg "
-                                  "binomial");
+                                  "binomial, or --op bcast with --alg "
+                                  "corrected or corrected-failproof");
     if (o->failed.design == SIM_TREE_KEEP && tree_alg &&
         strcmp(op->op, "barrier") == 0 && o->failed.kind != SIM_FAILED_NONE)
         return ucft_sim_bad("%s", "--tree-repair keep: the baseline binomial "
