@@ -6,22 +6,26 @@
 # rebalance / fresh (--real-binomial; the runtime's designs since 28
 # November),
 # on the simulator (N = 256 and N = 2^16) and, with --real, on this machine
-# (N = 16, ucftrun, shared memory). Writes docs/data/trees_*.csv and
+# (N = 16, ucftrun, shared memory); and the corrected broadcast (checked
+# correction) under reroute / lookup / rebalance / fresh, simulated and,
+# with --real-bcast, here. Writes docs/data/trees_*.csv and
 # docs/img/trees_*.png (gnuplot, Debian gnuplot-nox).
 #
 #   tools/plot/trees.sh [BUILD_DIR] [--real ROUNDS] [--real-binomial ROUNDS]
-#                       [--no-sim] [--plot-only]
+#                       [--real-bcast ROUNDS] [--no-sim] [--plot-only]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$root/build
 real=0
 real_bin=0
+real_bc=0
 plot_only=0
 no_sim=0
 while [ $# -gt 0 ]; do
   case $1 in
     --real) real=$2; shift 2 ;;
     --real-binomial) real_bin=$2; shift 2 ;;
+    --real-bcast) real_bc=$2; shift 2 ;;
     --plot-only) plot_only=1; shift ;;
     --no-sim) no_sim=1; shift ;;
     *) build=$1; shift ;;
@@ -65,6 +69,9 @@ series() { # n nodes klist...
       for d in rebalance fresh; do
         simline "$op" corrected "$d" "$n" "$k" 1 --nodes "$nodes" --placement interleave
       done
+    done
+    for d in reroute lookup rebalance fresh; do
+      simline bcast corrected "$d" "$n" "$k" 1 --nodes "$nodes" --placement interleave
     done
   done
 }
@@ -116,6 +123,24 @@ if [ "$real_bin" -gt 0 ] && [ "$plot_only" = 0 ]; then
   done
 fi
 
+# Real: the corrected broadcast (8 bytes, root 0) under reroute, lookup,
+# rebalance and fresh (--real-bcast ROUNDS; a file of its own).
+if [ "$real_bc" -gt 0 ] && [ "$plot_only" = 0 ]; then
+  out=$data/trees_real_bcast_n16.jsonl
+  : > "$out"
+  for round in $(seq 1 "$real_bc"); do
+    for k in 0 1 2 4 8; do
+      for d in reroute lookup rebalance fresh; do
+        UCX_TLS=shm nice "$build/bin/ucftrun" -n 16 --timeout 120 \
+          "$build/bin/ucft-bench" coll --op bcast --alg corrected \
+          --iters 2000 --warmup 200 --failed "FIRST:$k" --tree-repair "$d" \
+          --json 2>/dev/null |
+          grep '^{' | sed "s/}\$/,\"round\":$round}/" >> "$out" || true
+      done
+    done
+  done
+fi
+
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 python3 - "$data" "$tmp" <<'PY'
@@ -124,7 +149,7 @@ data, tmp = sys.argv[1], sys.argv[2]
 for n in (256, 65536):
     rows = list(csv.DictReader(open("%s/trees_sim_n%d.csv" % (data, n))))
     for op, alg in (("barrier", "binomial"), ("barrier", "corrected"),
-                    ("allreduce", "corrected")):
+                    ("allreduce", "corrected"), ("bcast", "corrected")):
         for d in ("keep", "reroute", "lookup", "rebalance", "fresh"):
             sel = [r for r in rows if r["op"] == op and r["alg"] == alg
                    and r["design"] == d and r["latency_us"]]
@@ -133,7 +158,8 @@ for n in (256, 65536):
                     for r in sel:
                         f.write("%s %s\n" % (r["k"], r["latency_us"]))
 rows = []
-for name in ("trees_real_n16.jsonl", "trees_real_binomial_n16.jsonl"):
+for name in ("trees_real_n16.jsonl", "trees_real_binomial_n16.jsonl",
+             "trees_real_bcast_n16.jsonl"):
     p = "%s/%s" % (data, name)
     if os.path.exists(p):
         rows += [json.loads(l) for l in open(p) if l.startswith("{")]
@@ -142,6 +168,8 @@ if rows:
               for op in ("barrier", "allreduce")
               for d in ("keep", "rebalance", "fresh")]
     series += [("barrier", "binomial", d, "real_binomial_%s" % d)
+               for d in ("reroute", "lookup", "rebalance", "fresh")]
+    series += [("bcast", "corrected", d, "real_bcast_%s" % d)
                for d in ("reroute", "lookup", "rebalance", "fresh")]
     for op, alg, d, name in series:
         sel = [r for r in rows if r["op"] == op and r["tree_repair"] == d and
@@ -165,6 +193,7 @@ plot() { # png title xlabel series...(file:title)
     cmd+="$sep'$tmp/$file' using ${PLOT_X:-1}:2 with linespoints title '$t'"
     sep=", "
   done
+  [ -n "$cmd" ] || return 0 # no data for this plot (yet)
   gnuplot <<EOF
 set terminal pngcairo size 900,560 font ",11"
 set output '$img/$png'
@@ -193,6 +222,13 @@ plot trees_allreduce_n256.png \
   256_allreduce_corrected_keep:"keep (f = k)" \
   256_allreduce_corrected_rebalance:"rebalance (f = 1)" \
   256_allreduce_corrected_fresh:"fresh N-k (f = 1)"
+plot trees_bcast_n256.png \
+  "Corrected broadcast (checked), 256 ranks, ranks 1..k failed (simulated)" \
+  "failed ranks k" \
+  256_bcast_corrected_reroute:"reroute" \
+  256_bcast_corrected_lookup:"lookup" \
+  256_bcast_corrected_rebalance:"rebalance" \
+  256_bcast_corrected_fresh:"fresh N-k"
 PLOT_X='($1+1)' PLOT_EXTRA='set logscale xy' plot trees_n65536.png \
   "65536 ranks, ranks 1..k failed (simulated; log scales)" \
   "failed ranks k + 1" \
@@ -201,8 +237,11 @@ PLOT_X='($1+1)' PLOT_EXTRA='set logscale xy' plot trees_n65536.png \
   65536_barrier_binomial_fresh:"binomial barrier, fresh" \
   65536_allreduce_corrected_keep:"corrected allreduce, keep" \
   65536_allreduce_corrected_rebalance:"corrected allreduce, rebalance" \
-  65536_allreduce_corrected_fresh:"corrected allreduce, fresh"
-if [ -s "$data/trees_real_n16.jsonl" ] || [ -s "$data/trees_real_binomial_n16.jsonl" ]; then
+  65536_allreduce_corrected_fresh:"corrected allreduce, fresh" \
+  65536_bcast_corrected_reroute:"corrected broadcast, reroute" \
+  65536_bcast_corrected_rebalance:"corrected broadcast, rebalance"
+if [ -s "$data/trees_real_n16.jsonl" ] || [ -s "$data/trees_real_binomial_n16.jsonl" ] ||
+  [ -s "$data/trees_real_bcast_n16.jsonl" ]; then
   plot trees_real_n16.png \
     "16 ranks on this machine (2 cores, shared memory), ranks 1..k failed; min over rounds of the median" \
     "failed ranks k" \
@@ -219,5 +258,12 @@ if [ -s "$data/trees_real_n16.jsonl" ] || [ -s "$data/trees_real_binomial_n16.js
     real_binomial_lookup:"lookup (tree built once)" \
     real_binomial_rebalance:"rebalance" \
     real_binomial_fresh:"fresh (shrink)"
+  plot trees_real_bcast_n16.png \
+    "Corrected broadcast (checked), 16 ranks on this machine, ranks 1..k failed; min over rounds of the median" \
+    "failed ranks k" \
+    real_bcast_reroute:"reroute (tree built per operation)" \
+    real_bcast_lookup:"lookup (tree built once)" \
+    real_bcast_rebalance:"rebalance" \
+    real_bcast_fresh:"fresh (shrink)"
 fi
 echo "wrote $data/trees_*.csv and $img/trees_*.png"
