@@ -259,7 +259,7 @@ if [ -s "$data/trees_real_n16.jsonl" ] || [ -s "$data/trees_real_binomial_n16.js
     real_binomial_rebalance:"rebalance" \
     real_binomial_fresh:"fresh (shrink)"
   plot trees_real_bcast_n16.png \
-    "Corrected broadcast (checked), 16 ranks on this machine, ranks 1..k failed; min over rounds of the median" \
+    "Corrected broadcast (checked, 8 B), 16 ranks here, ranks 1..k failed: time per broadcast in a stream; min over rounds of the median" \
     "failed ranks k" \
     real_bcast_reroute:"reroute (tree built per operation)" \
     real_bcast_lookup:"lookup (tree built once)" \
