@@ -305,6 +305,17 @@ static void epoch_place(epoch_map_t *e, int n, const uint8_t *gone)
     e->map = (coll_map_t){.n = e->m, .rank = e->rank_at, .pos = e->pos_of};
 }
 
+/* One more member of n, drawn from *x, into `gone`. */
+static void add_victim(uint64_t *x, int n, uint8_t *gone)
+{
+    int v;
+    do {
+        *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+        v = (int)((*x >> 33) % (uint64_t)n);
+    } while (bm_get(gone, v));
+    gone[v >> 3] |= (uint8_t)(1u << (v & 7));
+}
+
 /* `op` on epoch `e` with f, `nf` deaths in `fail`, on `tree` (NULL: the
  * algorithm's own): every live rank must complete with the oracle's
  * value. */
@@ -369,14 +380,8 @@ static void test_epoch_ops(void **state)
         int n = ns[i];
         uint8_t gone[BM] = {0};
         for (int k = 0; k <= 4 && k < n - 2; k++) {
-            if (k > 0) { /* one more victim, spaced */
-                int v;
-                do {
-                    x = x * 6364136223846793005ull + 1442695040888963407ull;
-                    v = (int)((x >> 33) % (uint64_t)n);
-                } while (bm_get(gone, v));
-                gone[v >> 3] |= (uint8_t)(1u << (v & 7));
-            }
+            if (k > 0) /* one more victim, spaced */
+                add_victim(&x, n, gone);
             epoch_map_t e, fresh;
             epoch_place(&e, n, gone);
             /* A fresh communicator of the survivors: their job ranks in
@@ -589,12 +594,7 @@ static void test_corrected_bcast_rerouted(void **state)
         epoch_map_t orig;
         epoch_place(&orig, n, none);
         for (int k = 1; k <= 4 && k < n - 2; k++) {
-            int v;
-            do {
-                x = x * 6364136223846793005ull + 1442695040888963407ull;
-                v = (int)((x >> 33) % (uint64_t)n);
-            } while (bm_get(gone, v));
-            gone[v >> 3] |= (uint8_t)(1u << (v & 7));
+            add_victim(&x, n, gone);
             epoch_map_t e;
             epoch_place(&e, n, gone);
             int live[MAXN], dense[MAXN], m = 0;

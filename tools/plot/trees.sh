@@ -105,40 +105,30 @@ if [ "$real" -gt 0 ] && [ "$plot_only" = 0 ]; then
   done
 fi
 
-# Real, the paper's case: the binomial barrier under reroute, lookup,
-# rebalance and fresh (--real-binomial ROUNDS; a file of its own).
-if [ "$real_bin" -gt 0 ] && [ "$plot_only" = 0 ]; then
-  out=$data/trees_real_binomial_n16.jsonl
+# Real, one operation under reroute, lookup, rebalance and fresh (a file
+# of its own): the paper's case, the binomial barrier (--real-binomial
+# ROUNDS), and the corrected broadcast, 8 bytes from root 0 (--real-bcast
+# ROUNDS).
+real_designs() { # file rounds op alg
+  local out=$data/$1 rounds=$2 op=$3 alg=$4
   : > "$out"
-  for round in $(seq 1 "$real_bin"); do
+  for round in $(seq 1 "$rounds"); do
     for k in 0 1 2 4 8; do
       for d in reroute lookup rebalance fresh; do
         UCX_TLS=shm nice "$build/bin/ucftrun" -n 16 --timeout 120 \
-          "$build/bin/ucft-bench" coll --op barrier --alg binomial \
+          "$build/bin/ucft-bench" coll --op "$op" --alg "$alg" \
           --iters 2000 --warmup 200 --failed "FIRST:$k" --tree-repair "$d" \
           --json 2>/dev/null |
           grep '^{' | sed "s/}\$/,\"round\":$round}/" >> "$out" || true
       done
     done
   done
+}
+if [ "$plot_only" = 0 ] && [ "$real_bin" -gt 0 ]; then
+  real_designs trees_real_binomial_n16.jsonl "$real_bin" barrier binomial
 fi
-
-# Real: the corrected broadcast (8 bytes, root 0) under reroute, lookup,
-# rebalance and fresh (--real-bcast ROUNDS; a file of its own).
-if [ "$real_bc" -gt 0 ] && [ "$plot_only" = 0 ]; then
-  out=$data/trees_real_bcast_n16.jsonl
-  : > "$out"
-  for round in $(seq 1 "$real_bc"); do
-    for k in 0 1 2 4 8; do
-      for d in reroute lookup rebalance fresh; do
-        UCX_TLS=shm nice "$build/bin/ucftrun" -n 16 --timeout 120 \
-          "$build/bin/ucft-bench" coll --op bcast --alg corrected \
-          --iters 2000 --warmup 200 --failed "FIRST:$k" --tree-repair "$d" \
-          --json 2>/dev/null |
-          grep '^{' | sed "s/}\$/,\"round\":$round}/" >> "$out" || true
-      done
-    done
-  done
+if [ "$plot_only" = 0 ] && [ "$real_bc" -gt 0 ]; then
+  real_designs trees_real_bcast_n16.jsonl "$real_bc" bcast corrected
 fi
 
 tmp=$(mktemp -d)
