@@ -76,6 +76,7 @@ ucft_status_t tp_ucp__ep_get(tp_ucp_t *tp, int rank, ucp_ep_h *ep_p)
         .err_mode = UCP_ERR_HANDLING_MODE_PEER,
         .err_handler = {.cb = ep_error_cb, .arg = peer},
     };
+    peer->ep_tried = 1;
     us = ucp_ep_create(tp->worker, &ep_params, &peer->ep);
     if (addr != tp->address)
         free(addr);

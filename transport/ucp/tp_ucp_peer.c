@@ -135,7 +135,11 @@ static void probe_after(tp_ucp_t *tp, int rank, size_t arrived)
  * number); closing it by force then fails every request on it. Taken
  * only when the peer reached this worker (`heard`, or messages of it
  * kept just now): otherwise there is none, and a new endpoint to a dead
- * peer's shared memory would only make UCX log its attach errors. */
+ * peer's shared memory would only make UCX log its attach errors. And
+ * only when we never called ucp_ep_create for the peer: an endpoint of
+ * ours (closed by a fence since) was the pair of the peer's, and after a
+ * failed attempt the connection numbers no longer pair, so UCX's
+ * endpoint cannot be found (docs/transport.md, "Not covered"). */
 static void adopt_ucx_ep(tp_ucp_t *tp, int rank, size_t arrived)
 {
     ucp_ep_h ep;
@@ -143,6 +147,14 @@ static void adopt_ucx_ep(tp_ucp_t *tp, int rank, size_t arrived)
     if (peer->state != PEER_NONE || rank == tp->super.rank ||
         (!peer->heard && arrived == 0))
         return;
+    if (peer->ep_tried) {
+        ucft_debug(tp->super.log,
+                   "rank %d declared failed: an endpoint UCX made for it, "
+                   "if any, cannot be found (ours was made or tried "
+                   "before)",
+                   rank);
+        return;
+    }
     if (tp_ucp__ep_get(tp, rank, &ep) == UCFT_OK)
         ucft_debug(tp->super.log,
                    "rank %d declared failed: closing the endpoint UCX made "

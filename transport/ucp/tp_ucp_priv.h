@@ -65,6 +65,10 @@ typedef struct tp_ucp_peer {
      * our shared-memory FIFO, so its death may have blocked it (the
      * self-probe runs only then: fifo_probe.h). */
     uint8_t heard;
+    /* ucp_ep_create was called for this peer (whatever it returned): UCP
+     * then pairs no endpoint it made for the peer's connection with a
+     * later one of ours (tp_ucp_peer.c, adopt_ucx_ep). */
+    uint8_t ep_tried;
 } tp_ucp_peer_t;
 
 struct tp_ucp {
