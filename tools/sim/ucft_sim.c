@@ -185,10 +185,9 @@ static ucft_status_t failed_apply(const opts_t *o, sim_failed_run_t *fr,
     int m = fr->m;
     const coll_map_t *orig = p->args.map; /* the n ranks' placement */
     if (fr->has_tree && !fr->dense_tree) {
-        const coll_map_t *map = p->args.map;
         if (coll_tree_build_placed(&fr->tree, fr->n, fr->dead, o->root,
-                                   COLL_TREE_REROUTE, map ? map->rank : NULL,
-                                   map ? map->pos : NULL) != 0)
+                                   COLL_TREE_REROUTE, orig ? orig->rank : NULL,
+                                   orig ? orig->pos : NULL) != 0)
             return UCFT_ERR_NO_MEMORY;
         /* The tree leaves the failed ranks out: they only must not run,
          * and nobody needs to hear of them (at 2^16 ranks, k x n

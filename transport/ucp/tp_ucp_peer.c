@@ -144,8 +144,7 @@ static void adopt_ucx_ep(tp_ucp_t *tp, int rank, size_t arrived)
 {
     ucp_ep_h ep;
     tp_ucp_peer_t *peer = &tp->peers[rank];
-    if (peer->state != PEER_NONE || rank == tp->super.rank ||
-        (!peer->heard && arrived == 0))
+    if (peer->state != PEER_NONE || (!peer->heard && arrived == 0))
         return;
     if (peer->ep_tried) {
         ucft_debug(tp->super.log,
