@@ -56,10 +56,11 @@ static int parse_num(const char *s, const char *e, long min, long max,
 static ucft_status_t parse_spec(const char *s, const char *e,
                                 cm_inject_spec_t *sp, char *err, size_t errlen)
 {
-    enum { NKEYS = 7 };
-    int seen[NKEYS] = {0}; /* rank, op, call, msg, flip, flip_rate, seed */
-    static const char *const keys[NKEYS] = {"rank", "op",        "call", "msg",
-                                            "flip", "flip_rate", "seed"};
+    enum { NKEYS = 8 };
+    int seen[NKEYS] = {0}; /* rank, op, call, msg, flip, flip_rate, seed,
+                              hold */
+    static const char *const keys[NKEYS] = {
+        "rank", "op", "call", "msg", "flip", "flip_rate", "seed", "hold"};
     int spec_len = (int)(e - s);
 
     *sp = (cm_inject_spec_t){
@@ -78,7 +79,7 @@ static ucft_status_t parse_spec(const char *s, const char *e,
         if (k == NKEYS)
             return bad(err, errlen,
                        "unknown key '%.*s' in '%.*s' (keys: rank, op, call, "
-                       "msg, flip, flip_rate, seed)",
+                       "msg, flip, flip_rate, seed, hold)",
                        klen, s, spec_len, e - spec_len);
         if (eq == NULL || eq + 1 == ie)
             return bad(err, errlen, "'%s' needs a value in '%.*s'", keys[k],
@@ -127,6 +128,11 @@ static ucft_status_t parse_spec(const char *s, const char *e,
                            "[0, 1]",
                            vlen, v);
             sp->flip_rate = r;
+        } else if (k == 7) {
+            if (parse_num(v, ie, 0, 1, &num) != 0)
+                return bad(err, errlen, "hold '%.*s': expected 0 or 1", vlen,
+                           v);
+            sp->hold = (int)num;
         } else if (k == 6) {
             if (parse_num(v, ie, 0, 2000000000L, &num) != 0)
                 return bad(err, errlen, "seed '%.*s': expected 0 .. 2e9", vlen,
@@ -157,6 +163,9 @@ static ucft_status_t parse_spec(const char *s, const char *e,
     if (cm_inject_is_flip(sp) && sp->msg == 0)
         return bad(err, errlen, "'%.*s': a flip needs msg=1 or more", spec_len,
                    e - spec_len);
+    if (sp->hold && cm_inject_is_flip(sp))
+        return bad(err, errlen, "'%.*s': hold= goes with a death, not a flip",
+                   spec_len, e - spec_len);
     if (seen[6] && !seen[5])
         return bad(err, errlen, "'%.*s': seed= without flip_rate=", spec_len,
                    e - spec_len);

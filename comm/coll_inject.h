@@ -27,6 +27,11 @@
  *              1), rank and message number: the same flips on every run;
  *              may be combined with flip=B
  *   seed=S     the seed of flip_rate
+ *   hold=1     die holding slots: just before the SIGKILL, claim one slot
+ *              of the shared-memory receive FIFO of every other process
+ *              of the node this rank reaches and write none, as a process
+ *              killed inside a send does (docs/transport.md; the die
+ *              callback the runtime gives does it)
  * e.g. UCFT_INJECT='rank=3,op=allreduce,call=5,msg=2;rank=1,op=bcast',
  * UCFT_INJECT='rank=0,op=allreduce,flip=62' (silent data corruption: the
  * same filter as ucft-sim --flip, for every collective).
@@ -73,6 +78,7 @@ typedef struct cm_inject_spec {
     int flip;         /* bit to flip, -1: none */
     double flip_rate; /* 0: none */
     uint64_t seed;    /* of flip_rate */
+    int hold;         /* die holding shared-memory FIFO slots */
 } cm_inject_spec_t;
 
 /* 1 when the spec corrupts messages instead of killing the rank. */

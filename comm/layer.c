@@ -5,7 +5,11 @@
  */
 #include "comm/comm.h"
 
+#include "transport/ucp/tp_ucp.h"
+
+#include <signal.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static void layer_on_failure(void *state, int rank)
 {
@@ -25,6 +29,20 @@ static void layer_accuse(void *arg, int rank)
                "corrected collective (UCFT_CHECKSUM)",
                rank);
     rt_monitor_accuse(ctx, rank, UCFT_ERR_PROC_FAILED);
+}
+
+/* UCFT_INJECT's death (coll_inject.h), the library's one deliberate
+ * self-kill; with hold=1 the UCP backend first claims a slot of every
+ * local peer's FIFO, as a process killed inside a send does. */
+static void layer_die(void *arg, const cm_inject_spec_t *spec)
+{
+    struct ucft_context *ctx = arg;
+    if (spec->hold)
+        ucft_warn(&ctx->log,
+                  "UCFT_INJECT: holding a slot of %d shared-memory FIFOs of "
+                  "this node's other processes",
+                  tp_ucp_hold_fifo_slots());
+    kill(getpid(), SIGKILL);
 }
 
 static unsigned layer_progress(void *state)
@@ -115,7 +133,7 @@ ucft_status_t cm_layer_create(struct ucft_context *ctx)
     st = cm_inject_parse(cl->cfg.inject, &cl->inject, err, sizeof(err));
     if (st == UCFT_OK)
         st = cm_inject_setup(&cl->inject, w->rank, w->size, ctx->tp, &ctx->log,
-                             NULL, NULL, err, sizeof(err));
+                             layer_die, ctx, err, sizeof(err));
     if (st != UCFT_OK) {
         ucft_error(&ctx->log, "UCFT_INJECT='%s': %s", cl->cfg.inject, err);
         return st;

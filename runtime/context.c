@@ -258,6 +258,7 @@ ucft_status_t rt_context_open(const ucft_params_t *params, const char *jobwide,
                            .lookup_arg = &ctx->boot,
                            .keepalive_ns = ctx->cfg.keepalive_ns,
                            .probe_wait_ns = ctx->cfg.shm_probe_ns,
+                           .shm_mend = ctx->cfg.shm_mend,
                            .cut_off_cb = rt_monitor_cut_off,
                            .cut_off_arg = ctx};
     st = tp_ucp_create(&tpp, &ctx->tp);

@@ -547,6 +547,7 @@ ucft_status_t rt_monitor_init(struct ucft_context *ctx)
                          .keepalive_ns = cfg->keepalive_ns,
                          .serialized = 1,
                          .probe_wait_ns = cfg->shm_probe_ns,
+                         .shm_mend = cfg->shm_mend,
                          .cut_off_cb = rt_monitor_cut_off,
                          .cut_off_arg = ctx};
     st = tp_ucp_create(&p, &d->hb_tp);

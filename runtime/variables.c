@@ -55,8 +55,15 @@ static const ucft_config_field_t rt_fields[] = {
      "FIFOs still deliver (a process killed inside a send can block one "
      "for good, docs/transport.md): a probe from a private worker that has "
      "not arrived after this long means the rank can no longer hear its "
-     "node, and it stops (fail-stop, logged); 0: no check",
+     "node, and it stops (fail-stop, logged), unless UCFT_SHM_MEND mends "
+     "the FIFO; 0: no check",
      ucft__config_parse_time, F(shm_probe_ns), NULL},
+    {"SHM_MEND", "y",
+     "when the self-probe finds a FIFO blocked by a sender that died "
+     "between claiming a slot and writing it, write that slot with a copy "
+     "of the probe so that the messages behind it are read (logged; UCX "
+     "1.13's FIFO layout, docs/transport.md); n: stop the rank instead",
+     ucft__config_parse_bool, F(shm_mend), NULL},
     {"INIT_TIMEOUT", "60s", "bound on the wire-up exchange in ucft_init",
      ucft__config_parse_time, F(init_timeout_ns), NULL},
     {"FINALIZE_TIMEOUT", "30s",

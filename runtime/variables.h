@@ -21,6 +21,7 @@ typedef struct rt_config {
     uint64_t slice_ns;        /* time slice of ucft_init's thread (0: as is) */
     uint64_t keepalive_ns;    /* UCX keepalive interval */
     uint64_t shm_probe_ns;    /* FIFO self-probe wait (0: off) */
+    int shm_mend;             /* mend a FIFO the probe finds blocked */
     uint64_t init_timeout_ns; /* wire-up bound */
     uint64_t finalize_timeout_ns;
     uint64_t finalize_failed_ns; /* the same bound once failures are known */

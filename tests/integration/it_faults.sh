@@ -29,6 +29,9 @@
 #                  victims are the ranks it names
 #   UCFT_IT_TIMEOUT the launcher's --timeout (default 40 s)
 #   UCFT_IT_BIND   the launcher's --bind-to (default: its own, none)
+#   UCFT_IT_MENDS  at least this many "Mended" lines (a survivor mending a
+#                  shared-memory FIFO the victim blocked, UCFT_INJECT
+#                  hold=1; docs/transport.md), and none that stops a rank
 set -u
 ucftrun=$1 prog=$2 n=$3 op=$4 expect=$5 how=$6
 seed=${UCFT_IT_SEED:-$(( $(date +%s%N) % 1000000007 ))}
@@ -134,6 +137,12 @@ for ((r = 0; r < n; r++)); do
   grep -q "^it_faults: rank $r: finalize: OK" "$out" ||
     fail "survivor $r did not finalize cleanly"
 done
+if [ -n "${UCFT_IT_MENDS:-}" ]; then
+  nm=$(grep -c "receive FIFO was blocked: .* Mended" "$out")
+  [ "$nm" -ge "$UCFT_IT_MENDS" ] ||
+    fail "$nm FIFOs mended, expected at least $UCFT_IT_MENDS"
+  ! grep -q "stopping this rank" "$out" || fail "a survivor stopped itself"
+fi
 for v in "${victims[@]}"; do
   grep -q "^it_faults: rank $v: finalize" "$out" && fail "victim $v survived"
   [ "$when" = finalize ] || ! grep -q "^it_faults: rank $v:" "$out" ||

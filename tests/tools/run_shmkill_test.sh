@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # ucft-shmkill: bad options exit 2 naming the problem; a short measurement
 # kills one sender per trial and reports every trial and the total;
-# cut_off: ucft's transport, told of each death, runs its own FIFO
-# self-probe, which must call a receiver cut off exactly when the
+# claim: every victim claims a slot of the receiver's FIFO and dies without
+# writing it (ucft-shmkill --claim): every trial is cut off, the ucft
+# transport mends the FIFO, every survivor is heard again after it, and no
+# survivor's message is lost, repeated or reordered; claim_nomend: the same
+# with mending off, every trial cut off and the probe BLOCKED.
+# cut_off: ucft's transport (mending off), told of each death, runs its own
+# FIFO self-probe, which must call a receiver cut off exactly when the
 # surviving senders get nothing through (real kills on shared memory,
 # until one cut-off happens: about 1 kill in 10 with 4 KB messages
 # before control messages became active messages; none in about 550 since:
@@ -37,7 +42,7 @@ case $case_ in
     ! pgrep -f "^$tool " >/dev/null || fail "senders left running"
     ;;
   cut_off)
-    out=$(UCX_TLS=sm,self timeout 170 "$tool" --ucft --payload 4096 \
+    out=$(UCX_TLS=sm,self timeout 170 "$tool" --ucft --no-mend --payload 4096 \
           --wait 0.3 --trials 150 --until-cut --seed 11 2>&1)
     rc=$?
     grep -v "ok, self-probe arrived$" <<<"$out"
@@ -58,6 +63,28 @@ case $case_ in
       fail "the probe's verdict differs from the survivors' deliveries: $sum"
     [ "${BASH_REMATCH[1]}" = 1 ] ||
       echo "NOTE: no cut-off happened in ${BASH_REMATCH[2]} trials: the blocked case was not exercised"
+    ! pgrep -f "^$tool " >/dev/null || fail "senders left running"
+    ;;
+  claim|claim_nomend)
+    # 4 KB messages: the slots hold descriptors (copied sends), not inline
+    # data; 8 bytes: inline. Two of each.
+    mend=() want="mended"
+    [ "$case_" = claim_nomend ] && mend=(--no-mend) want="BLOCKED"
+    for payload in 8 4096; do
+      out=$(UCX_TLS=sm,self timeout 80 "$tool" --ucft "${mend[@]}" --claim \
+            --senders 3 --payload $payload --wait 0.3 --trials 2 --seed 21 2>&1)
+      rc=$?
+      echo "$out"
+      [ "$rc" -eq 0 ] || fail "exit $rc"
+      [ "$(grep -c "^trial [01]: .* -> CUT OFF, self-probe $want" <<<"$out")" -eq 2 ] ||
+        fail "$payload bytes: expected 2 trials cut off, self-probe $want"
+      grep -q "^ucft-shmkill: messages out of their sender's sequence in 0 of 2 trials$" <<<"$out" ||
+        fail "$payload bytes: a survivor's message lost, repeated or reordered"
+      if [ "$case_" = claim ]; then
+        grep -q "^ucft-shmkill: mended in 2 of 2 trials, the survivors heard again in 2 of them$" <<<"$out" ||
+          fail "$payload bytes: not mended, or the survivors not heard after it"
+      fi
+    done
     ! pgrep -f "^$tool " >/dev/null || fail "senders left running"
     ;;
   *) fail "unknown case $case_" ;;

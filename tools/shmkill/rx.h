@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
 #include <ucp/api/ucp.h>
 
@@ -33,25 +34,36 @@ struct rx {
     /* Receives what has arrived; cnt[i] counts sender i's messages. */
     void (*drain)(rx_t *rx, uint64_t *cnt, int senders);
     /* After sender `victim` was killed: the self-probe's verdict, 1 it
-     * arrived, 0 the FIFO is blocked, -1 an error. */
+     * arrived, 2 it arrived after the transport mended the FIFO, 0 the
+     * FIFO is blocked, -1 an error. */
     int (*probe)(rx_t *rx, int victim, uint64_t *cnt, int senders);
     void (*close)(rx_t *rx);
+    /* Messages that arrived out of their sender's sequence (lost,
+     * repeated or reordered): each sender numbers its messages 0, 1, ...
+     * in their first 8 bytes. */
+    uint64_t disorder;
 };
 
 rx_t *rx_raw_open(void);
-rx_t *rx_ucft_open(int senders);
+rx_t *rx_ucft_open(int senders, int mend);
 
 static inline uint64_t sender_tag(int index)
 {
     return ucft_tag_make(UCFT_TAG_CLASS_P2P, 0, (uint32_t)index + 1, 0);
 }
 
-static inline void rx_count(uint64_t tag, uint64_t *cnt, int senders)
+/* Counts a message that arrived with `tag` and starts with `msg`. */
+static inline void rx_count(rx_t *rx, uint64_t tag, const void *msg,
+                            uint64_t *cnt, int senders)
 {
     uint32_t src = ucft_tag_src(tag);
-    if (ucft_tag_class(tag) == UCFT_TAG_CLASS_P2P && src >= 1 &&
-        src <= (uint32_t)senders)
-        cnt[src - 1]++;
+    if (ucft_tag_class(tag) != UCFT_TAG_CLASS_P2P || src < 1 ||
+        src > (uint32_t)senders)
+        return;
+    uint64_t seq;
+    memcpy(&seq, msg, sizeof(seq));
+    rx->disorder += seq != cnt[src - 1];
+    cnt[src - 1]++;
 }
 
 static inline uint64_t now_ns(void)

@@ -43,7 +43,7 @@ typedef struct rx_raw {
     ucx_t u;
     ucp_address_t *addr;
     size_t alen;
-    unsigned char buf[MAX_PAYLOAD]; /* messages land here, never read */
+    unsigned char buf[MAX_PAYLOAD]; /* messages land here */
 } rx_raw_t;
 
 static void raw_address(rx_t *rx, const void **addr, size_t *len)
@@ -68,7 +68,7 @@ static void raw_drain(rx_t *rx, uint64_t *cnt, int senders)
                 ucp_worker_progress(w);
             ucp_request_free(r);
         }
-        rx_count(info.sender_tag, cnt, senders);
+        rx_count(rx, info.sender_tag, raw->buf, cnt, senders);
     }
 }
 
@@ -78,7 +78,7 @@ static int raw_probe(rx_t *rx, int victim, uint64_t *cnt, int senders)
     fifo_probe_t p;
     fifo_probe_state_t s;
     (void)victim;
-    fifo_probe_init(&p, r->u.worker, PROBE_TAG, PROBE_WAIT_NS);
+    fifo_probe_init(&p, r->u.worker, PROBE_TAG, PROBE_WAIT_NS, 0);
     if (fifo_probe_start(&p, r->u.ctx, r->addr, now_ns()) != UCS_OK)
         return -1;
     while ((s = fifo_probe_poll(&p, now_ns())) == FIFO_PROBE_WAITING)

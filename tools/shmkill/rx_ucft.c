@@ -55,7 +55,7 @@ static void tpx_drain(rx_t *rx, uint64_t *cnt, int senders)
                 tp_recv(r->tp, ucft_tag_make(UCFT_TAG_CLASS_P2P, 0, 0, 0), mask,
                         r->buf, sizeof(r->buf), &r->req);
             if (st == UCFT_OK) {
-                rx_count(r->req.tag, cnt, senders);
+                rx_count(rx, r->req.tag, r->buf, cnt, senders);
                 continue;
             }
             if (st != UCFT_INPROGRESS)
@@ -66,7 +66,7 @@ static void tpx_drain(rx_t *rx, uint64_t *cnt, int senders)
             return;
         r->posted = r->done = 0;
         if (r->req.status == UCFT_OK)
-            rx_count(r->req.tag, cnt, senders);
+            rx_count(rx, r->req.tag, r->buf, cnt, senders);
     }
 }
 
@@ -93,9 +93,12 @@ static int tpx_probe(rx_t *rx, int victim, uint64_t *cnt, int senders)
     } while ((s == FIFO_PROBE_IDLE || s == FIFO_PROBE_WAITING) &&
              now_ns() < end);
     if (s == FIFO_PROBE_ARRIVED && r->cut_off == 0)
-        return 1;
-    if (s == FIFO_PROBE_BLOCKED && r->cut_off == 1)
+        return tp_ucp_fifo_mends(r->tp) > 0 ? 2 : 1;
+    if (s == FIFO_PROBE_BLOCKED && r->cut_off == 1) {
+        fprintf(stderr, "ucft-shmkill: not mended: %s\n",
+                tp_ucp_fifo_unmended(r->tp));
         return 0;
+    }
     fprintf(stderr,
             "ucft-shmkill: the transport's self-probe is in state %d with "
             "%d cut-off report(s)%s\n",
@@ -118,7 +121,7 @@ static void tpx_close(rx_t *rx)
     free(r);
 }
 
-rx_t *rx_ucft_open(int senders)
+rx_t *rx_ucft_open(int senders, int mend)
 {
     rx_ucft_t *r = calloc(1, sizeof(*r));
     if (r == NULL)
@@ -127,6 +130,7 @@ rx_t *rx_ucft_open(int senders)
                          .size = senders + 1,
                          .lookup = no_lookup,
                          .probe_wait_ns = PROBE_WAIT_NS,
+                         .shm_mend = mend,
                          .cut_off_cb = cut_off,
                          .cut_off_arg = r};
     if (tp_ucp_create(&p, &r->tp) != UCFT_OK) {

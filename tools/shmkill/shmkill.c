@@ -19,13 +19,22 @@
  * The senders use raw UCP. The receiver does too, running the probe by
  * hand, unless --ucft: then it is a ucft UCP transport that is told of the
  * death (tp_peer_failed) and runs its own probe, whose verdict (the
- * cut-off callback) is what the trial reports. Transports come from
+ * cut-off callback) is what the trial reports. It mends a blocked FIFO
+ * (transport/ucp/mm_fifo.h) unless --no-mend; a mended trial then counts
+ * what the survivors deliver for another --wait / 2 seconds, which must
+ * not be nothing.
+ *
+ * --claim makes every kill land where it hurts: the victim, told by
+ * SIGUSR1, claims the next slot of the receiver's FIFO as a sender does,
+ * writes nothing, and SIGKILLs itself (a sender dying between claiming a
+ * slot and marking it written, every time). Transports come from
  * UCX_TLS; the UCX configuration is ucft's (tp_ucp_config_apply: shared
  * memory qualifies for peer error handling) and endpoints use
  * UCP_ERR_HANDLING_MODE_PEER, as ucft's do.
  *
  *   ucft-shmkill [--trials T] [--senders S] [--payload BYTES]
- *                [--wait SECONDS] [--seed N] [--ucft] [--until-cut]
+ *                [--wait SECONDS] [--seed N] [--ucft] [--no-mend]
+ *                [--claim] [--until-cut]
  *
  * --until-cut stops after the first cut-off trial. Prints one line per
  * trial and a summary; exit 0 after a complete measurement, 2 on bad
@@ -44,10 +53,11 @@
 #include <unistd.h>
 
 #include "tools/shmkill/rx.h"
+#include "transport/ucp/mm_fifo.h"
 
 typedef struct opts {
     int trials, senders;
-    int ucft, until_cut;
+    int ucft, until_cut, claim, no_mend;
     size_t payload;
     double wait_s;
     unsigned seed;
@@ -95,9 +105,35 @@ static int read_all(int fd, void *buf, size_t len)
     return 0;
 }
 
+static volatile sig_atomic_t claim_now;
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    claim_now = 1;
+}
+
+static int claim_one(const mm_fifo_t *f, void *arg)
+{
+    (void)arg;
+    return mm_fifo_claim(f) == 0;
+}
+
+/* --claim: a slot of the receiver's FIFO claimed and never written, then
+ * death. The FIFO may be full for a while (the receiver reads on); exit 3
+ * when no slot could be claimed in 2 s. */
+static void claim_and_die(void)
+{
+    for (uint64_t end = now_ns() + 2000000000ull; now_ns() < end;)
+        if (mm_fifo_each(getppid(), claim_one, NULL) == 1)
+            raise(SIGKILL);
+    _exit(3);
+}
+
 /* A sender: the receiver's address from the pipe, then sends for ever. */
 static void sender(int fd, int index, size_t payload)
 {
+    signal(SIGUSR1, on_usr1);
     size_t len;
     ucx_t u;
     if (read_all(fd, &len, sizeof(len)) != 0 || len > (1u << 20))
@@ -123,13 +159,44 @@ static void sender(int fd, int index, size_t payload)
         }
         if ((v & 63) == 0)
             ucp_worker_progress(u.worker);
+        if (claim_now)
+            claim_and_die();
     }
 }
 
 /* One trial; returns -1 on a setup error, else TRIAL_CUT when the
  * survivors were cut off, plus TRIAL_BLOCKED when the self-probe did not
- * come through. */
-enum { TRIAL_CUT = 1, TRIAL_BLOCKED = 2 };
+ * come through, or TRIAL_MENDED when it did after the transport mended
+ * the FIFO and the survivors' messages flowed again (TRIAL_DEAF: they
+ * did not). */
+enum {
+    TRIAL_CUT = 1,
+    TRIAL_BLOCKED = 2,
+    TRIAL_MENDED = 4,
+    TRIAL_DEAF = 8,
+    TRIAL_DISORDER = 16 /* a survivor's message lost, repeated, reordered */
+};
+
+/* Kills the victim (--claim: lets it claim a slot and die, receiving
+ * meanwhile: it may be waiting for room in the FIFO). 0, or -1 when a
+ * claiming victim ended otherwise. */
+static int kill_victim(const opts_t *o, pid_t pid, rx_t *rx, uint64_t *cnt,
+                       int n)
+{
+    if (!o->claim)
+        return kill(pid, SIGKILL);
+    int st;
+    pid_t w;
+    kill(pid, SIGUSR1);
+    while ((w = waitpid(pid, &st, WNOHANG)) == 0)
+        rx->drain(rx, cnt, n);
+    if (w != pid || !WIFSIGNALED(st) || WTERMSIG(st) != SIGKILL) {
+        fprintf(stderr, "ucft-shmkill: the victim could not claim a slot of "
+                        "the receiver's FIFO\n");
+        return -1;
+    }
+    return 0;
+}
 
 static int trial(const opts_t *o, int t)
 {
@@ -154,7 +221,7 @@ static int trial(const opts_t *o, int t)
     }
     rx_t *rx = NULL;
     if (n < o->senders ||
-        (rx = o->ucft ? rx_ucft_open(n) : rx_raw_open()) == NULL)
+        (rx = o->ucft ? rx_ucft_open(n, !o->no_mend) : rx_raw_open()) == NULL)
         goto out;
     const void *addr;
     size_t alen;
@@ -170,7 +237,8 @@ static int trial(const opts_t *o, int t)
     while (now_s() - t0 < kill_after)
         rx->drain(rx, cnt, n);
     memcpy(before, cnt, sizeof(cnt));
-    kill(pid[victim], SIGKILL);
+    if (kill_victim(o, pid[victim], rx, cnt, n) != 0)
+        goto out;
     double t1 = now_s();
     while (now_s() - t1 < o->wait_s / 2)
         rx->drain(rx, cnt, n);
@@ -183,15 +251,32 @@ static int trial(const opts_t *o, int t)
     int arrived = rx->probe(rx, victim, cnt, n);
     if (arrived < 0)
         goto out;
-    rc = (got == 0 ? TRIAL_CUT : 0) | (arrived ? 0 : TRIAL_BLOCKED);
+    uint64_t after = 0; /* from the survivors, once the FIFO was mended */
+    if (arrived == 2) {
+        memcpy(mid, cnt, sizeof(cnt));
+        for (double t2 = now_s(); now_s() - t2 < o->wait_s / 2;)
+            rx->drain(rx, cnt, n);
+        for (int i = 0; i < n; i++)
+            after += i == victim ? 0 : cnt[i] - mid[i];
+    }
+    rc = (got == 0 ? TRIAL_CUT : 0) | (arrived ? 0 : TRIAL_BLOCKED) |
+         (arrived == 2 ? (after > 0 ? TRIAL_MENDED : TRIAL_DEAF) : 0) |
+         (rx->disorder ? TRIAL_DISORDER : 0);
     printf("trial %d: sender %d killed after %.0f ms; after the kill:", t,
            victim, kill_after * 1e3);
     for (int i = 0; i < n; i++)
         printf(" %s%llu", i == victim ? "*" : "",
                (unsigned long long)(cnt[i] - before[i]));
     printf(" (second half: %llu from the others)", (unsigned long long)got);
-    printf(" -> %s, self-probe %s\n", got == 0 ? "CUT OFF" : "ok",
-           arrived ? "arrived" : "BLOCKED");
+    printf(" -> %s, self-probe %s", got == 0 ? "CUT OFF" : "ok",
+           arrived == 2 ? "mended"
+           : arrived    ? "arrived"
+                        : "BLOCKED");
+    if (arrived == 2)
+        printf(", then %llu from the others", (unsigned long long)after);
+    if (rx->disorder)
+        printf(", %llu OUT OF SEQUENCE", (unsigned long long)rx->disorder);
+    printf("\n");
     fflush(stdout);
 out:
     /* The senders go first: a receiver closing under a flood would drain
@@ -213,6 +298,7 @@ static int parse(int argc, char **argv, opts_t *o)
         {"wait", 1, NULL, 'w'},    {"seed", 1, NULL, 'r'},
         {"payload", 1, NULL, 'p'}, {"help", 0, NULL, 'h'},
         {"ucft", 0, NULL, 'u'},    {"until-cut", 0, NULL, 'c'},
+        {"claim", 0, NULL, 'k'},   {"no-mend", 0, NULL, 'n'},
         {NULL, 0, NULL, 0}};
     *o = (opts_t){.trials = 20,
                   .senders = 3,
@@ -243,10 +329,16 @@ static int parse(int argc, char **argv, opts_t *o)
         case 'c':
             o->until_cut = 1;
             continue;
+        case 'k':
+            o->claim = 1;
+            continue;
+        case 'n':
+            o->no_mend = 1;
+            continue;
         case 'h':
             printf("usage: ucft-shmkill [--trials T] [--senders S (2-%d)] "
                    "[--payload BYTES (8-%d)] [--wait SECONDS] [--seed N] "
-                   "[--ucft] [--until-cut]\n",
+                   "[--ucft] [--no-mend] [--claim] [--until-cut]\n",
                    MAX_SENDERS, MAX_PAYLOAD);
             exit(0);
         default:
@@ -277,11 +369,14 @@ int main(int argc, char **argv)
         return 2;
     srand(o.seed);
     const char *tls = getenv("UCX_TLS");
-    printf("ucft-shmkill: UCX_TLS=%s, %s receiver, %d senders, %zu-byte "
-           "messages, %d trials, %.1f s each, seed %u\n",
+    printf("ucft-shmkill: UCX_TLS=%s, %s receiver%s, %d senders, %zu-byte "
+           "messages, %d trials%s, %.1f s each, seed %u\n",
            tls ? tls : "(default)", o.ucft ? "ucft transport" : "raw UCP",
-           o.senders, o.payload, o.trials, o.wait_s, o.seed);
-    int cut = 0, blocked = 0, agree = 0, t = 0;
+           o.ucft && !o.no_mend ? " (mends)" : "", o.senders, o.payload,
+           o.trials, o.claim ? " (victims claim a slot and die)" : "", o.wait_s,
+           o.seed);
+    int cut = 0, blocked = 0, mended = 0, deaf = 0, disorder = 0, agree = 0;
+    int t = 0;
     while (t < o.trials && !(o.until_cut && cut > 0)) {
         int r = trial(&o, t++);
         if (r < 0) {
@@ -293,10 +388,20 @@ int main(int argc, char **argv)
         }
         cut += (r & TRIAL_CUT) != 0;
         blocked += (r & TRIAL_BLOCKED) != 0;
-        agree += !(r & TRIAL_CUT) == !(r & TRIAL_BLOCKED);
+        mended += (r & TRIAL_MENDED) != 0;
+        deaf += (r & TRIAL_DEAF) != 0;
+        disorder += (r & TRIAL_DISORDER) != 0;
+        agree += !(r & TRIAL_CUT) == !(r & (TRIAL_BLOCKED | TRIAL_MENDED));
     }
     printf("ucft-shmkill: survivors cut off in %d of %d trials; self-probe "
            "blocked in %d; the two agree in %d of %d\n",
            cut, t, blocked, agree, t);
+    if (o.ucft && !o.no_mend)
+        printf("ucft-shmkill: mended in %d of %d trials, the survivors "
+               "heard again in %d of them\n",
+               mended + deaf, t, mended);
+    printf("ucft-shmkill: messages out of their sender's sequence in %d of "
+           "%d trials\n",
+           disorder, t);
     return 0;
 }

@@ -4,19 +4,22 @@
  * progress or from a timer for an owner that sleeps (tp_ucp_priv.h).
  */
 #include "transport/ucp/fifo_probe.h"
+#include "transport/ucp/mm_fifo.h"
 #include "transport/ucp/tp_ucp_priv.h"
 
 #include "runtime/base/clock.h"
 
 #include <string.h>
+#include <unistd.h>
 
 void fifo_probe_init(fifo_probe_t *p, ucp_worker_h target, uint64_t tag,
-                     uint64_t wait_ns)
+                     uint64_t wait_ns, int mend)
 {
     memset(p, 0, sizeof(*p));
     p->target = target;
     p->tag = tag;
     p->wait_ns = wait_ns;
+    p->mend = mend;
 }
 
 static void ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
@@ -59,6 +62,15 @@ static void *settle(void *req)
     return NULL;
 }
 
+static void cancel_recv(fifo_probe_t *p, void **req)
+{
+    if (*req != NULL) {
+        ucp_request_cancel(p->target, *req);
+        ucp_request_free(*req);
+        *req = NULL;
+    }
+}
+
 ucs_status_t fifo_probe_start(fifo_probe_t *p, ucp_context_h ctx,
                               const ucp_address_t *target_addr, uint64_t now_ns)
 {
@@ -73,6 +85,8 @@ ucs_status_t fifo_probe_start(fifo_probe_t *p, ucp_context_h ctx,
         ucp_request_free(p->send_req);
         p->send_req = NULL;
     }
+    p->mends = 0;
+    p->why = NULL;
     ucp_request_param_t none = {.op_attr_mask = 0};
     void *r = ucp_tag_recv_nbx(p->target, &p->received, sizeof(p->received),
                                p->tag, ~(uint64_t)0, &none);
@@ -83,11 +97,7 @@ ucs_status_t fifo_probe_start(fifo_probe_t *p, ucp_context_h ctx,
     void *s =
         ucp_tag_send_nbx(p->ep, &p->payload, sizeof(p->payload), p->tag, &none);
     if (UCS_PTR_IS_ERR(s)) {
-        if (p->recv_req != NULL) {
-            ucp_request_cancel(p->target, p->recv_req);
-            ucp_request_free(p->recv_req);
-            p->recv_req = NULL;
-        }
+        cancel_recv(p, &p->recv_req);
         return UCS_PTR_STATUS(s);
     }
     p->send_req = settle(s);
@@ -99,8 +109,138 @@ ucs_status_t fifo_probe_start(fifo_probe_t *p, ucp_context_h ctx,
 
 static int arrived(fifo_probe_t *p)
 {
-    p->recv_req = settle(p->recv_req);
-    return p->recv_req == NULL;
+    int all = (p->recv_req = settle(p->recv_req)) == NULL;
+    for (int i = 0; i < p->mends; i++)
+        all &= (p->copy_req[i] = settle(p->copy_req[i])) == NULL;
+    return all;
+}
+
+/* ---- mending (mm_fifo.h) ------------------------------------------------- */
+
+/* UCP 1.13's single-fragment eager tagged message, as the probe travels:
+ * active message 2, the 8-byte tag, then the data. Checked against the
+ * probe's own slot whenever the probe is in the FIFO. */
+#define EAGER_ONLY_AM_ID 2
+#define PROBE_MSG_LEN    16
+
+typedef struct mend_scan {
+    const fifo_probe_t *p;
+    int efd;
+    mm_fifo_t fifo;
+    uint64_t stuck_at;
+    const char *why;
+} mend_scan_t;
+
+static void probe_msg(const fifo_probe_t *p, uint8_t msg[PROBE_MSG_LEN])
+{
+    memcpy(msg, &p->tag, sizeof(p->tag));
+    memcpy(msg + sizeof(p->tag), &p->payload, sizeof(p->payload));
+}
+
+/* Slot i holds this probe, in the form mending writes. */
+static int holds_probe(const fifo_probe_t *p, const mm_fifo_t *f, uint64_t i)
+{
+    const uint8_t *s = mm_fifo_slot(f, i);
+    uint8_t msg[PROBE_MSG_LEN];
+    uint16_t len;
+    probe_msg(p, msg);
+    memcpy(&len, s + 2, sizeof(len));
+    return mm_fifo_written(f, i) && (s[0] & MM_FIFO_FLAG_INLINE) &&
+           s[1] == EAGER_ONLY_AM_ID && len == PROBE_MSG_LEN &&
+           memcmp(s + MM_FIFO_DATA, msg, PROBE_MSG_LEN) == 0;
+}
+
+/* mm_fifo_each's visitor: the target worker's FIFO, and its first slot
+ * never written. When the probe was written, it must be behind that slot
+ * and look as mending would write it. */
+static int find_stuck(const mm_fifo_t *f, void *arg)
+{
+    mend_scan_t *m = arg;
+    if (!mm_fifo_of_worker(f, m->efd))
+        return 0;
+    uint64_t head = mm_fifo_head(f), tail = mm_fifo_tail(f), j = tail;
+    while (j < head && mm_fifo_written(f, j))
+        j++;
+    if (j == head) {
+        m->why = "the worker's FIFO has no slot left unwritten";
+        return 2;
+    }
+    int seen = m->p->send_req != NULL; /* not written: nothing to see */
+    for (uint64_t i = j + 1; i < head && !seen; i++)
+        seen = holds_probe(m->p, f, i);
+    if (!seen) {
+        m->why = "the probe is not where, or not as, expected in the FIFO";
+        return 2;
+    }
+    m->fifo = *f;
+    m->stuck_at = j;
+    return 1;
+}
+
+typedef struct claim_scan {
+    int efd, open;
+} claim_scan_t;
+
+static int find_open_claim(const mm_fifo_t *f, void *arg)
+{
+    claim_scan_t *c = arg;
+    if (!mm_fifo_of_worker(f, c->efd))
+        return 0;
+    uint64_t head = mm_fifo_head(f);
+    for (uint64_t j = mm_fifo_tail(f); j < head && !c->open; j++)
+        c->open = !mm_fifo_written(f, j);
+    return 1;
+}
+
+int tp_ucp__fifo_claim_open(tp_ucp_t *tp)
+{
+    claim_scan_t c = {.open = 0};
+    if (tp->probe.wait_ns == 0 || !mm_fifo_supported() ||
+        ucp_worker_get_efd(tp->worker, &c.efd) != UCS_OK)
+        return 0;
+    mm_fifo_each(getpid(), find_open_claim, &c);
+    return c.open;
+}
+
+/* A BLOCKED verdict: writes the slot that stops the FIFO with a copy of
+ * the probe and posts the receive for the copy. 1 when mended. */
+static int mend(fifo_probe_t *p, uint64_t now_ns)
+{
+    mend_scan_t m = {.p = p};
+    int found;
+    if (!p->mend)
+        p->why = "mending is off (UCFT_SHM_MEND=n)";
+    else if (p->mends == FIFO_PROBE_MENDS)
+        p->why = "too many slots left unwritten";
+    else if (!mm_fifo_supported())
+        p->why = "the FIFO layout of this UCX version is unknown to ucft";
+    else if (ucp_worker_get_efd(p->target, &m.efd) != UCS_OK)
+        p->why = "the worker has no event fd";
+    else if ((found = mm_fifo_each(getpid(), find_stuck, &m)) != 1)
+        p->why = found == 2   ? m.why
+                 : found == 0 ? "the worker's FIFO was not found"
+                              : "/proc/self/maps could not be read";
+    else {
+        ucp_request_param_t none = {.op_attr_mask = 0};
+        void *r = ucp_tag_recv_nbx(p->target, &p->copy_buf[p->mends],
+                                   sizeof(p->copy_buf[0]), p->tag, ~(uint64_t)0,
+                                   &none);
+        if (UCS_PTR_IS_ERR(r)) {
+            p->why = "the receive for the probe's copy failed";
+            return 0;
+        }
+        uint8_t msg[PROBE_MSG_LEN];
+        probe_msg(p, msg);
+        mm_fifo_write(&m.fifo, m.stuck_at, EAGER_ONLY_AM_ID, msg,
+                      PROBE_MSG_LEN);
+        p->copy_req[p->mends++] = r;
+        p->mended_slot = m.stuck_at;
+        p->start_ns = now_ns;
+        if (p->send_req == NULL)
+            p->written_ns = now_ns;
+        return 1;
+    }
+    return 0;
 }
 
 static void step(fifo_probe_t *p, uint64_t now_ns)
@@ -141,15 +281,16 @@ fifo_probe_state_t fifo_probe_poll(fifo_probe_t *p, uint64_t now_ns)
     }
     if (now_ns < fifo_probe_deadline(p))
         return p->state; /* written only now: it gets its full wait */
+    if (mend(p, now_ns))
+        return p->state; /* waits for the probe again */
     return p->state = FIFO_PROBE_BLOCKED;
 }
 
 void fifo_probe_cleanup(fifo_probe_t *p)
 {
-    if (p->recv_req != NULL) {
-        ucp_request_cancel(p->target, p->recv_req);
-        ucp_request_free(p->recv_req);
-    }
+    cancel_recv(p, &p->recv_req);
+    for (int i = 0; i < p->mends; i++)
+        cancel_recv(p, &p->copy_req[i]);
     if (p->send_req != NULL)
         ucp_request_free(p->send_req); /* UCX completes it with the ep */
     if (p->ep != NULL) {
@@ -218,7 +359,15 @@ static void probe_start(tp_ucp_t *tp, uint64_t now)
 static void probe_verdict(tp_ucp_t *tp, uint64_t now)
 {
     fifo_probe_state_t s = fifo_probe_poll(&tp->probe, now);
-    if (s == FIFO_PROBE_ARRIVED) {
+    if (s == FIFO_PROBE_ARRIVED && tp->probe.mends > 0) {
+        ucft_warn(tp->super.log,
+                  "this rank's shared-memory receive FIFO was blocked: a "
+                  "process of this node died inside a send to it, holding "
+                  "%d slot(s) it never wrote (the last: slot %llu). Mended: "
+                  "each was written with a copy of the self-probe, and the "
+                  "messages behind it were read (docs/transport.md)",
+                  tp->probe.mends, (unsigned long long)tp->probe.mended_slot);
+    } else if (s == FIFO_PROBE_ARRIVED) {
         ucft_debug(tp->super.log,
                    "shared-memory FIFO self-probe arrived after %.3f ms",
                    (double)(now - tp->probe.start_ns) / 1e6);
@@ -229,8 +378,10 @@ static void probe_verdict(tp_ucp_t *tp, uint64_t now)
                    "probe sent to it from this process did not arrive in "
                    "%.0f ms. A process of this node died (or stopped) inside "
                    "a send to it, and UCX reports nothing; no message from "
-                   "this node reaches this rank any more (docs/transport.md)",
-                   (double)(now - tp->probe.start_ns) / 1e6);
+                   "this node reaches this rank any more. Not mended: %s "
+                   "(docs/transport.md)",
+                   (double)(now - tp->probe.start_ns) / 1e6,
+                   tp->probe.why != NULL ? tp->probe.why : "no reason");
         if (tp->cut_off_cb != NULL)
             tp->cut_off_cb(tp->cut_off_arg);
     }

@@ -21,6 +21,13 @@
  * The caller progresses the target worker as usual and calls
  * fifo_probe_poll from the same thread; the final drain progresses the
  * target itself, so callbacks of the target may run inside poll.
+ *
+ * Mending (`mend` set, mm_fifo.h): instead of BLOCKED, when the probe sits
+ * in the FIFO behind a slot that was claimed and never written, that slot
+ * is written with a copy of the probe (the receiver reads one probe more,
+ * which a second receive takes) and the probe waits again, for as many
+ * such slots as it meets (up to FIFO_PROBE_MENDS). BLOCKED then means a
+ * slot could not be mended; `why` says what stopped it.
  */
 #ifndef UCFT_FIFO_PROBE_H
 #define UCFT_FIFO_PROBE_H
@@ -29,6 +36,7 @@
 #include <ucp/api/ucp.h>
 
 #define FIFO_PROBE_DRAIN 256
+#define FIFO_PROBE_MENDS 8
 
 typedef enum fifo_probe_state {
     FIFO_PROBE_IDLE = 0,
@@ -48,12 +56,19 @@ typedef struct fifo_probe {
     uint64_t start_ns, written_ns;
     uint64_t payload, received;
     fifo_probe_state_t state;
+    int mend;                         /* mend a blocked FIFO (mm_fifo.h) */
+    int mends;                        /* slots this probe mended */
+    uint64_t mended_slot;             /* the last one's index */
+    const char *why;                  /* why a BLOCKED FIFO was not mended */
+    void *copy_req[FIFO_PROBE_MENDS]; /* receives of the probe's copies */
+    uint64_t copy_buf[FIFO_PROBE_MENDS];
 } fifo_probe_t;
 
 /* Sets up an idle probe of `target` (nothing is created yet). `tag` must
- * match no other receive on the target (full-mask match). */
+ * match no other receive on the target (full-mask match). `mend`: mend a
+ * blocked FIFO (above). */
 void fifo_probe_init(fifo_probe_t *p, ucp_worker_h target, uint64_t tag,
-                     uint64_t wait_ns);
+                     uint64_t wait_ns, int mend);
 
 /* Sends one probe from a private worker of `ctx` to `target_addr` (the
  * target's address) and posts its receive. A probe still waiting is left

@@ -37,7 +37,10 @@ typedef struct tp_ucp_params {
      * this worker's shared-memory FIFO still delivers, waiting this long
      * for the probe. 0, or shared memory off in UCX_TLS: never probe. */
     uint64_t probe_wait_ns;
-    /* Called from progress when the probe finds the FIFO blocked: this
+    /* Mend a blocked FIFO (fifo_probe.h) instead of reporting it. */
+    int shm_mend;
+    /* Called from progress when the probe finds the FIFO blocked (and
+     * could not mend it): this
      * worker will never again receive from another process of its node.
      * NULL: the error is only logged. */
     void (*cut_off_cb)(void *arg);
@@ -45,5 +48,12 @@ typedef struct tp_ucp_params {
 } tp_ucp_params_t;
 
 ucft_status_t tp_ucp_create(const tp_ucp_params_t *params, tp_t **tp_p);
+
+/* Fault injection (UCFT_INJECT hold=1, docs/launcher.md): claims one slot
+ * of the shared-memory receive FIFO of every other process mapped into
+ * this one, and writes none, as a process killed between claiming a slot
+ * and writing it does (docs/transport.md). The caller dies next. Returns
+ * the number of FIFOs held (a full one is retried for up to 1 s). */
+int tp_ucp_hold_fifo_slots(void);
 
 #endif

@@ -267,7 +267,7 @@ ucft_status_t tp_ucp_create(const tp_ucp_params_t *params, tp_t **tp_p)
     fifo_probe_init(
         &tp->probe, tp->worker,
         ucft_tag_make(UCFT_TAG_CLASS_PROBE, 0, (uint32_t)params->rank, 0),
-        shm_enabled() ? params->probe_wait_ns : 0);
+        shm_enabled() ? params->probe_wait_ns : 0, params->shm_mend);
     tp->probe_timer.cb = tp_ucp__probe_timer_cb;
     tp->probe_timer.arg = tp;
     tp->cut_off_cb = params->cut_off_cb;

@@ -3,7 +3,10 @@
  * tp_ucp_create.c, with its other user).
  */
 #include "transport/ucp/tp_ucp_diag.h"
+#include "transport/ucp/mm_fifo.h"
 #include "transport/ucp/tp_ucp_priv.h"
+
+#include "runtime/base/clock.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +29,50 @@ int tp_ucp_fifo_probe_pending(tp_t *t)
 {
     const tp_ucp_t *tp = TP(t);
     return tp->probe_due != 0 || tp->probe.state == FIFO_PROBE_WAITING;
+}
+
+#define HOLD_MAX 256
+
+typedef struct hold {
+    const uint8_t *held[HOLD_MAX]; /* the FIFOs claimed in */
+    int n, full;
+} hold_t;
+
+static int hold_one(const mm_fifo_t *f, void *arg)
+{
+    hold_t *h = arg;
+    for (int i = 0; i < h->n; i++)
+        if (h->held[i] == f->ctl)
+            return 0;
+    if (h->n < HOLD_MAX && mm_fifo_claim(f) == 0)
+        h->held[h->n++] = f->ctl;
+    else
+        h->full++;
+    return 0; /* every FIFO */
+}
+
+int tp_ucp_hold_fifo_slots(void)
+{
+    if (!mm_fifo_supported())
+        return 0;
+    hold_t h = {.n = 0};
+    /* A full FIFO: its receiver reads on; claim again. */
+    uint64_t end = ucft_clock_now_ns() + UCFT_NSEC_PER_SEC;
+    do {
+        h.full = 0;
+        mm_fifo_each(0, hold_one, &h);
+    } while (h.full > 0 && ucft_clock_now_ns() < end);
+    return h.n;
+}
+
+int tp_ucp_fifo_mends(tp_t *t)
+{
+    return TP(t)->probe.mends;
+}
+
+const char *tp_ucp_fifo_unmended(tp_t *t)
+{
+    return TP(t)->probe.why;
 }
 
 void tp_ucp_peer_transport(tp_t *t, int rank, char *buf, size_t len)

@@ -28,6 +28,10 @@ fifo_probe_state_t tp_ucp_fifo_state(tp_t *tp);
 /* 1 while a self-probe is due or waiting for its verdict; 0 after a
  * failure of a peer that never wrote to this worker (no probe). */
 int tp_ucp_fifo_probe_pending(tp_t *tp);
+/* Slots the last self-probe mended (fifo_probe.h); why it did not mend a
+ * blocked FIFO (NULL: it did not try). */
+int tp_ucp_fifo_mends(tp_t *tp);
+const char *tp_ucp_fifo_unmended(tp_t *tp);
 
 /* Name of the UCX transport(s) used to reach `rank` ("sysv/memory",
  * "tcp/lo", ...), or "" when not connected; for diagnostics and benches. */

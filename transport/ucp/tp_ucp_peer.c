@@ -105,9 +105,10 @@ static size_t keep_unexpected(tp_ucp_t *tp, int rank)
 }
 
 /* The self-probe after `rank` died or was fenced, when it ever wrote to
- * this worker: a sender that never did cannot have blocked our FIFO
- * mid-send (except inside its very first message, a window of
- * microseconds, not covered). On a node of N ranks a death used to make
+ * this worker, or when this worker's FIFO holds a slot claimed and not
+ * yet written (a sender that never wrote to us may have died inside its
+ * very first message; tp_ucp__fifo_claim_open). On a node of N ranks a
+ * death used to make
  * every survivor create a private worker at once, twice (the data and the
  * heartbeat worker): 2N worker creations competing for the cores, the
  * longest stall a survivor saw after a kill (about 100 ms at N = 32 and
@@ -115,11 +116,12 @@ static size_t keep_unexpected(tp_ucp_t *tp, int rank)
  * to probe. */
 static void probe_after(tp_ucp_t *tp, int rank, size_t arrived)
 {
-    if (tp->peers[rank].heard || arrived > 0)
+    if (tp->peers[rank].heard || arrived > 0 || tp_ucp__fifo_claim_open(tp))
         tp_ucp__probe_fifo(tp);
     else
         ucft_debug(tp->super.log,
-                   "rank %d never wrote to this worker: no FIFO self-probe",
+                   "rank %d never wrote to this worker and no slot of its "
+                   "FIFO is claimed unwritten: no FIFO self-probe",
                    rank);
 }
 

@@ -221,6 +221,10 @@ void tp_ucp__ctrl_cleanup(tp_ucp_t *tp);
 
 /* A peer died: schedules a probe of this worker's FIFO. */
 void tp_ucp__probe_fifo(tp_ucp_t *tp);
+/* This worker's shared-memory FIFO has a slot claimed by a sender and not
+ * written (now: a live sender is inside a send, or a dead one died
+ * there); 0 as well when the FIFO cannot be read (mm_fifo.h). */
+int tp_ucp__fifo_claim_open(tp_ucp_t *tp);
 /* From progress and the probe's timer: a verdict, a start, the timer. */
 void tp_ucp__probe_tick(tp_ucp_t *tp);
 /* The probe timer's callback (arg: the tp_ucp_t). */
