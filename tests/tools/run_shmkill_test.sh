@@ -5,7 +5,9 @@
 # writing it (ucft-shmkill --claim): every trial is cut off, the ucft
 # transport mends the FIFO, every survivor is heard again after it, and no
 # survivor's message is lost, repeated or reordered; claim_nomend: the same
-# with mending off, every trial cut off and the probe BLOCKED.
+# with mending off, every trial cut off and the probe BLOCKED;
+# claim_stopped: the same with another sender SIGSTOPped first (it may be
+# the one inside a send): not mended, the probe BLOCKED, naming it.
 # cut_off: ucft's transport (mending off), told of each death, runs its own
 # FIFO self-probe, which must call a receiver cut off exactly when the
 # surviving senders get nothing through (real kills on shared memory,
@@ -85,6 +87,18 @@ case $case_ in
           fail "$payload bytes: not mended, or the survivors not heard after it"
       fi
     done
+    ! pgrep -f "^$tool " >/dev/null || fail "senders left running"
+    ;;
+  claim_stopped)
+    out=$(UCX_TLS=sm,self timeout 80 "$tool" --ucft --claim --stop-other \
+          --senders 3 --wait 0.3 --trials 2 --seed 23 2>&1)
+    rc=$?
+    echo "$out"
+    [ "$rc" -eq 0 ] || fail "exit $rc"
+    [ "$(grep -c "^trial [01]: .* -> CUT OFF, self-probe BLOCKED$" <<<"$out")" -eq 2 ] ||
+      fail "expected 2 trials cut off and not mended"
+    [ "$(grep -c "^ucft-shmkill: not mended: process [0-9]*, which maps the FIFO, is stopped" <<<"$out")" -eq 2 ] ||
+      fail "expected the stopped sender named twice"
     ! pgrep -f "^$tool " >/dev/null || fail "senders left running"
     ;;
   *) fail "unknown case $case_" ;;

@@ -27,14 +27,17 @@
  * --claim makes every kill land where it hurts: the victim, told by
  * SIGUSR1, claims the next slot of the receiver's FIFO as a sender does,
  * writes nothing, and SIGKILLs itself (a sender dying between claiming a
- * slot and marking it written, every time). Transports come from
+ * slot and marking it written, every time). --stop-other also SIGSTOPs
+ * another sender just before: a stopped process that maps the FIFO may be
+ * the one inside a send, so the transport must not mend it (the probe
+ * ends BLOCKED, naming it). Transports come from
  * UCX_TLS; the UCX configuration is ucft's (tp_ucp_config_apply: shared
  * memory qualifies for peer error handling) and endpoints use
  * UCP_ERR_HANDLING_MODE_PEER, as ucft's do.
  *
  *   ucft-shmkill [--trials T] [--senders S] [--payload BYTES]
  *                [--wait SECONDS] [--seed N] [--ucft] [--no-mend]
- *                [--claim] [--until-cut]
+ *                [--claim [--stop-other]] [--until-cut]
  *
  * --until-cut stops after the first cut-off trial. Prints one line per
  * trial and a summary; exit 0 after a complete measurement, 2 on bad
@@ -57,7 +60,7 @@
 
 typedef struct opts {
     int trials, senders;
-    int ucft, until_cut, claim, no_mend;
+    int ucft, until_cut, claim, no_mend, stop_other;
     size_t payload;
     double wait_s;
     unsigned seed;
@@ -233,10 +236,14 @@ static int trial(const opts_t *o, int t)
     uint64_t cnt[MAX_SENDERS] = {0}, before[MAX_SENDERS], mid[MAX_SENDERS];
     double kill_after = 0.05 + (double)(rand() % 100) * 1e-3;
     int victim = rand() % n;
+    int other = (victim + 1) % n; /* --stop-other: once it has sent */
     double t0 = now_s();
-    while (now_s() - t0 < kill_after)
+    while (now_s() - t0 < kill_after ||
+           (o->stop_other && cnt[other] == 0 && now_s() - t0 < 5))
         rx->drain(rx, cnt, n);
     memcpy(before, cnt, sizeof(cnt));
+    if (o->stop_other)
+        kill(pid[other], SIGSTOP);
     if (kill_victim(o, pid[victim], rx, cnt, n) != 0)
         goto out;
     double t1 = now_s();
@@ -294,12 +301,12 @@ out:
 static int parse(int argc, char **argv, opts_t *o)
 {
     static const struct option lo[] = {
-        {"trials", 1, NULL, 't'},  {"senders", 1, NULL, 's'},
-        {"wait", 1, NULL, 'w'},    {"seed", 1, NULL, 'r'},
-        {"payload", 1, NULL, 'p'}, {"help", 0, NULL, 'h'},
-        {"ucft", 0, NULL, 'u'},    {"until-cut", 0, NULL, 'c'},
-        {"claim", 0, NULL, 'k'},   {"no-mend", 0, NULL, 'n'},
-        {NULL, 0, NULL, 0}};
+        {"trials", 1, NULL, 't'},     {"senders", 1, NULL, 's'},
+        {"wait", 1, NULL, 'w'},       {"seed", 1, NULL, 'r'},
+        {"payload", 1, NULL, 'p'},    {"help", 0, NULL, 'h'},
+        {"ucft", 0, NULL, 'u'},       {"until-cut", 0, NULL, 'c'},
+        {"claim", 0, NULL, 'k'},      {"no-mend", 0, NULL, 'n'},
+        {"stop-other", 0, NULL, 'o'}, {NULL, 0, NULL, 0}};
     *o = (opts_t){.trials = 20,
                   .senders = 3,
                   .payload = 8,
@@ -335,10 +342,14 @@ static int parse(int argc, char **argv, opts_t *o)
         case 'n':
             o->no_mend = 1;
             continue;
+        case 'o':
+            o->stop_other = 1;
+            continue;
         case 'h':
             printf("usage: ucft-shmkill [--trials T] [--senders S (2-%d)] "
                    "[--payload BYTES (8-%d)] [--wait SECONDS] [--seed N] "
-                   "[--ucft] [--no-mend] [--claim] [--until-cut]\n",
+                   "[--ucft] [--no-mend] [--claim [--stop-other]] "
+                   "[--until-cut]\n",
                    MAX_SENDERS, MAX_PAYLOAD);
             exit(0);
         default:
@@ -348,6 +359,10 @@ static int parse(int argc, char **argv, opts_t *o)
             fprintf(stderr, "ucft-shmkill: bad value '%s'\n", optarg);
             return -1;
         }
+    }
+    if (o->stop_other && !o->claim) {
+        fprintf(stderr, "ucft-shmkill: --stop-other needs --claim\n");
+        return -1;
     }
     if (optind < argc || o->trials < 1 || o->senders < 2 || o->payload < 8 ||
         o->payload > MAX_PAYLOAD || o->senders > MAX_SENDERS ||

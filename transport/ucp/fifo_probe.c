@@ -9,6 +9,7 @@
 
 #include "runtime/base/clock.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -87,6 +88,7 @@ ucs_status_t fifo_probe_start(fifo_probe_t *p, ucp_context_h ctx,
     }
     p->mends = 0;
     p->why = NULL;
+    p->recheck_ns = p->stopped_since = 0;
     ucp_request_param_t none = {.op_attr_mask = 0};
     void *r = ucp_tag_recv_nbx(p->target, &p->received, sizeof(p->received),
                                p->tag, ~(uint64_t)0, &none);
@@ -163,7 +165,7 @@ static int find_stuck(const mm_fifo_t *f, void *arg)
         j++;
     if (j == head) {
         m->why = "the worker's FIFO has no slot left unwritten";
-        return 2;
+        return 3;
     }
     int seen = m->p->send_req != NULL; /* not written: nothing to see */
     for (uint64_t i = j + 1; i < head && !seen; i++)
@@ -202,12 +204,38 @@ int tp_ucp__fifo_claim_open(tp_ucp_t *tp)
     return c.open;
 }
 
+/* Whether the stuck slot may be written now (fifo_quiet.h): 1 yes, 2 look
+ * again at recheck_ns, 0 never (why set). */
+static int senders_quiet(fifo_probe_t *p, const mm_fifo_t *f, uint64_t now_ns)
+{
+    pid_t who = 0;
+    fifo_quiet_verdict_t q = fifo_quiet_look(&p->quiet, f->dev, f->inode, &who);
+    if (q == FIFO_QUIET) {
+        p->recheck_ns = p->stopped_since = 0;
+        return 1;
+    }
+    if (q == FIFO_QUIET_STOPPED && p->stopped_since == 0)
+        p->stopped_since = now_ns;
+    if (q == FIFO_QUIET_STOPPED &&
+        now_ns - p->stopped_since >= 4 * p->wait_ns) {
+        snprintf(p->why_buf, sizeof(p->why_buf),
+                 "process %d, which maps the FIFO, is stopped and may be the "
+                 "sender that holds the slot",
+                 (int)who);
+        p->why = p->why_buf;
+        return 0;
+    }
+    p->recheck_ns = now_ns + FIFO_PROBE_RECHECK_NS;
+    return 2;
+}
+
 /* A BLOCKED verdict: writes the slot that stops the FIFO with a copy of
- * the probe and posts the receive for the copy. 1 when mended. */
+ * the probe and posts the receive for the copy. 1 when mended, 2 when it
+ * looks again at recheck_ns, 0 when it cannot. */
 static int mend(fifo_probe_t *p, uint64_t now_ns)
 {
     mend_scan_t m = {.p = p};
-    int found;
+    int found, quiet = 0;
     if (!p->mend)
         p->why = "mending is off (UCFT_SHM_MEND=n)";
     else if (p->mends == FIFO_PROBE_MENDS)
@@ -216,10 +244,15 @@ static int mend(fifo_probe_t *p, uint64_t now_ns)
         p->why = "the FIFO layout of this UCX version is unknown to ucft";
     else if (ucp_worker_get_efd(p->target, &m.efd) != UCS_OK)
         p->why = "the worker has no event fd";
-    else if ((found = mm_fifo_each(getpid(), find_stuck, &m)) != 1)
-        p->why = found == 2   ? m.why
+    else if ((found = mm_fifo_each(getpid(), find_stuck, &m)) == 3 &&
+             p->recheck_ns != 0)
+        return 2; /* written meanwhile: the probe comes through */
+    else if (found != 1)
+        p->why = found >= 2   ? m.why
                  : found == 0 ? "the worker's FIFO was not found"
                               : "/proc/self/maps could not be read";
+    else if ((quiet = senders_quiet(p, &m.fifo, now_ns)) != 1)
+        return quiet;
     else {
         ucp_request_param_t none = {.op_attr_mask = 0};
         void *r = ucp_tag_recv_nbx(p->target, &p->copy_buf[p->mends],
@@ -257,6 +290,8 @@ uint64_t fifo_probe_deadline(const fifo_probe_t *p)
 {
     if (p->state != FIFO_PROBE_WAITING)
         return UINT64_MAX;
+    if (p->recheck_ns != 0)
+        return p->recheck_ns;
     if (p->send_req == NULL)
         return p->written_ns + p->wait_ns;
     return p->start_ns + 4 * p->wait_ns;
@@ -281,8 +316,8 @@ fifo_probe_state_t fifo_probe_poll(fifo_probe_t *p, uint64_t now_ns)
     }
     if (now_ns < fifo_probe_deadline(p))
         return p->state; /* written only now: it gets its full wait */
-    if (mend(p, now_ns))
-        return p->state; /* waits for the probe again */
+    if (mend(p, now_ns) != 0)
+        return p->state; /* mended, or looks again: waits */
     return p->state = FIFO_PROBE_BLOCKED;
 }
 

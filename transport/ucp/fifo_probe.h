@@ -26,17 +26,23 @@
  * in the FIFO behind a slot that was claimed and never written, that slot
  * is written with a copy of the probe (the receiver reads one probe more,
  * which a second receive takes) and the probe waits again, for as many
- * such slots as it meets (up to FIFO_PROBE_MENDS). BLOCKED then means a
- * slot could not be mended; `why` says what stopped it.
+ * such slots as it meets (up to FIFO_PROBE_MENDS). Only once no other
+ * process that maps the FIFO can still be inside a send (fifo_quiet.h):
+ * until then the verdict waits, looking again every FIFO_PROBE_RECHECK_NS,
+ * and for at most 4 * `wait_ns` while a stopped process maps it. BLOCKED
+ * then means a slot could not be mended; `why` says what stopped it.
  */
 #ifndef UCFT_FIFO_PROBE_H
 #define UCFT_FIFO_PROBE_H
 
+#include "transport/ucp/fifo_quiet.h"
+
 #include <stdint.h>
 #include <ucp/api/ucp.h>
 
-#define FIFO_PROBE_DRAIN 256
-#define FIFO_PROBE_MENDS 8
+#define FIFO_PROBE_DRAIN      256
+#define FIFO_PROBE_MENDS      8
+#define FIFO_PROBE_RECHECK_NS 10000000ull
 
 typedef enum fifo_probe_state {
     FIFO_PROBE_IDLE = 0,
@@ -56,10 +62,14 @@ typedef struct fifo_probe {
     uint64_t start_ns, written_ns;
     uint64_t payload, received;
     fifo_probe_state_t state;
-    int mend;                         /* mend a blocked FIFO (mm_fifo.h) */
-    int mends;                        /* slots this probe mended */
-    uint64_t mended_slot;             /* the last one's index */
-    const char *why;                  /* why a BLOCKED FIFO was not mended */
+    int mend;             /* mend a blocked FIFO (mm_fifo.h) */
+    int mends;            /* slots this probe mended */
+    uint64_t mended_slot; /* the last one's index */
+    const char *why;      /* why a BLOCKED FIFO was not mended */
+    char why_buf[128];
+    uint64_t recheck_ns;    /* mending waits for quiet senders until then */
+    uint64_t stopped_since; /* ... and for a stopped one since then */
+    fifo_quiet_t quiet;
     void *copy_req[FIFO_PROBE_MENDS]; /* receives of the probe's copies */
     uint64_t copy_buf[FIFO_PROBE_MENDS];
 } fifo_probe_t;

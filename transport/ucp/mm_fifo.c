@@ -127,7 +127,7 @@ int mm_fifo_claim(const mm_fifo_t *f)
 
 /* The mapping [lo, hi) with path `path` as a FIFO of `owner`, or 0. */
 static int recognise(uintptr_t lo, uintptr_t hi, const char *path, pid_t owner,
-                     mm_fifo_t *f)
+                     mm_fifo_t *f, const char *dev, unsigned long inode)
 {
     const char *tl = strstr(path, "SYSV") != NULL ? "SYSV" : "POSIX";
     unsigned size = config_value(tl, "FIFO_SIZE", DEFAULT_SIZE);
@@ -138,7 +138,9 @@ static int recognise(uintptr_t lo, uintptr_t hi, const char *path, pid_t owner,
     *f = (mm_fifo_t){.ctl = (uint8_t *)lo,
                      .map_len = hi - lo,
                      .size = size,
-                     .elem_size = elem};
+                     .elem_size = elem,
+                     .inode = inode};
+    snprintf(f->dev, sizeof(f->dev), "%s", dev);
     while ((1u << f->shift) < size)
         f->shift++;
     pid_t pid;
@@ -157,15 +159,15 @@ int mm_fifo_each(pid_t owner, int (*visit)(const mm_fifo_t *f, void *arg),
     char line[512];
     int r = 0;
     while (r == 0 && fgets(line, sizeof(line), maps) != NULL) {
-        unsigned long lo, hi;
-        char perms[5];
+        unsigned long lo, hi, inode;
+        char perms[5], dev[16];
         int path_at = 0;
-        if (sscanf(line, "%lx-%lx %4s %*s %*s %*s %n", &lo, &hi, perms,
-                   &path_at) < 3 ||
+        if (sscanf(line, "%lx-%lx %4s %*s %15s %lu %n", &lo, &hi, perms, dev,
+                   &inode, &path_at) < 5 ||
             strcmp(perms, "rw-s") != 0 || path_at == 0)
             continue;
         mm_fifo_t f;
-        if (recognise(lo, hi, line + path_at, owner, &f))
+        if (recognise(lo, hi, line + path_at, owner, &f, dev, inode))
             r = visit(&f, arg);
     }
     fclose(maps);

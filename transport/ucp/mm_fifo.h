@@ -39,6 +39,8 @@ typedef struct mm_fifo {
     unsigned size;      /* slots (a power of two) */
     unsigned elem_size; /* bytes per slot */
     unsigned shift;     /* log2(size) */
+    char dev[16];       /* the segment: device ("MAJ:MIN") and inode */
+    unsigned long inode;
 } mm_fifo_t;
 
 /* The UCX this process runs is the one whose layout this file knows. */
