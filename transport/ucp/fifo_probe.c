@@ -88,7 +88,7 @@ ucs_status_t fifo_probe_start(fifo_probe_t *p, ucp_context_h ctx,
     }
     p->mends = 0;
     p->why = NULL;
-    p->recheck_ns = p->stopped_since = 0;
+    p->recheck_ns = p->quiet_since = 0;
     ucp_request_param_t none = {.op_attr_mask = 0};
     void *r = ucp_tag_recv_nbx(p->target, &p->received, sizeof(p->received),
                                p->tag, ~(uint64_t)0, &none);
@@ -205,24 +205,25 @@ int tp_ucp__fifo_claim_open(tp_ucp_t *tp)
 }
 
 /* Whether the stuck slot may be written now (fifo_quiet.h): 1 yes, 2 look
- * again at recheck_ns, 0 never (why set). */
+ * again at recheck_ns, 0 never (why set: still not after 4 * wait_ns). */
 static int senders_quiet(fifo_probe_t *p, const mm_fifo_t *f, uint64_t now_ns)
 {
     pid_t who = 0;
     fifo_quiet_verdict_t q = fifo_quiet_look(&p->quiet, f->dev, f->inode, &who);
     if (q == FIFO_QUIET) {
-        p->recheck_ns = p->stopped_since = 0;
+        p->recheck_ns = p->quiet_since = 0;
         return 1;
     }
-    if (q == FIFO_QUIET_STOPPED && p->stopped_since == 0)
-        p->stopped_since = now_ns;
-    if (q == FIFO_QUIET_STOPPED &&
-        now_ns - p->stopped_since >= 4 * p->wait_ns) {
+    if (p->quiet_since == 0)
+        p->quiet_since = now_ns;
+    if (now_ns - p->quiet_since >= 4 * p->wait_ns) {
         snprintf(p->why_buf, sizeof(p->why_buf),
-                 "process %d, which maps the FIFO, is stopped and may be the "
-                 "sender that holds the slot",
-                 (int)who);
+                 "process %d, which maps the FIFO, %s and may be the sender "
+                 "that holds the slot",
+                 (int)who,
+                 q == FIFO_QUIET_STOPPED ? "is stopped" : "did not run");
         p->why = p->why_buf;
+        p->recheck_ns = 0;
         return 0;
     }
     p->recheck_ns = now_ns + FIFO_PROBE_RECHECK_NS;

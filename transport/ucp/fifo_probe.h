@@ -29,7 +29,7 @@
  * such slots as it meets (up to FIFO_PROBE_MENDS). Only once no other
  * process that maps the FIFO can still be inside a send (fifo_quiet.h):
  * until then the verdict waits, looking again every FIFO_PROBE_RECHECK_NS,
- * and for at most 4 * `wait_ns` while a stopped process maps it. BLOCKED
+ * for at most 4 * `wait_ns` (a stopped process that maps it). BLOCKED
  * then means a slot could not be mended; `why` says what stopped it.
  */
 #ifndef UCFT_FIFO_PROBE_H
@@ -67,8 +67,8 @@ typedef struct fifo_probe {
     uint64_t mended_slot; /* the last one's index */
     const char *why;      /* why a BLOCKED FIFO was not mended */
     char why_buf[128];
-    uint64_t recheck_ns;    /* mending waits for quiet senders until then */
-    uint64_t stopped_since; /* ... and for a stopped one since then */
+    uint64_t recheck_ns;  /* mending waits for quiet senders until then */
+    uint64_t quiet_since; /* ... which it has waited for since then */
     fifo_quiet_t quiet;
     void *copy_req[FIFO_PROBE_MENDS]; /* receives of the probe's copies */
     uint64_t copy_buf[FIFO_PROBE_MENDS];

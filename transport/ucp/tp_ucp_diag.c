@@ -34,35 +34,39 @@ int tp_ucp_fifo_probe_pending(tp_t *t)
 #define HOLD_MAX 256
 
 typedef struct hold {
-    const uint8_t *held[HOLD_MAX]; /* the FIFOs claimed in */
-    int n, full;
+    mm_fifo_t fifo[HOLD_MAX];
+    int n;
 } hold_t;
 
-static int hold_one(const mm_fifo_t *f, void *arg)
+static int hold_add(const mm_fifo_t *f, void *arg)
 {
     hold_t *h = arg;
-    for (int i = 0; i < h->n; i++)
-        if (h->held[i] == f->ctl)
-            return 0;
-    if (h->n < HOLD_MAX && mm_fifo_claim(f) == 0)
-        h->held[h->n++] = f->ctl;
-    else
-        h->full++;
+    if (h->n < HOLD_MAX)
+        h->fifo[h->n++] = *f;
     return 0; /* every FIFO */
 }
 
 int tp_ucp_hold_fifo_slots(void)
 {
-    if (!mm_fifo_supported())
+    hold_t *h = calloc(1, sizeof(*h));
+    if (h == NULL || !mm_fifo_supported()) {
+        free(h);
         return 0;
-    hold_t h = {.n = 0};
-    /* A full FIFO: its receiver reads on; claim again. */
+    }
+    mm_fifo_each(0, hold_add, h);
+    /* A full FIFO: its receiver reads on; claim as senders do, as soon
+     * as there is room, for up to 1 s in all. */
+    int held = 0, left = h->n;
     uint64_t end = ucft_clock_now_ns() + UCFT_NSEC_PER_SEC;
-    do {
-        h.full = 0;
-        mm_fifo_each(0, hold_one, &h);
-    } while (h.full > 0 && ucft_clock_now_ns() < end);
-    return h.n;
+    while (left > 0 && ucft_clock_now_ns() < end)
+        for (int i = 0; i < h->n; i++)
+            if (h->fifo[i].ctl != NULL && mm_fifo_claim(&h->fifo[i]) == 0) {
+                h->fifo[i].ctl = NULL;
+                held++;
+                left--;
+            }
+    free(h);
+    return held;
 }
 
 int tp_ucp_fifo_mends(tp_t *t)
