@@ -176,7 +176,9 @@
  *     would contradict every survivor's view. (b) The shared-memory FIFO
  *     self-probe (UCFT_SHM_PROBE, run after a failure) finds that this rank can
  *     no longer receive from the ranks of its node (a process killed inside a
- *     send to it blocked the FIFO; docs/transport.md). Either may happen at any
+ *     send to it blocked the FIFO; docs/transport.md) and cannot mend it
+ *     (UCFT_SHM_MEND: needs UCX 1.13's FIFO layout and no stopped process that
+ *     maps the FIFO). Either may happen at any
  *     time from ucft_init until ucft_finalize returns: on the heartbeat thread,
  *     or inside a call that progresses the context. The survivors then see one
  *     more failure and handle it as any other (R10). UCFT_SHM_PROBE=0 turns (b)
