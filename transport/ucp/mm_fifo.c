@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <ucp/api/ucp.h>
 #include <unistd.h>
@@ -94,9 +95,8 @@ static int bound_to(int fd, const uint8_t *a, socklen_t alen)
 
 int mm_fifo_of_worker(const mm_fifo_t *f, int epfd)
 {
-    socklen_t alen;
-    memcpy(&alen, f->ctl + OFF_SIG_LEN, sizeof(alen));
-    if (alen <= sizeof(sa_family_t) || alen > sizeof(struct sockaddr_un))
+    socklen_t alen = f->sig_len;
+    if (alen <= sizeof(sa_family_t) || alen > sizeof(f->sig_addr))
         return 0;
     char name[64], line[256];
     snprintf(name, sizeof(name), "/proc/self/fdinfo/%d", epfd);
@@ -106,7 +106,7 @@ int mm_fifo_of_worker(const mm_fifo_t *f, int epfd)
     int found = 0, fd;
     while (!found && fgets(line, sizeof(line), info) != NULL)
         if (sscanf(line, "tfd: %d", &fd) == 1)
-            found = bound_to(fd, f->ctl + OFF_SIG_ADDR, alen);
+            found = bound_to(fd, f->sig_addr, alen);
     fclose(info);
     return found;
 }
@@ -143,9 +143,22 @@ static int recognise(uintptr_t lo, uintptr_t hi, const char *path, pid_t owner,
     snprintf(f->dev, sizeof(f->dev), "%s", dev);
     while ((1u << f->shift) < size)
         f->shift++;
+    /* Another thread may unmap a segment at any time (UCX detaching a
+     * dead peer's): the control block is copied with a read that fails
+     * instead of faulting. A FIFO of this process's own worker stays
+     * mapped while the thread that drives the worker looks at it. */
+    uint8_t c[CTL_SIZE];
+    struct iovec to = {c, sizeof(c)}, from = {f->ctl, sizeof(c)};
+    if (process_vm_readv(getpid(), &to, 1, &from, 1, 0) != (ssize_t)sizeof(c))
+        return 0;
     pid_t pid;
-    memcpy(&pid, f->ctl + OFF_PID, sizeof(pid));
-    uint64_t head = mm_fifo_head(f), tail = mm_fifo_tail(f);
+    uint64_t head, tail;
+    memcpy(&pid, c + OFF_PID, sizeof(pid));
+    memcpy(&head, c, sizeof(head));
+    memcpy(&tail, c + OFF_TAIL, sizeof(tail));
+    memcpy(&f->sig_len, c + OFF_SIG_LEN, sizeof(f->sig_len));
+    memcpy(f->sig_addr, c + OFF_SIG_ADDR, sizeof(f->sig_addr));
+    head &= ~HEAD_SIGNAL;
     int whose = owner != 0 ? pid == owner : pid > 0 && pid != getpid();
     return whose && tail <= head && head - tail <= size;
 }

@@ -41,6 +41,8 @@ typedef struct mm_fifo {
     unsigned shift;     /* log2(size) */
     char dev[16];       /* the segment: device ("MAJ:MIN") and inode */
     unsigned long inode;
+    unsigned sig_len;      /* the receiver's signal socket address, as */
+    uint8_t sig_addr[112]; /* found when the FIFO was (mm_fifo_of_worker) */
 } mm_fifo_t;
 
 /* The UCX this process runs is the one whose layout this file knows. */
@@ -50,7 +52,12 @@ int mm_fifo_supported(void);
  * process) mapped into this process (shared mappings whose control block
  * names the owner, of a size that fits the configured FIFO) until it
  * returns non-zero; returns that value, 0 when none did, -1 when the
- * mappings cannot be read. */
+ * mappings cannot be read. The control blocks are read without faulting
+ * (another thread may unmap a segment meanwhile); `visit` may touch the
+ * FIFO only when nothing can unmap it: the FIFO of a worker that the
+ * calling thread drives (mm_fifo_of_worker). A FIFO of another process
+ * (the fault injection of tp_ucp_hold_fifo_slots) is touched at the risk
+ * of such a race. */
 int mm_fifo_each(pid_t owner, int (*visit)(const mm_fifo_t *f, void *arg),
                  void *arg);
 
