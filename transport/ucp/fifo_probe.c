@@ -209,6 +209,12 @@ int tp_ucp__fifo_claim_open(tp_ucp_t *tp)
 static int senders_quiet(fifo_probe_t *p, const mm_fifo_t *f, uint64_t now_ns)
 {
     pid_t who = 0;
+    /* A fresh verdict: the stuck slot was claimed before the probe was
+     * written, so before this look. What a thread ran before it proves
+     * nothing (it may have claimed a slot just after an older look): the
+     * looks start again. */
+    if (p->recheck_ns == 0)
+        p->quiet.n = 0;
     fifo_quiet_verdict_t q = fifo_quiet_look(&p->quiet, f->dev, f->inode, &who);
     if (q == FIFO_QUIET) {
         p->recheck_ns = p->quiet_since = 0;

@@ -10,7 +10,8 @@
  *     and writing it;
  *   - a thread running, runnable (R) or in uninterruptible sleep (D) is
  *     clear once it has run at least FIFO_QUIET_RUN_NS since the previous
- *     look: a send in progress ends within microseconds of running;
+ *     look: a send in progress ends within microseconds of running (the
+ *     caller starts the looks after the slot was claimed: n = 0);
  *   - a stopped or traced thread (T, t) may be the sender: it may wake and
  *     finish the write at any time, so nothing is mended while it stays
  *     stopped.
