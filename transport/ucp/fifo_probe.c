@@ -142,14 +142,9 @@ static void probe_msg(const fifo_probe_t *p, uint8_t msg[PROBE_MSG_LEN])
 /* Slot i holds this probe, in the form mending writes. */
 static int holds_probe(const fifo_probe_t *p, const mm_fifo_t *f, uint64_t i)
 {
-    const uint8_t *s = mm_fifo_slot(f, i);
     uint8_t msg[PROBE_MSG_LEN];
-    uint16_t len;
     probe_msg(p, msg);
-    memcpy(&len, s + 2, sizeof(len));
-    return mm_fifo_written(f, i) && (s[0] & MM_FIFO_FLAG_INLINE) &&
-           s[1] == EAGER_ONLY_AM_ID && len == PROBE_MSG_LEN &&
-           memcmp(s + MM_FIFO_DATA, msg, PROBE_MSG_LEN) == 0;
+    return mm_fifo_holds(f, i, EAGER_ONLY_AM_ID, msg, PROBE_MSG_LEN);
 }
 
 /* mm_fifo_each's visitor: the target worker's FIFO, and its first slot

@@ -70,6 +70,17 @@ int mm_fifo_written(const mm_fifo_t *f, uint64_t i)
     return (flags & MM_FIFO_FLAG_OWNER) == owner_bit(f, i);
 }
 
+int mm_fifo_holds(const mm_fifo_t *f, uint64_t i, uint8_t am_id,
+                  const void *data, uint16_t len)
+{
+    const uint8_t *s = mm_fifo_slot(f, i);
+    uint16_t l;
+    memcpy(&l, s + OFF_LENGTH, sizeof(l));
+    return mm_fifo_written(f, i) && (s[0] & MM_FIFO_FLAG_INLINE) &&
+           s[OFF_AM_ID] == am_id && l == len &&
+           memcmp(s + MM_FIFO_DATA, data, len) == 0;
+}
+
 void mm_fifo_write(const mm_fifo_t *f, uint64_t i, uint8_t am_id,
                    const void *data, uint16_t len)
 {

@@ -72,6 +72,11 @@ uint8_t *mm_fifo_slot(const mm_fifo_t *f, uint64_t i);
 /* Slot i has been written in its round (its owner bit is flipped). */
 int mm_fifo_written(const mm_fifo_t *f, uint64_t i);
 
+/* Slot i, written in its round, holds an inline active message `am_id`
+ * with exactly `len` bytes `data`. */
+int mm_fifo_holds(const mm_fifo_t *f, uint64_t i, uint8_t am_id,
+                  const void *data, uint16_t len);
+
 /* The FIFO is that of a UCP worker whose event fd is `epfd` (its signal
  * socket is in that epoll set). */
 int mm_fifo_of_worker(const mm_fifo_t *f, int epfd);
