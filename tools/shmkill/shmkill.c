@@ -124,8 +124,9 @@ static int take_fifo(const mm_fifo_t *f, void *arg)
 
 /* --claim: a slot of the receiver's FIFO claimed and never written, then
  * death. The FIFO is full most of the time (the other senders refill it
- * as the receiver reads): claim as they do, as soon as there is room;
- * exit 3 when there was none for 2 s. */
+ * as the receiver reads): claim as they do, as soon as there is room.
+ * With no room for 2 s (a stopped sender, --stop-other, blocked it) it
+ * dies all the same, holding nothing; exit 3 when it has no FIFO. */
 static void claim_and_die(void)
 {
     mm_fifo_t f;
@@ -134,7 +135,7 @@ static void claim_and_die(void)
     for (uint64_t end = now_ns() + 2000000000ull; now_ns() < end;)
         if (mm_fifo_claim(&f) == 0)
             raise(SIGKILL);
-    _exit(3);
+    raise(SIGKILL);
 }
 
 /* A sender: the receiver's address from the pipe, then sends for ever. */
@@ -195,8 +196,18 @@ static int kill_victim(const opts_t *o, pid_t pid, rx_t *rx, uint64_t *cnt,
     int st;
     pid_t w;
     kill(pid, SIGUSR1);
-    while ((w = waitpid(pid, &st, WNOHANG)) == 0)
+    /* It claims between two sends; a send that waits for room in a FIFO
+     * that a stopped sender (--stop-other) blocked never returns: after
+     * 3 s it is killed where it stands, a kill like any other. */
+    uint64_t end = now_ns() + 3000000000ull;
+    while ((w = waitpid(pid, &st, WNOHANG)) == 0) {
         rx->drain(rx, cnt, n);
+        if (now_ns() > end) {
+            kill(pid, SIGKILL);
+            w = waitpid(pid, &st, 0);
+            break;
+        }
+    }
     if (w != pid || !WIFSIGNALED(st) || WTERMSIG(st) != SIGKILL) {
         fprintf(stderr, "ucft-shmkill: the victim could not claim a slot of "
                         "the receiver's FIFO\n");
