@@ -230,6 +230,15 @@ typedef struct coll_args {
      * in the transport's ranks. NULL: the binomial tree of
      * all tp->size ranks through `map`. */
     const struct coll_tree *tree;
+    /* The algorithms with takes_frame only (the corrected reduce,
+     * allreduce and barrier): NULL, or the communicator's original
+     * placement order with holes (UCFT_TREE_REPAIR=reroute|lookup,
+     * comm/repair_tree.c): frame->n original positions, rank[pos] the
+     * transport rank holding position pos or -1 (an excluded member),
+     * pos[rank] the original position of each of the tp->size ranks. The
+     * algorithm then builds its structures over the original positions
+     * and routes around the holes (reduce_corrected.c). */
+    const coll_map_t *frame;
     /* The corrected allreduce family: NULL, or a rank hands its result
      * over only once the gate's allreduce shows that the ranks holding
      * that same result cover the quorum (else it ends with
@@ -305,6 +314,9 @@ typedef struct coll_op_ops {
     /* 1: the algorithm runs on args->tree when given (a binomial tree
      * rerouted around failed ranks, comm/repair_tree.c). */
     int takes_tree;
+    /* 1: the algorithm runs on args->frame when given (its structures
+     * over the original positions, rerouted around the holes). */
+    int takes_frame;
     /* 1: the algorithm may work in the caller's own buffer (the driver's
      * direct mode, include/ucft.h R4): it reaches every byte past
      * args->tail_off through coll_buf_at, calls done_cb only once none of

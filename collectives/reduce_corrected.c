@@ -99,16 +99,26 @@ static int next_send(rc_state_t *s, int *dst, const void **b, size_t *l,
     *b = s->dsend;
     *l = 4 + s->len;
     *what = RC_DOWN;
-    if (val && s->dn_child_next < s->dn_nchild) {
+    while (val && s->dn_child_next < s->dn_nchild) {
         unsigned i = s->dn_child_next++;
-        *dst = rk(s, s->star ? (int)i + 1 : tchild(s, s->v, i));
-        return 1;
+        *dst = rk(s, s->star ? (int)i + 1 : tchild(s, i));
+        if (*dst >= 0) /* (star: a hole is nobody) */
+            return 1;
     }
     if (s->dn_todo) {
         int k = __builtin_ctz(s->dn_todo);
         s->dn_todo &= s->dn_todo - 1;
         *dst = rk(s, slot_vrank(s, k));
         return 1;
+    }
+    /* Holes, binomial subtrees: the root also reaches the members of
+     * holed groups that are not its children. */
+    while (val && s->holes && s->v == 0 && !s->star && s->lst_next < s->n) {
+        int v = s->lst_next++;
+        if (s->lst[v] && tparent(s, v) != 0 && !is_dead(s, rk(s, v))) {
+            *dst = rk(s, v);
+            return 1;
+        }
     }
     return 0;
 }
@@ -119,7 +129,8 @@ static int sends_drained(const rc_state_t *s)
         return 0;
     if (!s->cfg->allreduce)
         return 1;
-    return s->dn_todo == 0 && s->dn_child_next >= s->dn_nchild;
+    return s->dn_todo == 0 && s->dn_child_next >= s->dn_nchild &&
+           !(s->holes && s->v == 0 && !s->star && s->lst_next < s->n);
 }
 
 /* ---- the driver of the state machine ---- */
@@ -154,9 +165,10 @@ static void step_on(rc_state_t *s)
             continue;
         }
         uint32_t up_open = s->up_need & ~(s->up_got | s->up_dead);
-        uint32_t ch_open = s->ch_need & ~(s->ch_got | s->ch_dead);
+        unsigned ch_open = s->ch_open;
         uint32_t dn_open = s->dn_need & ~(s->dn_got | s->dn_dead);
         int want_tree = ch_open && !(s->v == 0 && s->sel >= 0);
+        int want_up = up_open != 0 || (s->holes && s->v == 0 && s->lst_open);
         rc_post_t posts[3] = {
             {&s->ureq, RC_B_UP, RC_UP, s->ubuf, s->ufix + s->len,
              rc__handle_up},
@@ -164,7 +176,7 @@ static void step_on(rc_state_t *s)
             {&s->dreq, RC_B_DOWN, RC_DOWN, s->dbuf, 4 + s->len,
              rc__handle_down},
         };
-        int want[3] = {up_open != 0, want_tree, dn_open != 0};
+        int want[3] = {want_up, want_tree, dn_open != 0};
         if (s->done && !s->cfg->allreduce)
             want[0] = want[1] = want[2] = 0;
         for (int i = 0; i < 3; i++) {
@@ -188,7 +200,7 @@ static void step_on(rc_state_t *s)
             }
         }
         up_open = s->up_need & ~(s->up_got | s->up_dead);
-        ch_open = s->ch_need & ~(s->ch_got | s->ch_dead);
+        ch_open = s->ch_open;
         dn_open = s->dn_need & ~(s->dn_got | s->dn_dead);
         if (s->v > 0 && s->tree_state == 0 && !up_open && !ch_open)
             s->tree_state = 1;
@@ -254,21 +266,20 @@ static void step_on(rc_state_t *s)
  * it takes, the mate's too). */
 static void note_wait(rc_state_t *s)
 {
-    int vm = coll_vmate_of(s->args, s->tp->rank, s->root, s->n);
+    int vm = s->holes ? -1 : coll_vmate_of(s->args, s->tp->rank, s->root, s->n);
     uint8_t remote = 0;
     if (vm > 0 /* a mate, not the root */ && s->v > 0 && s->cfg->allreduce &&
-        s->star && s->attempt == 0 && s->ndead == 0 && !s->done &&
+        !s->holes && s->star && s->attempt == 0 && s->ndead == 0 && !s->done &&
         !(s->busy & RC_B_SEND)) {
         if (s->tree_state == 0) {
             uint32_t up_open = s->up_need & ~(s->up_got | s->up_dead);
-            uint32_t ch_open = s->ch_need & ~(s->ch_got | s->ch_dead);
-            remote = ch_open == 0;
+            remote = s->ch_open == 0;
             for (int k = 0; remote && k <= slot_root(s); k++)
                 if ((up_open >> k & 1) && slot_vrank(s, k) == vm)
                     remote = 0;
         } else {
             int ci = child_index(s, vm);
-            remote = ci >= 0 && (s->ch_got >> ci & 1);
+            remote = ci >= 0 && s->chst[ci] == RC_CH_GOT;
         }
     }
     *s->args->remote_wait = remote;
@@ -370,12 +381,19 @@ ucft_status_t rc_init(void *state, tp_t *tp, const coll_args_t *args, void *buf,
     s->args = args;
     s->cfg = cfg;
     s->buf = buf;
-    s->n = tp->size;
+    /* Holes (reduce_corrected_holes.c): the frame's original positions,
+     * every rank holding one. */
+    s->holes = args->frame != NULL;
+    s->map = s->holes ? args->frame : args->map;
+    s->n = s->holes ? args->frame->n : tp->size;
+    s->chst = s->ch_inline;
+    if (s->holes && (s->n < tp->size || s->n > (1 << 24)))
+        return UCFT_ERR_INVALID_PARAM;
     s->f = f;
     s->len = len;
     s->count = count;
     s->cap = 2 * (f + 1);
-    s->ncand = cfg->allreduce ? (f + 1 < s->n ? f + 1 : s->n) : 1;
+    s->ncand = cfg->allreduce ? (f + 1 < tp->size ? f + 1 : tp->size) : 1;
     s->pair = cfg->allreduce && s->n == 2;
     s->flat = itree_flat(s->n);
     s->star = cfg->allreduce && !s->pair && s->flat;
@@ -465,9 +483,13 @@ void rc_on_failure(void *state, int rank)
             s->dn_dead |= b;
     }
     int ci = v > 0 && tparent(s, v) == s->v ? child_index(s, v) : -1;
-    if (ci >= 0 && !(((s->ch_got | s->ch_dead) >> ci) & 1)) {
-        s->ch_dead |= 1u << ci;
+    if (ci >= 0 && !s->chst[ci]) {
+        ch_set(s, (unsigned)ci, RC_CH_DEAD);
         note_failure(s, rank, 1);
+    }
+    if (s->holes && s->v == 0 && v > 0 && s->lst[v] == RC_L_OPEN) {
+        s->lst[v] = RC_L_DEAD;
+        s->lst_open--;
     }
     step(s);
 }
@@ -491,12 +513,14 @@ void rc_cleanup(void *state)
         free_mem(s);
     free(s->dead);
     s->dead = NULL;
+    rc__hfree(s);
     s->ndead = s->capdead = 0;
 }
 
 void rc_destroy(void *state)
 {
     coll_gate_destroy(((rc_state_t *)state)->gate);
+    rc__hfree(state);
     free_mem(state);
 }
 

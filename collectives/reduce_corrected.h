@@ -33,6 +33,8 @@ typedef struct rc_config {
  * list scheme at f = 1 (112 bytes), so that small operations allocate
  * nothing; larger ones allocate their scratch at init. */
 #define RC_INLINE_SCRATCH 128
+/* Tree children whose state is kept inside the state (more: allocated). */
+#define RC_INLINE_CHILDREN 32
 
 typedef struct rc_state {
     tp_t *tp;
@@ -50,11 +52,13 @@ typedef struct rc_state {
                                 my group (the root: the short group) */
     unsigned nchild;
     /* Bit sets: up/down slots 0..f = the member of my group in subtree k,
-     * f+1 = the root (short group), f+2 = my tree parent (down only);
-     * child bits by child index. */
+     * f+1 = the root (short group), f+2 = my tree parent (down only). */
     uint32_t up_need, up_got, up_dead;
-    uint32_t ch_need, ch_got, ch_dead;
     uint32_t dn_need, dn_got, dn_dead;
+    /* Tree children, by child index: chst[i] 0 = awaited, RC_CH_GOT,
+     * RC_CH_DEAD; ch_open of them awaited. */
+    uint8_t *chst;
+    unsigned ch_open;
     uint32_t up_todo, dn_todo; /* sends still to post */
     unsigned dn_child_next;
     unsigned dn_nchild; /* down: the tree children, or n - 1 (star) */
@@ -68,6 +72,26 @@ typedef struct rc_state {
     uint8_t star;     /* allreduce: the root sends the result to all */
     uint8_t flat;     /* flat subtrees (itree_parent_in) */
     uint8_t mismatch; /* a message of another size came: ends the rank */
+    /* args->frame (UCFT_TREE_REPAIR=reroute|lookup): positions, vranks and
+     * n are the original ones, a vrank held by no rank (rk < 0) is a hole,
+     * and the structures are rerouted around the holes
+     * (reduce_corrected_holes.c). `map`: the frame or args->map. */
+    uint8_t holes;
+    const coll_map_t *map;
+    int nlive; /* holes: positions held by a rank */
+    int *kids; /* holes: my tree children's vranks (nchild) */
+    int empty; /* holes, root: a subtree with no live member, or -1 */
+    /* holes, root: per vrank, RC_L_* (the members of groups with a hole,
+     * who send their values to the root), lst_open of them awaited, and
+     * the next one a down message goes to. */
+    uint8_t *lst;
+    unsigned lst_open;
+    int lst_next;
+    /* holes, root: per subtree k, the values of the groups without a live
+     * member in k (mk + k * len) and their flags (RC_F_DECIDED, RC_M_HAS). */
+    unsigned char *mk;
+    uint32_t mkf[RC_MAX_F + 1];
+    unsigned kidcap, lstcap; /* allocated entries of kids/chst, lst */
     /* Attempts use kinds from attempt kind_base + i (0: the whole range;
      * a composite that runs two instances under one sequence number gives
      * them disjoint halves; set after rc_init). */
@@ -78,6 +102,7 @@ typedef struct rc_state {
     uint8_t gating; /* the gate runs: the result waits for it */
     struct coll_gate_run *gate, *gate_self;
     /* Last: init clears the state only up to here. */
+    uint8_t ch_inline[RC_INLINE_CHILDREN];
     _Alignas(16) unsigned char inline_mem[RC_INLINE_SCRATCH];
 } rc_state_t;
 

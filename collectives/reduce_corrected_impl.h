@@ -38,14 +38,30 @@ static inline int slot_parent(const rc_state_t *s)
     return s->f + 2;
 }
 
+/* Holes (args->frame): a tree child / listened member's state. */
+enum { RC_CH_GOT = 1, RC_CH_DEAD = 2 };
+enum { RC_L_OPEN = 1, RC_L_GOT = 2, RC_L_DEAD = 3 };
+#define RC_M_HAS 0x80000000u /* mkf: the subtree's sum holds a value */
+
+/* Virtual rank of `rank` in this attempt (the positions of s->map). */
 static inline int vr(const rc_state_t *s, int rank)
 {
-    return coll_vrank_of(s->args, rank, s->root, s->n);
+    if (s->map == NULL)
+        return (rank - s->root + s->n) % s->n;
+    return (s->map->pos[rank] - s->map->pos[s->root] + s->n) % s->n;
 }
 
+/* The rank at virtual rank v, or -1: a hole (holes only). */
 static inline int rk(const rc_state_t *s, int v)
 {
-    return coll_rank_of(s->args, v, s->root, s->n);
+    if (s->map == NULL)
+        return (v + s->root) % s->n;
+    return s->map->rank[(v + s->map->pos[s->root]) % s->n];
+}
+
+static inline int is_hole(const rc_state_t *s, int v)
+{
+    return s->holes && rk(s, v) < 0;
 }
 
 static inline int is_dead(const rc_state_t *s, int rank)
@@ -56,15 +72,38 @@ static inline int is_dead(const rc_state_t *s, int rank)
     return 0;
 }
 
-/* Tree parent and i-th tree child of v in this operation's I(f)-tree. */
+/* reduce_corrected_holes.c: the I(f)-tree and groups around holes. */
+int rc__hparent(const rc_state_t *s, int v);
+/* Room for `need` tree children (kids, chst); 0, or -1 without memory. */
+int rc__ch_room(rc_state_t *s, unsigned need);
+int rc__hkids(rc_state_t *s);
+int rc__hole_group(const rc_state_t *s, int g);
+int rc__hroot_begin(rc_state_t *s);
+void rc__hroot_up(rc_state_t *s, int src, uint32_t fl,
+                  const unsigned char *val);
+void rc__hroot_result(rc_state_t *s);
+int rc__cand_rank(const rc_state_t *s, int i);
+void rc__hfree(rc_state_t *s);
+
+/* Tree parent of v > 0 in this operation's I(f)-tree (rerouted around
+ * the holes), and my i-th tree child (i < nchild). */
 static inline int tparent(const rc_state_t *s, int v)
 {
-    return itree_parent_in(v, s->f, s->flat);
+    return s->holes ? rc__hparent(s, v) : itree_parent_in(v, s->f, s->flat);
 }
 
-static inline int tchild(const rc_state_t *s, int v, unsigned i)
+static inline int tchild(const rc_state_t *s, unsigned i)
 {
-    return itree_child_in(v, i, s->n, s->f, s->flat);
+    return s->holes ? s->kids[i] : itree_child_in(s->v, i, s->n, s->f, s->flat);
+}
+
+/* Records that tree child i answered (RC_CH_GOT) or failed. */
+static inline void ch_set(rc_state_t *s, unsigned i, uint8_t st)
+{
+    if (s->chst[i] == 0) {
+        s->chst[i] = st;
+        s->ch_open--;
+    }
 }
 
 /* Vrank of up/down slot k. */
@@ -80,7 +119,7 @@ static inline int slot_vrank(const rc_state_t *s, int k)
 static inline int child_index(const rc_state_t *s, int cv)
 {
     for (unsigned i = 0; i < s->nchild; i++)
-        if (tchild(s, s->v, i) == cv)
+        if (tchild(s, i) == cv)
             return (int)i;
     return -1;
 }

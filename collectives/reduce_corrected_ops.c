@@ -45,6 +45,7 @@ RC_ENTRY(barrier)
         .stale_kinds = rc_stale_kinds,                                         \
         .consistent = CONS,                                                    \
         .keep_after_done = CONS,                                               \
+        .takes_frame = 1,                                                      \
     }
 
 RC_OPS(coll_reduce_corrected_ops, "reduce", "corrected",

@@ -12,7 +12,13 @@
  * -1 (logged: the message is dropped) when it is no rank of the job. */
 static int src_vr(rc_state_t *s, const tp_req_t *req)
 {
-    return coll_src_vrank(s->tp, s->args, req, s->root, s->n);
+    int src = coll_wire_src(req->tag, s->tp->size);
+    if (src < 0) {
+        coll_log_bad(s->tp, s->args, req,
+                     "no rank of the job has that number: dropped");
+        return -1;
+    }
+    return vr(s, src);
 }
 
 void rc__mismatch(rc_state_t *s, const tp_req_t *req)
@@ -26,6 +32,14 @@ void rc__handle_up(rc_state_t *s)
     int src = src_vr(s, &s->ureq);
     if (src < 0)
         return;
+    if (s->holes && s->v == 0) {
+        if (s->ureq.length != s->ufix + s->len)
+            rc__mismatch(s, &s->ureq);
+        else
+            rc__hroot_up(s, src, s->ufix ? rd32(s->ubuf) : 0,
+                         s->ubuf + s->ufix);
+        return;
+    }
     int k = src == 0 ? slot_root(s) : itree_subtree(src, s->f);
     uint32_t bit = 1u << k;
 
@@ -49,11 +63,12 @@ void rc__handle_up(rc_state_t *s)
             s->ufix ? rd32(s->ubuf) & RC_F_DECIDED : 0, s->ubuf + s->ufix);
 }
 
-/* Root: is the answer in rbuf from subtree k free of failures? (Its
- * list was checked by tree_msg_check.) */
-static int answer_clean(const rc_state_t *s, int k)
+/* Root: is the answer in rbuf from child ci free of failures? (Its list
+ * was checked by tree_msg_check.) */
+static int answer_clean(const rc_state_t *s, int ci)
 {
     uint32_t fl = rd32(s->rbuf);
+    int k = s->holes ? itree_subtree(s->kids[ci], s->f) : ci;
     if (s->cfg->scheme != RC_SCHEME_LIST)
         return !(fl & RC_F_TREEFAIL);
     if (fl & RC_F_OVERFLOW)
@@ -81,7 +96,7 @@ static coll_wire_verdict_t tree_msg_check(const rc_state_t *s, const char **why)
                               .known = RC_F_TREEFAIL | RC_F_OVERFLOW |
                                        RC_F_TRUNC |
                                        (s->cfg->allreduce ? RC_F_DECIDED : 0),
-                              .n = (uint32_t)s->n};
+                              .n = (uint32_t)s->tp->size};
     return coll_wire_tree_check(&shape, s->rbuf, s->rreq.length, why);
 }
 
@@ -93,7 +108,7 @@ void rc__handle_tree(rc_state_t *s)
     int ci = child_index(s, src);
     size_t base = s->hfix + s->len;
 
-    if (ci < 0 || ((s->ch_got | s->ch_dead) >> ci) & 1) {
+    if (ci < 0 || s->chst[ci]) {
         RC_TRACE(s, "tree from v%d ignored", src);
         return;
     }
@@ -108,7 +123,7 @@ void rc__handle_tree(rc_state_t *s)
         return;
     }
     RC_TRACE(s, "tree from v%d, flags %x", src, rd32(s->rbuf));
-    s->ch_got |= 1u << ci;
+    ch_set(s, (unsigned)ci, RC_CH_GOT);
     uint32_t fl = rd32(s->rbuf);
     if (s->v == 0) {
         if (s->sel < 0 && answer_clean(s, ci))
@@ -161,9 +176,9 @@ void rc__begin_attempt(rc_state_t *s, int i)
     int n = s->n, f = s->f;
 
     /* Candidate i: the rank i positions after args->root in the
-     * placement order (identity: args->root + i mod n). */
-    while (i < s->ncand &&
-           is_dead(s, coll_rank_of(s->args, i, s->args->root, n)))
+     * placement order (identity: args->root + i mod n; holes: the i-th
+     * live position). */
+    while (i < s->ncand && is_dead(s, rc__cand_rank(s, i)))
         i++;
     s->restart = 0;
     if (i >= s->ncand || (!s->cfg->allreduce && i > 0)) {
@@ -172,23 +187,34 @@ void rc__begin_attempt(rc_state_t *s, int i)
         return;
     }
     s->attempt = i;
-    s->root = coll_rank_of(s->args, i, s->args->root, n);
+    s->root = rc__cand_rank(s, i);
     s->v = vr(s, s->tp->rank);
     s->g = s->v == 0 ? itree_full_groups(n, f) : itree_group(s->v, f);
-    s->nchild = itree_nchildren_in(s->v, n, f, s->flat);
+    int holed = s->holes && s->v > 0 && rc__hole_group(s, s->g);
+    int nomem;
+    if (s->holes) {
+        nomem = rc__hkids(s) != 0 || (s->v == 0 && rc__hroot_begin(s) != 0);
+    } else {
+        s->nchild = itree_nchildren_in(s->v, n, f, s->flat);
+        nomem = rc__ch_room(s, s->nchild) != 0;
+    }
+    if (nomem) {
+        s->over = 1;
+        finish(s, UCFT_ERR_NO_MEMORY);
+        return;
+    }
     s->up_need = s->up_got = s->up_dead = 0;
-    s->ch_got = s->ch_dead = 0;
     s->dn_need = s->dn_got = s->dn_dead = 0;
-    s->ch_need = s->nchild ? (uint32_t)((1ull << s->nchild) - 1) : 0;
-    if (s->v > 0 || itree_root_in_group(n, f))
+    if (s->v > 0 || (!s->holes && itree_root_in_group(n, f)))
         for (int k = 0; k <= f; k++) {
             int m = itree_member(s->g, k, n, f);
-            if (m > 0 && m != s->v)
+            if (m > 0 && m != s->v && !is_hole(s, m))
                 s->up_need |= 1u << k;
         }
-    if (itree_grouped_with_root(s->v, n, f))
+    if (!s->holes && itree_grouped_with_root(s->v, n, f))
         s->up_need |= 1u << slot_root(s);
-    s->up_todo = s->up_need;
+    /* A holed group's member also sends its value to the root. */
+    s->up_todo = s->up_need | (holed ? 1u << slot_root(s) : 0);
     s->tree_state = 0;
     s->has_value = s->err_final = 0;
     s->acc_flags = s->fcount = s->nlist = 0;
@@ -206,11 +232,14 @@ void rc__begin_attempt(rc_state_t *s, int i)
             s->dn_need = s->up_need | 1u << slot_parent(s);
         if (s->v > 0 && s->g == 0)
             s->dn_need &= ~(1u << slot_root(s));
+        /* A holed group's member that is no child of the root hears from
+         * it too (reduce_corrected_holes.c). */
+        if (holed && tparent(s, s->v) != 0)
+            s->dn_need |= 1u << slot_root(s);
     }
     if (s->pair) {
         /* Two ranks (reduce_corrected.c): the up exchange alone. */
         s->nchild = 0;
-        s->ch_need = 0;
         s->dn_need = s->dn_todo = 0;
         if (s->v > 0)
             s->tree_state = 2;
@@ -223,6 +252,8 @@ void rc__begin_attempt(rc_state_t *s, int i)
         s->dn_need = s->v > 0 ? 1u << slot_root(s) : 0;
     }
     s->dn_nchild = s->star ? (s->v == 0 ? (unsigned)n - 1 : 0) : s->nchild;
+    memset(s->chst, 0, s->nchild);
+    s->ch_open = s->nchild;
     /* My contribution: the input, or the value I delivered earlier. */
     uint32_t mine = s->decided ? RC_F_DECIDED : 0;
     if (s->len > 0) {
@@ -248,18 +279,22 @@ void rc__begin_attempt(rc_state_t *s, int i)
         s->dn_dead |= s->dn_need & b;
     }
     for (unsigned c = 0; c < s->nchild; c++) {
-        int r = rk(s, tchild(s, s->v, c));
+        int r = rk(s, tchild(s, c));
         tp_watch(s->tp, r);
         if (is_dead(s, r)) {
-            s->ch_dead |= 1u << c;
+            ch_set(s, c, RC_CH_DEAD);
             note_failure(s, r, 1);
         }
     }
+    for (int v = 1; s->holes && s->v == 0 && v < n; v++)
+        if (s->lst[v])
+            tp_watch(s->tp, rk(s, v));
     RC_TRACE(s,
-             "root %d, v%d; need up %x ch %x dn %x; known dead up %x ch %x "
-             "dn %x (%u dead)",
-             s->root, s->v, s->up_need, s->ch_need, s->dn_need, s->up_dead,
-             s->ch_dead, s->dn_dead, s->ndead);
+             "root %d, v%d; need up %x ch %u dn %x; known dead up %x ch %u "
+             "dn %x (%u dead); holes: %u listened",
+             s->root, s->v, s->up_need, s->nchild, s->dn_need, s->up_dead,
+             s->nchild - s->ch_open, s->dn_dead, s->ndead,
+             s->holes && s->v == 0 ? s->lst_open : 0);
 }
 
 /* Root: build the result once the selected answer (and, if needed, my own
@@ -269,6 +304,10 @@ void rc__root_result(rc_state_t *s)
     int n = s->n, f = s->f;
     uint32_t upres = s->up_need & ~(s->up_got | s->up_dead);
 
+    if (s->holes) {
+        rc__hroot_result(s);
+        return;
+    }
     if (s->has_value || s->err_final)
         return;
     if (s->sel >= 0) {
@@ -294,7 +333,7 @@ void rc__root_result(rc_state_t *s)
             s->has_value = 1;
         return;
     }
-    if ((s->ch_got | s->ch_dead) != s->ch_need)
+    if (s->ch_open != 0)
         return;
     if (itree_full_groups(n, f) == 0 && !upres) {
         /* n - 1 < f + 1: every rank is in the root's group and sent its

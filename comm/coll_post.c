@@ -210,9 +210,11 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
     /* UCFT_TREE_REPAIR=reroute|lookup: a binomial algorithm in an epoch
      * runs on the original tree around the excluded members. */
     const coll_tree_t *tree = NULL;
-    if (ep != NULL && ops->takes_tree &&
-        cm_repair_tree(comm, ep, rooted ? root : -1, &c->rtree, &tree) !=
-            UCFT_OK) {
+    const coll_map_t *frame = NULL;
+    if (ep != NULL &&
+        ((ops->takes_tree && cm_repair_tree(comm, ep, rooted ? root : -1,
+                                            &c->rtree, &tree) != UCFT_OK) ||
+         (ops->takes_frame && cm_repair_frame(comm, ep, &frame) != UCFT_OK))) {
         rt_req_put(r);
         cm_coll_recycle(cl, c); /* nothing was posted */
         return UCFT_ERR_NO_MEMORY;
@@ -274,6 +276,7 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
         .remote_wait = mate_spin(cl, comm) ? &c->remote_wait : NULL,
         .mate = ep != NULL ? ep->place.mate : comm->place.mate,
         .tree = tree,
+        .frame = frame,
         .tail = direct ? c->buf : NULL,
         .tail_off = direct ? vlen : 0,
         /* A blocking call's input stays as it is until the call returns,

@@ -78,6 +78,12 @@ typedef struct cm_epoch {
     cm_lookup_t lookup[CM_LOOKUP_ROOTS];
     int nlookup;
     uint8_t rerouted_told; /* reroute: the first tree logged (debug) */
+    /* UCFT_TREE_REPAIR=reroute|lookup: the communicator's original
+     * placement with the excluded members' positions empty (coll_args_t.
+     * frame, for the takes_frame algorithms), built when first asked for:
+     * frame.rank[pos] = dense index or -1, frame.pos[dense index]. */
+    coll_map_t frame;
+    int *frame_rank, *frame_pos;
 } cm_epoch_t;
 
 typedef struct cm_repair {
@@ -156,7 +162,12 @@ int cm_repair_members(const struct ucft_comm *comm, uint32_t seq, int *out);
 ucft_status_t cm_repair_tree(const struct ucft_comm *comm, cm_epoch_t *ep,
                              int root, coll_tree_t *scratch,
                              const coll_tree_t **tree);
-/* Frees the epoch's lookup trees. */
+/* The frame of epoch `ep` (coll_args_t.frame) under UCFT_TREE_REPAIR=
+ * reroute|lookup, NULL under rebalance; UCFT_ERR_NO_MEMORY when it cannot
+ * be built. The same at every member. */
+ucft_status_t cm_repair_frame(const struct ucft_comm *comm, cm_epoch_t *ep,
+                              const coll_map_t **frame);
+/* Frees the epoch's lookup trees and frame. */
 void cm_repair_trees_free(cm_epoch_t *ep);
 
 #endif

@@ -87,9 +87,46 @@ ucft_status_t cm_repair_tree(const struct ucft_comm *comm, cm_epoch_t *ep,
     return UCFT_OK;
 }
 
+ucft_status_t cm_repair_frame(const struct ucft_comm *comm, cm_epoch_t *ep,
+                              const coll_map_t **frame)
+{
+    int design = comm->layer->cfg.tree_repair, n = comm->size;
+    *frame = NULL;
+    if (design != CM_REPAIR_REROUTE && design != CM_REPAIR_LOOKUP)
+        return UCFT_OK;
+    if (ep->frame_rank == NULL) {
+        const coll_map_t *map = comm->place.map.n > 0 ? &comm->place.map : NULL;
+        int *fr = malloc((size_t)n * sizeof(*fr));
+        int *fp = malloc((size_t)(ep->n > 0 ? ep->n : 1) * sizeof(*fp));
+        if (fr == NULL || fp == NULL) {
+            free(fr);
+            free(fp);
+            return UCFT_ERR_NO_MEMORY;
+        }
+        for (int p = 0; p < n; p++) {
+            fr[p] = ep->dense[map != NULL ? map->rank[p] : p];
+            if (fr[p] >= 0)
+                fp[fr[p]] = p;
+        }
+        ep->frame_rank = fr;
+        ep->frame_pos = fp;
+        ep->frame = (coll_map_t){.n = n, .rank = fr, .pos = fp};
+        ucft_debug(&comm->ctx->log,
+                   "tree repair: communicator %u, operations from #%u: "
+                   "corrected structures over the original %d positions "
+                   "around %d failed members",
+                   comm->ctx_id, (unsigned)ep->from, n, ep->ngone);
+    }
+    *frame = &ep->frame;
+    return UCFT_OK;
+}
+
 void cm_repair_trees_free(cm_epoch_t *ep)
 {
     for (int i = 0; i < ep->nlookup; i++)
         coll_tree_free(&ep->lookup[i].tree);
     ep->nlookup = 0;
+    free(ep->frame_rank);
+    free(ep->frame_pos);
+    ep->frame_rank = ep->frame_pos = NULL;
 }

@@ -11,15 +11,22 @@
 # original binomial tree rerouted around ranks 1, 2, 5 gives it, computed
 # here independently; under rebalance no rerouted tree is reported.
 # BCAST_ALG (default binomial) picks the broadcast: `corrected` (the
-# checked correction) runs on the rerouted tree too.
+# checked correction) runs on the rerouted tree too. CORRECTED=1 runs the
+# reduce, barrier and allreduce corrected: under reroute and lookup on the
+# original I(f)-tree and groups around the holes (every survivor must log
+# that frame), under rebalance on the survivors.
 # Usage: expect_tree_repair.sh UCFTRUN IT_TREE_REPAIR [N]
 set -u
 ucftrun=$1 prog=$2 n=${3:-8}
 design=${UCFT_TREE_REPAIR:?set UCFT_TREE_REPAIR}
 bcast=${BCAST_ALG:-binomial}
-fail() { echo "FAIL ($design, bcast $bcast): $*"; exit 1; }
-out=$(UCFT_LOG_LEVEL=debug UCFT_BCAST_ALG=$bcast UCFT_REDUCE_ALG=binomial \
-  UCFT_BARRIER_ALG=binomial "$ucftrun" -n "$n" --timeout 90 "$prog" 1,2,5 200 2>&1)
+corrected=${CORRECTED:-0}
+red=binomial
+[ "$corrected" = 1 ] && red=corrected
+fail() { echo "FAIL ($design, bcast $bcast, reduce $red): $*"; exit 1; }
+out=$(UCFT_LOG_LEVEL=debug UCFT_BCAST_ALG=$bcast UCFT_REDUCE_ALG=$red \
+  UCFT_BARRIER_ALG=$red UCFT_ALLREDUCE_ALG=corrected \
+  "$ucftrun" -n "$n" --timeout 90 "$prog" 1,2,5 200 2>&1)
 for r in $(seq 0 $((n - 1))); do
   [ "$r" = 1 ] || [ "$r" = 2 ] || [ "$r" = 5 ] && continue
   grep -q "^rank $r: 200 iterations, [0-9]* early errors, all values right" \
@@ -32,6 +39,13 @@ if grep -q "killed by signal [^9]\|exited with status [1-9]\|CHECK FAILED" <<<"$
   fail "a survivor failed: $(grep "killed by signal [^9]\|exited with status [1-9]\|CHECK FAILED" <<<"$out" | head -3)"
 fi
 trees=$(grep "binomial tree rooted at" <<<"$out")
+frames=$(grep -c "corrected structures over the original $n positions around 3 failed members" <<<"$out")
+if [ "$design" = rebalance ]; then
+  [ "$frames" = 0 ] || fail "a frame with holes under rebalance"
+else
+  [ "$frames" = $((n - 3)) ] ||
+    fail "$frames of $((n - 3)) survivors logged the frame around the 3 failed members"
+fi
 if [ "$design" = rebalance ]; then
   [ -z "$trees" ] || fail "a rerouted tree under rebalance: $(head -1 <<<"$trees")"
   echo "PASS ($design): $((n - 3)) survivors, every value right, no rerouted tree"
@@ -66,4 +80,4 @@ if checked == 0:
     sys.exit(1)
 print(f"{checked} reported trees are the rerouted ones")
 PY
-echo "PASS ($design, bcast $bcast): $((n - 3)) survivors, every value right, the rerouted trees"
+echo "PASS ($design, bcast $bcast, reduce $red): $((n - 3)) survivors, every value right, the rerouted trees and frames"

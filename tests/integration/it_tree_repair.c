@@ -1,12 +1,14 @@
 /*
  * Tree repair with the binomial algorithms (docs/trees.md): ranks named on
  * the command line kill themselves (SIGKILL) right after start-up; once
- * every survivor knows of them, the survivors loop binomial broadcasts and
- * reduces from a rotating live root and binomial barriers. Run with
- * UCFT_{BCAST,REDUCE,BARRIER}_ALG=binomial and UCFT_TREE_REPAIR set to the
- * design under test. Every call that succeeds must hold the right value (a
- * broadcast: the root's data; a reduce at its root: the sum over the live
- * ranks); the calls of the first EARLY iterations may fail (they may run
+ * every survivor knows of them, the survivors loop broadcasts and reduces
+ * from a rotating live root, barriers and allreduces. Run with
+ * UCFT_{BCAST,REDUCE,BARRIER}_ALG=binomial (or corrected, with the
+ * corrected allreduce: the corrected family on its frame with holes) and
+ * UCFT_TREE_REPAIR set to the design under test. Every call that succeeds
+ * must hold the right value (a broadcast: the root's data; a reduce at
+ * its root and an allreduce everywhere: the sum over the live ranks); the
+ * calls of the first EARLY iterations may fail (they may run
  * before the switch, on trees that still hold the dead ranks: these
  * fault-aware baselines then end with an error, never a hang), every later
  * one must succeed.
@@ -80,7 +82,7 @@ int main(int argc, char **argv)
             want[i] = (int64_t)root * 1000000 + it * 10 + i;
             b[i] = rank == root ? want[i] : -1;
         }
-        ucft_status_t st[3];
+        ucft_status_t st[4];
         st[0] = ucft_bcast(w, b, WORDS, UCFT_INT64, root);
         if (st[0] == UCFT_OK)
             CHECK(memcmp(b, want, sizeof(b)) == 0,
@@ -97,13 +99,20 @@ int main(int argc, char **argv)
                       root, i, (long long)sum[i],
                       (long long)(sum_w * (it + 1 + i)));
         st[2] = ucft_barrier(w);
-        for (int o = 0; o < 3; o++) {
+        st[3] = ucft_allreduce(w, mine, sum, WORDS, UCFT_INT64, UCFT_SUM);
+        if (st[3] == UCFT_OK)
+            for (int i = 0; i < WORDS; i++)
+                CHECK(sum[i] == sum_w * (it + 1 + i),
+                      "it %d: allreduce: word %d is %lld, want %lld", it, i,
+                      (long long)sum[i], (long long)(sum_w * (it + 1 + i)));
+        for (int o = 0; o < 4; o++) {
             if (st[o] == UCFT_OK)
                 continue;
             CHECK(it < EARLY, "it %d: %s: %s (after the switch)", it,
                   o == 0   ? "bcast"
                   : o == 1 ? "reduce"
-                           : "barrier",
+                  : o == 2 ? "barrier"
+                           : "allreduce",
                   ucft_status_name(st[o]));
             early_errors++;
         }

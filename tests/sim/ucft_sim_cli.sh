@@ -111,7 +111,7 @@ expect_exit 2 --op barrier --ranks 16 --failed 1 --tree-repair sideways
 expect_exit 2 --op barrier --ranks 16 --failed 0
 expect_exit 2 --op barrier --ranks 16 --failed 16
 expect_exit 2 --op barrier --ranks 16 --failed FIRST:16
-expect_exit 2 --op allreduce --ranks 16 --failed 3 --tree-repair reroute
+expect_exit 2 --op allreduce --alg ring --ranks 16 --failed 3 --tree-repair reroute
 expect_exit 2 --op barrier --ranks 16 --failed 3 --fail 1
 # Rebalanced = fresh; the rerouted binomial barrier after ranks 1..8 of 16:
 # the root adopts them, 2 (16 - 8 - 1) messages either way.
@@ -141,6 +141,18 @@ done
 expect_field sim_latency_us 6.003 --op bcast --alg corrected --ranks 16 --failed FIRST:8 --tree-repair reroute
 expect_field sim_latency_us 6.804 --op bcast --alg corrected --ranks 16 --failed FIRST:8 --tree-repair rebalance
 expect_exit 2 --op bcast --alg corrected-opportunistic --ranks 16 --failed 3 --tree-repair reroute
+# The corrected reduce around the holes of ranks 1..8 of 16 (f = 1,
+# reduce_corrected_holes.c): groups (9,10), (11,12), (13,14) exchange (6
+# messages), 15's group has a hole and sends to the root (1), one tree
+# message per survivor but the root (7): 14; the survivors' own
+# structures (rebalance) take three full groups' exchanges (6), the root's
+# with the short group (2) and 7 tree messages: 15.
+for d in reroute lookup; do
+    expect_field delivered 8 --op reduce --alg corrected --ranks 16 --failed FIRST:8 --tree-repair $d
+    expect_field messages 14 --op reduce --alg corrected --ranks 16 --failed FIRST:8 --tree-repair $d
+    expect_field delivered 8 --op allreduce --alg corrected --ranks 16 --failed FIRST:8 --tree-repair $d
+done
+expect_field messages 15 --op reduce --alg corrected --ranks 16 --failed FIRST:8 --tree-repair rebalance
 # The rerouted tree follows the placement too (positions, as in the
 # runtime): 3 cross-node messages with interleave, 47 over plain ranks.
 expect_field cross_node 3 --op bcast --alg binomial --ranks 64 --failed 1,5,9,13,17 --nodes 4 --placement interleave --tree-repair reroute

@@ -72,7 +72,13 @@ typedef struct sim_failed_run {
     int *live;        /* [n - k]: dense index -> rank */
     coll_tree_t tree; /* the algorithms that take one: reroute/lookup */
     int has_tree;
-    int dense_tree;    /* the tree projected onto the survivors' world */
+    int dense_tree; /* the tree projected onto the survivors' world */
+    /* The corrected reduce family (takes_frame): the survivors' world with
+     * the n ranks' placement, holes for the failed ones (args->frame, as
+     * comm/repair_tree.c's cm_repair_frame). */
+    int framed;
+    int *frame_rank, *frame_pos;
+    coll_map_t frame;
     uint32_t *node_of; /* [m]: the survivors' nodes */
     placement_locus_t *loci;
     int *rank_at, *pos_of;
@@ -90,6 +96,8 @@ static void failed_cleanup(sim_failed_run_t *fr)
     free(fr->rank_at);
     free(fr->pos_of);
     free(fr->fails);
+    free(fr->frame_rank);
+    free(fr->frame_pos);
     if (fr->has_tree)
         coll_tree_free(&fr->tree);
 }
@@ -146,6 +154,10 @@ static ucft_status_t failed_prepare(const opts_t *o, const coll_op_ops_t *op,
         fr->dense_tree = dense_tree_alg(op);
         if (fr->dense_tree)
             fr->m = n - fr->k;
+    } else if (op->takes_frame &&
+               (d == SIM_TREE_REROUTE || d == SIM_TREE_LOOKUP)) {
+        fr->framed = 1;
+        fr->m = n - fr->k;
     } else if (d == SIM_TREE_REBALANCE || d == SIM_TREE_FRESH) {
         fr->m = n - fr->k;
     }
@@ -218,6 +230,21 @@ static ucft_status_t failed_apply(const opts_t *o, sim_failed_run_t *fr,
         ucft_status_t st = dense_tree(o, fr, orig, p);
         if (st != UCFT_OK)
             return st;
+    }
+    if (fr->framed) {
+        fr->frame_rank = malloc((size_t)fr->n * sizeof(int));
+        fr->frame_pos = malloc((size_t)m * sizeof(int));
+        if (fr->frame_rank == NULL || fr->frame_pos == NULL)
+            return UCFT_ERR_NO_MEMORY;
+        for (int i = 0; i < m; i++)
+            fr->frame_pos[i] = orig ? orig->pos[fr->live[i]] : fr->live[i];
+        for (int pos = 0; pos < fr->n; pos++)
+            fr->frame_rank[pos] = -1;
+        for (int i = 0; i < m; i++)
+            fr->frame_rank[fr->frame_pos[i]] = i;
+        fr->frame = (coll_map_t){
+            .n = fr->n, .rank = fr->frame_rank, .pos = fr->frame_pos};
+        p->args.frame = &fr->frame;
     }
     if (o->nodes == 0)
         return UCFT_OK;

@@ -473,17 +473,21 @@ int ucft_sim_parse(opts_t *o, int argc, char **argv)
                                   "--kill-node");
     const coll_op_ops_t *op = coll_op_find(o->op, o->alg);
     /* The binomial broadcast, reduce and barrier; the corrected and
-     * corrected-failproof broadcasts. */
-    int tree_alg = op->takes_tree;
+     * corrected-failproof broadcasts; the corrected reduce, allreduce and
+     * barrier (their structures over a frame with holes). */
+    int tree_alg = op->takes_tree || op->takes_frame;
     if ((o->failed.design == SIM_TREE_REROUTE ||
          o->failed.design == SIM_TREE_LOOKUP) &&
         !tree_alg)
         return ucft_sim_bad("%s", "--tree-repair reroute and lookup are "
-                                  "designs of the binomial trees: --op "
-                                  "bcast, reduce or barrier with --alg "
-                                  "binomial, or --op bcast with --alg "
-                                  "corrected or corrected-failproof");
-    if (o->failed.design == SIM_TREE_KEEP && tree_alg &&
+                                  "designs of the binomial trees and the "
+                                  "corrected ones: --op bcast, reduce or "
+                                  "barrier with --alg binomial, --op bcast "
+                                  "with --alg corrected or "
+                                  "corrected-failproof, or --op reduce, "
+                                  "allreduce or barrier with a corrected "
+                                  "--alg");
+    if (o->failed.design == SIM_TREE_KEEP && op->takes_tree &&
         strcmp(op->op, "barrier") == 0 && o->failed.kind != SIM_FAILED_NONE)
         return ucft_sim_bad("%s", "--tree-repair keep: the baseline binomial "
                                   "barrier ends with ERR_PROC_FAILED at a "
