@@ -207,14 +207,16 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
         cm_coll_recycle(cl, c); /* nothing was posted */
         return UCFT_ERR_NO_MEMORY;
     }
-    /* UCFT_TREE_REPAIR=reroute|lookup: a binomial algorithm in an epoch
-     * runs on the original tree around the excluded members. */
+    /* UCFT_TREE_REPAIR=reroute|lookup: a binomial algorithm and the
+     * corrected broadcast in an epoch run on the original tree around the
+     * excluded members (and the broadcast's ring in the original order),
+     * the corrected reduce family on its frame with holes. */
     const coll_tree_t *tree = NULL;
-    const coll_map_t *frame = NULL;
-    if (ep != NULL &&
+    const coll_map_t *frame = NULL, *order = NULL;
+    if (ep != NULL && (ops->takes_tree || ops->takes_frame) &&
         ((ops->takes_tree && cm_repair_tree(comm, ep, rooted ? root : -1,
                                             &c->rtree, &tree) != UCFT_OK) ||
-         (ops->takes_frame && cm_repair_frame(comm, ep, &frame) != UCFT_OK))) {
+         cm_repair_frame(comm, ep, &frame, &order) != UCFT_OK)) {
         rt_req_put(r);
         cm_coll_recycle(cl, c); /* nothing was posted */
         return UCFT_ERR_NO_MEMORY;
@@ -263,9 +265,12 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
         .dtype = dtype,
         .redop = redop,
         .user_op = uop,
-        .map = ep != NULL              ? &ep->place.map
-               : comm->place.map.n > 0 ? &comm->place.map
-                                       : NULL,
+        /* reroute|lookup: a given tree goes with the original order (the
+         * corrected broadcast's ring); a frame replaces the map. */
+        .map = ep != NULL && ops->takes_tree && order != NULL ? order
+               : ep != NULL                                   ? &ep->place.map
+               : comm->place.map.n > 0                        ? &comm->place.map
+                                                              : NULL,
         .rndv_min = cl->cfg.coll_rndv_min,
         .comm_state = ep == NULL && op < CM_COLL_NOPS && ops == comm->alg[op]
                           ? comm->coll_cs[op]
@@ -276,7 +281,7 @@ static ucft_status_t coll_post(ucft_comm_h comm, int op, int inject_op,
         .remote_wait = mate_spin(cl, comm) ? &c->remote_wait : NULL,
         .mate = ep != NULL ? ep->place.mate : comm->place.mate,
         .tree = tree,
-        .frame = frame,
+        .frame = ops->takes_frame ? frame : NULL,
         .tail = direct ? c->buf : NULL,
         .tail_off = direct ? vlen : 0,
         /* A blocking call's input stays as it is until the call returns,

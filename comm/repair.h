@@ -84,6 +84,11 @@ typedef struct cm_epoch {
      * frame.rank[pos] = dense index or -1, frame.pos[dense index]. */
     coll_map_t frame;
     int *frame_rank, *frame_pos;
+    /* With it, the rerouted ring (coll_args_t.map of the takes_tree
+     * algorithms: the corrected broadcast's correction ring): the live
+     * members in their original placement order, holes skipped. */
+    coll_map_t order;
+    int *order_rank, *order_pos;
 } cm_epoch_t;
 
 typedef struct cm_repair {
@@ -162,11 +167,13 @@ int cm_repair_members(const struct ucft_comm *comm, uint32_t seq, int *out);
 ucft_status_t cm_repair_tree(const struct ucft_comm *comm, cm_epoch_t *ep,
                              int root, coll_tree_t *scratch,
                              const coll_tree_t **tree);
-/* The frame of epoch `ep` (coll_args_t.frame) under UCFT_TREE_REPAIR=
- * reroute|lookup, NULL under rebalance; UCFT_ERR_NO_MEMORY when it cannot
- * be built. The same at every member. */
+/* The frame of epoch `ep` (coll_args_t.frame) and its order (the map of
+ * the takes_tree algorithms) under UCFT_TREE_REPAIR=reroute|lookup, both
+ * NULL under rebalance; UCFT_ERR_NO_MEMORY when they cannot be built.
+ * The same at every member. */
 ucft_status_t cm_repair_frame(const struct ucft_comm *comm, cm_epoch_t *ep,
-                              const coll_map_t **frame);
+                              const coll_map_t **frame,
+                              const coll_map_t **order);
 /* Frees the epoch's lookup trees and frame. */
 void cm_repair_trees_free(cm_epoch_t *ep);
 

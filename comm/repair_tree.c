@@ -88,29 +88,41 @@ ucft_status_t cm_repair_tree(const struct ucft_comm *comm, cm_epoch_t *ep,
 }
 
 ucft_status_t cm_repair_frame(const struct ucft_comm *comm, cm_epoch_t *ep,
-                              const coll_map_t **frame)
+                              const coll_map_t **frame,
+                              const coll_map_t **order)
 {
     int design = comm->layer->cfg.tree_repair, n = comm->size;
-    *frame = NULL;
+    *frame = *order = NULL;
     if (design != CM_REPAIR_REROUTE && design != CM_REPAIR_LOOKUP)
         return UCFT_OK;
     if (ep->frame_rank == NULL) {
         const coll_map_t *map = comm->place.map.n > 0 ? &comm->place.map : NULL;
+        size_t m = (size_t)(ep->n > 0 ? ep->n : 1);
         int *fr = malloc((size_t)n * sizeof(*fr));
-        int *fp = malloc((size_t)(ep->n > 0 ? ep->n : 1) * sizeof(*fp));
-        if (fr == NULL || fp == NULL) {
+        int *fp = malloc(m * sizeof(*fp));
+        int *orank = malloc(m * sizeof(*orank));
+        int *opos = malloc(m * sizeof(*opos));
+        if (fr == NULL || fp == NULL || orank == NULL || opos == NULL) {
             free(fr);
             free(fp);
+            free(orank);
+            free(opos);
             return UCFT_ERR_NO_MEMORY;
         }
-        for (int p = 0; p < n; p++) {
+        for (int p = 0, i = 0; p < n; p++) {
             fr[p] = ep->dense[map != NULL ? map->rank[p] : p];
-            if (fr[p] >= 0)
-                fp[fr[p]] = p;
+            if (fr[p] < 0)
+                continue;
+            fp[fr[p]] = p;
+            orank[i] = fr[p];
+            opos[fr[p]] = i++;
         }
         ep->frame_rank = fr;
         ep->frame_pos = fp;
+        ep->order_rank = orank;
+        ep->order_pos = opos;
         ep->frame = (coll_map_t){.n = n, .rank = fr, .pos = fp};
+        ep->order = (coll_map_t){.n = ep->n, .rank = orank, .pos = opos};
         ucft_debug(&comm->ctx->log,
                    "tree repair: communicator %u, operations from #%u: "
                    "corrected structures over the original %d positions "
@@ -118,6 +130,7 @@ ucft_status_t cm_repair_frame(const struct ucft_comm *comm, cm_epoch_t *ep,
                    comm->ctx_id, (unsigned)ep->from, n, ep->ngone);
     }
     *frame = &ep->frame;
+    *order = &ep->order;
     return UCFT_OK;
 }
 
@@ -128,5 +141,7 @@ void cm_repair_trees_free(cm_epoch_t *ep)
     ep->nlookup = 0;
     free(ep->frame_rank);
     free(ep->frame_pos);
-    ep->frame_rank = ep->frame_pos = NULL;
+    free(ep->order_rank);
+    free(ep->order_pos);
+    ep->frame_rank = ep->frame_pos = ep->order_rank = ep->order_pos = NULL;
 }

@@ -575,22 +575,44 @@ static void test_binomial_failures(void **state)
     }
 }
 
+/* f = 2: every pair of live ranks (but the root when `spare_root`), each
+ * killed before the operation or before one of its first 2 sends. */
+static void pairs_f2(const coll_op_ops_t *op, const epoch_map_t *e, int root,
+                     int spare_root, const coll_tree_t *tree,
+                     const coll_map_t *frame)
+{
+    for (int w = 0; w < e->m; w++)
+        for (int u = w + 1; u < e->m; u++)
+            for (unsigned sw = 0; sw <= 2; sw++)
+                for (unsigned su = 0; su <= 2; su++) {
+                    if (spare_root && (w == root || u == root))
+                        continue;
+                    simrun_fail_t two[2] = {
+                        {sw ? SIMRUN_FAIL_BEFORE_SEND : SIMRUN_FAIL_BEFORE_OP,
+                         w, sw, 0, 0},
+                        {su ? SIMRUN_FAIL_BEFORE_SEND : SIMRUN_FAIL_BEFORE_OP,
+                         u, su, 0, 0}};
+                    run_op_framed(op, e, root, 2, two, 2, tree, frame);
+                }
+}
+
 /* The corrected broadcasts on rerouted trees (UCFT_TREE_REPAIR=reroute|
  * lookup, comm/repair_tree.c): in each epoch of a communicator that loses
  * up to 4 ranks one at a time, the original binomial tree over the
  * original placement, rerouted around the excluded members and projected
- * onto the epoch's dense ranks, while the correction ring is the epoch's
- * (its placement recomputed). Failure-free: every live rank completes,
- * with as many messages as the same algorithm on the rebalanced tree (one
- * tree message per live rank but the root, and the corrections, which do
- * not depend on the tree). Then each live rank but the root killed before
- * each of its first 6 sends (f = 1), and, up to 16 survivors, every pair
- * of them killed before the operation or before one of their first two
- * sends (f = 2): every live rank completes with the root's data (oracle),
- * none hangs. The opportunistic broadcast takes no
- * given tree: its window assumes the interleaved binomial tree over the
- * ring's own order, and on a rerouted tree this sweep left a live rank
- * waiting for ever (n = 7, one excluded, victim 5 before its first send). */
+ * onto the epoch's dense ranks, and the correction ring in the original
+ * placement order with the excluded members skipped (the rerouted ring;
+ * the rebalanced one: the epoch's placement recomputed). Failure-free: every
+ * live rank completes, with as many messages as the same algorithm on the
+ * rebalanced tree (one tree message per live rank but the root, and the
+ * corrections, which do not depend on the tree). Then each live rank but the
+ * root killed before each of its first 6 sends (f = 1), and, up to 16
+ * survivors, every pair of them killed before the operation or before one of
+ * their first two sends (f = 2): every live rank completes with the root's data
+ * (oracle), none hangs. The opportunistic broadcast takes no given tree: its
+ * window assumes the interleaved binomial tree over the ring's own order, and
+ * on a rerouted tree this sweep left a live rank waiting for ever (n = 7, one
+ * excluded, victim 5 before its first send). */
 static void test_corrected_bcast_rerouted(void **state)
 {
     (void)state;
@@ -616,6 +638,17 @@ static void test_corrected_bcast_rerouted(void **state)
                     live[m++] = r;
             }
             assert_int_equal(m, e.m);
+            /* The rerouted ring: the survivors in their original
+             * placement order (comm/repair_tree.c's order). */
+            epoch_map_t o = e;
+            for (int p = 0, j = 0; p < n; p++) {
+                int d = dense[orig.rank_at[p]];
+                if (d >= 0) {
+                    o.rank_at[j] = d;
+                    o.pos_of[d] = j++;
+                }
+            }
+            o.map = (coll_map_t){.n = m, .rank = o.rank_at, .pos = o.pos_of};
             for (int rr = 0; rr < 3; rr++) {
                 int root = (int)((x >> (8 * rr)) % (uint64_t)m);
                 coll_tree_t full = {0}, t = {0};
@@ -632,7 +665,7 @@ static void test_corrected_bcast_rerouted(void **state)
                     assert_non_null(op);
                     assert_true(op->takes_tree);
                     simrun_result_t on =
-                        run_op_on(op, &e, root, 1, NULL, 0, &t);
+                        run_op_on(op, &o, root, 1, NULL, 0, &t);
                     simrun_result_t rb =
                         run_op_on(op, &e, root, 1, NULL, 0, NULL);
                     if (on.stats.messages != rb.stats.messages)
@@ -647,26 +680,13 @@ static void test_corrected_bcast_rerouted(void **state)
                             simrun_fail_t f = {SIMRUN_FAIL_BEFORE_SEND, w, s, 0,
                                                0};
                             if (w != root)
-                                run_op_on(op, &e, root, 1, &f, 1, &t);
+                                run_op_on(op, &o, root, 1, &f, 1, &t);
                         }
                     /* f = 2 (up to 16 survivors, the first root): every
                      * pair of live ranks but the root, each killed before
                      * the operation or before one of its first 2 sends. */
-                    for (int w = 0; m <= 16 && rr == 0 && w < m; w++)
-                        for (int u = w + 1; u < m; u++)
-                            for (unsigned sw = 0; sw <= 2; sw++)
-                                for (unsigned su = 0; su <= 2; su++) {
-                                    if (w == root || u == root)
-                                        continue;
-                                    simrun_fail_t two[2] = {
-                                        {sw ? SIMRUN_FAIL_BEFORE_SEND
-                                            : SIMRUN_FAIL_BEFORE_OP,
-                                         w, sw, 0, 0},
-                                        {su ? SIMRUN_FAIL_BEFORE_SEND
-                                            : SIMRUN_FAIL_BEFORE_OP,
-                                         u, su, 0, 0}};
-                                    run_op_on(op, &e, root, 2, two, 2, &t);
-                                }
+                    if (m <= 16 && rr == 0)
+                        pairs_f2(op, &o, root, 1, &t, NULL);
                 }
                 coll_tree_free(&full);
                 coll_tree_free(&t);
@@ -773,22 +793,8 @@ static void test_corrected_reduce_rerouted(void **state)
                                 run_op_framed(op, &e, root, 1, &f, 1, NULL,
                                               &frame);
                         }
-                    for (int w = 0; m <= 16 && rr == 0 && w < m; w++)
-                        for (int u = w + 1; u < m; u++)
-                            for (unsigned sw = 0; sw <= 2; sw++)
-                                for (unsigned su = 0; su <= 2; su++) {
-                                    if (rooted && (w == root || u == root))
-                                        continue;
-                                    simrun_fail_t two[2] = {
-                                        {sw ? SIMRUN_FAIL_BEFORE_SEND
-                                            : SIMRUN_FAIL_BEFORE_OP,
-                                         w, sw, 0, 0},
-                                        {su ? SIMRUN_FAIL_BEFORE_SEND
-                                            : SIMRUN_FAIL_BEFORE_OP,
-                                         u, su, 0, 0}};
-                                    run_op_framed(op, &e, root, 2, two, 2, NULL,
-                                                  &frame);
-                                }
+                    if (m <= 16 && rr == 0)
+                        pairs_f2(op, &e, root, rooted, NULL, &frame);
                 }
             }
         }

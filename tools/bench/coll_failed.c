@@ -9,9 +9,12 @@
  *              started with UCFT_TREE_REPAIR=keep), f raised to k;
  *   rebalance  times on the world after the switch to the survivors'
  *              trees (the warm-up runs past it: at least 4 windows);
- *   reroute, lookup  the same switch, the binomial algorithms on the
- *              original tree routed around the failed ranks (built at
- *              every operation, or once: UCFT_TREE_REPAIR=reroute|lookup);
+ *   reroute, lookup  the same switch, the binomial algorithms and the
+ *              corrected broadcast on the original tree routed around the
+ *              failed ranks (built at every operation, or once), the
+ *              corrected reduce, allreduce and barrier on their original
+ *              structures around the holes (UCFT_TREE_REPAIR=
+ *              reroute|lookup);
  *   fresh      times on ucft_comm_shrink(world): a new communicator of
  *              the N - k survivors, the baseline.
  */

@@ -8,17 +8,21 @@
 # on the simulator (N = 256 and N = 2^16) and, with --real, on this machine
 # (N = 16, ucftrun, shared memory); and the corrected broadcast (checked
 # correction) under reroute / lookup / rebalance / fresh, simulated and,
-# with --real-bcast, here. Writes docs/data/trees_*.csv and
+# with --real-bcast, here; and the corrected allreduce under reroute /
+# lookup / rebalance / fresh here (--real-allreduce; its rerouted form
+# since 29 November). Writes docs/data/trees_*.csv and
 # docs/img/trees_*.png (gnuplot, Debian gnuplot-nox).
 #
 #   tools/plot/trees.sh [BUILD_DIR] [--real ROUNDS] [--real-binomial ROUNDS]
-#                       [--real-bcast ROUNDS] [--no-sim] [--plot-only]
+#                       [--real-bcast ROUNDS] [--real-allreduce ROUNDS]
+#                       [--no-sim] [--plot-only]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$root/build
 real=0
 real_bin=0
 real_bc=0
+real_ar=0
 plot_only=0
 no_sim=0
 while [ $# -gt 0 ]; do
@@ -26,6 +30,7 @@ while [ $# -gt 0 ]; do
     --real) real=$2; shift 2 ;;
     --real-binomial) real_bin=$2; shift 2 ;;
     --real-bcast) real_bc=$2; shift 2 ;;
+    --real-allreduce) real_ar=$2; shift 2 ;;
     --plot-only) plot_only=1; shift ;;
     --no-sim) no_sim=1; shift ;;
     *) build=$1; shift ;;
@@ -66,7 +71,7 @@ series() { # n nodes klist...
       else
         echo "$op,corrected,keep,$n,$k,$k,,,,,"
       fi
-      for d in rebalance fresh; do
+      for d in reroute lookup rebalance fresh; do
         simline "$op" corrected "$d" "$n" "$k" 1 --nodes "$nodes" --placement interleave
       done
     done
@@ -130,6 +135,9 @@ fi
 if [ "$plot_only" = 0 ] && [ "$real_bc" -gt 0 ]; then
   real_designs trees_real_bcast_n16.jsonl "$real_bc" bcast corrected
 fi
+if [ "$plot_only" = 0 ] && [ "$real_ar" -gt 0 ]; then
+  real_designs trees_real_allreduce_n16.jsonl "$real_ar" allreduce corrected
+fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -147,31 +155,37 @@ for n in (256, 65536):
                 with open("%s/%d_%s_%s_%s" % (tmp, n, op, alg, d), "w") as f:
                     for r in sel:
                         f.write("%s %s\n" % (r["k"], r["latency_us"]))
-rows = []
+rows = {}
 for name in ("trees_real_n16.jsonl", "trees_real_binomial_n16.jsonl",
-             "trees_real_bcast_n16.jsonl"):
+             "trees_real_bcast_n16.jsonl", "trees_real_allreduce_n16.jsonl"):
     p = "%s/%s" % (data, name)
     if os.path.exists(p):
-        rows += [json.loads(l) for l in open(p) if l.startswith("{")]
-if rows:
-    series = [(op, "corrected", d, "real_%s_%s" % (op, d))
-              for op in ("barrier", "allreduce")
-              for d in ("keep", "rebalance", "fresh")]
-    series += [("barrier", "binomial", d, "real_binomial_%s" % d)
-               for d in ("reroute", "lookup", "rebalance", "fresh")]
-    series += [("bcast", "corrected", d, "real_bcast_%s" % d)
-               for d in ("reroute", "lookup", "rebalance", "fresh")]
-    for op, alg, d, name in series:
-        sel = [r for r in rows if r["op"] == op and r["tree_repair"] == d and
-               (r.get("alg") == "binomial") == (alg == "binomial")]
-        ks = sorted({r["failed"] for r in sel})
-        with open("%s/%s" % (tmp, name), "w") as f:
-            for k in ks:
-                # The least disturbed round: the machine is shared.
-                v = sorted(r["median_us"] for r in sel
-                           if r["failed"] == k and r["errors"] == 0)
-                if v:
-                    f.write("%d %.3f\n" % (k, v[0]))
+        rows[name] = [json.loads(l) for l in open(p) if l.startswith("{")]
+# (file, op, alg, design, series name): each series from its own run.
+series = [("trees_real_n16.jsonl", op, "corrected", d, "real_%s_%s" % (op, d))
+          for op in ("barrier", "allreduce")
+          for d in ("keep", "rebalance", "fresh")]
+series += [("trees_real_binomial_n16.jsonl", "barrier", "binomial", d,
+            "real_binomial_%s" % d)
+           for d in ("reroute", "lookup", "rebalance", "fresh")]
+series += [("trees_real_bcast_n16.jsonl", "bcast", "corrected", d,
+            "real_bcast_%s" % d)
+           for d in ("reroute", "lookup", "rebalance", "fresh")]
+series += [("trees_real_allreduce_n16.jsonl", "allreduce", "corrected", d,
+            "real_ar_%s" % d)
+           for d in ("reroute", "lookup", "rebalance", "fresh")]
+for fname, op, alg, d, name in series:
+    sel = [r for r in rows.get(fname, []) if r["op"] == op and
+           r["tree_repair"] == d and
+           (r.get("alg") == "binomial") == (alg == "binomial")]
+    ks = sorted({r["failed"] for r in sel})
+    with open("%s/%s" % (tmp, name), "w") as f:
+        for k in ks:
+            # The least disturbed round: the machine is shared.
+            v = sorted(r["median_us"] for r in sel
+                       if r["failed"] == k and r["errors"] == 0)
+            if v:
+                f.write("%d %.3f\n" % (k, v[0]))
 PY
 
 plot() { # png title xlabel series...(file:title)
@@ -204,12 +218,15 @@ plot trees_barrier_n256.png \
   256_barrier_binomial_rebalance:"binomial, rebalance" \
   256_barrier_binomial_fresh:"binomial, fresh N-k" \
   256_barrier_corrected_keep:"corrected, keep (f = k)" \
+  256_barrier_corrected_reroute:"corrected, reroute (f = 1)" \
   256_barrier_corrected_rebalance:"corrected, rebalance (f = 1)" \
   256_barrier_corrected_fresh:"corrected, fresh N-k (f = 1)"
 plot trees_allreduce_n256.png \
   "Corrected allreduce, 256 ranks, ranks 1..k failed (simulated)" \
   "failed ranks k" \
   256_allreduce_corrected_keep:"keep (f = k)" \
+  256_allreduce_corrected_reroute:"reroute (f = 1)" \
+  256_allreduce_corrected_lookup:"lookup (f = 1)" \
   256_allreduce_corrected_rebalance:"rebalance (f = 1)" \
   256_allreduce_corrected_fresh:"fresh N-k (f = 1)"
 plot trees_bcast_n256.png \
@@ -226,12 +243,14 @@ PLOT_X='($1+1)' PLOT_EXTRA='set logscale xy' plot trees_n65536.png \
   65536_barrier_binomial_rebalance:"binomial barrier, rebalance" \
   65536_barrier_binomial_fresh:"binomial barrier, fresh" \
   65536_allreduce_corrected_keep:"corrected allreduce, keep" \
+  65536_allreduce_corrected_reroute:"corrected allreduce, reroute" \
   65536_allreduce_corrected_rebalance:"corrected allreduce, rebalance" \
   65536_allreduce_corrected_fresh:"corrected allreduce, fresh" \
   65536_bcast_corrected_reroute:"corrected broadcast, reroute" \
   65536_bcast_corrected_rebalance:"corrected broadcast, rebalance"
 if [ -s "$data/trees_real_n16.jsonl" ] || [ -s "$data/trees_real_binomial_n16.jsonl" ] ||
-  [ -s "$data/trees_real_bcast_n16.jsonl" ]; then
+  [ -s "$data/trees_real_bcast_n16.jsonl" ] ||
+  [ -s "$data/trees_real_allreduce_n16.jsonl" ]; then
   plot trees_real_n16.png \
     "16 ranks on this machine (2 cores, shared memory), ranks 1..k failed; min over rounds of the median" \
     "failed ranks k" \
@@ -255,5 +274,12 @@ if [ -s "$data/trees_real_n16.jsonl" ] || [ -s "$data/trees_real_binomial_n16.js
     real_bcast_lookup:"lookup (tree built once)" \
     real_bcast_rebalance:"rebalance" \
     real_bcast_fresh:"fresh (shrink)"
+  plot trees_real_allreduce_n16.png \
+    "Corrected allreduce (8 B), 16 ranks here, ranks 1..k failed; min over rounds of the median" \
+    "failed ranks k" \
+    real_ar_reroute:"reroute (original structures around the holes)" \
+    real_ar_lookup:"lookup (the same)" \
+    real_ar_rebalance:"rebalance" \
+    real_ar_fresh:"fresh (shrink)"
 fi
 echo "wrote $data/trees_*.csv and $img/trees_*.png"

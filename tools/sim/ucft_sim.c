@@ -79,6 +79,11 @@ typedef struct sim_failed_run {
     int framed;
     int *frame_rank, *frame_pos;
     coll_map_t frame;
+    /* dense_tree: the survivors in their original placement order (the
+     * corrected broadcast's ring under reroute/lookup, as
+     * cm_repair_frame's order). */
+    int *order_rank, *order_pos;
+    coll_map_t order;
     uint32_t *node_of; /* [m]: the survivors' nodes */
     placement_locus_t *loci;
     int *rank_at, *pos_of;
@@ -98,6 +103,8 @@ static void failed_cleanup(sim_failed_run_t *fr)
     free(fr->fails);
     free(fr->frame_rank);
     free(fr->frame_pos);
+    free(fr->order_rank);
+    free(fr->order_pos);
     if (fr->has_tree)
         coll_tree_free(&fr->tree);
 }
@@ -186,6 +193,26 @@ static ucft_status_t dense_tree(const opts_t *o, sim_failed_run_t *fr,
     if (st != 0)
         return UCFT_ERR_NO_MEMORY;
     p->args.tree = &fr->tree;
+    /* The original order of the survivors: position order, holes out. */
+    fr->order_rank = malloc((size_t)fr->m * sizeof(int));
+    fr->order_pos = malloc((size_t)fr->m * sizeof(int));
+    int *at = malloc((size_t)fr->n * sizeof(int));
+    if (fr->order_rank == NULL || fr->order_pos == NULL || at == NULL) {
+        free(at);
+        return UCFT_ERR_NO_MEMORY;
+    }
+    for (int pos = 0; pos < fr->n; pos++)
+        at[pos] = -1;
+    for (int i = 0; i < fr->m; i++)
+        at[orig ? orig->pos[fr->live[i]] : fr->live[i]] = i;
+    for (int pos = 0, j = 0; pos < fr->n; pos++)
+        if (at[pos] >= 0) {
+            fr->order_rank[j] = at[pos];
+            fr->order_pos[at[pos]] = j++;
+        }
+    free(at);
+    fr->order =
+        (coll_map_t){.n = fr->m, .rank = fr->order_rank, .pos = fr->order_pos};
     return UCFT_OK;
 }
 
@@ -246,8 +273,11 @@ static ucft_status_t failed_apply(const opts_t *o, sim_failed_run_t *fr,
             .n = fr->n, .rank = fr->frame_rank, .pos = fr->frame_pos};
         p->args.frame = &fr->frame;
     }
-    if (o->nodes == 0)
+    if (o->nodes == 0) {
+        if (fr->dense_tree)
+            p->args.map = &fr->order;
         return UCFT_OK;
+    }
     fr->node_of = malloc((size_t)m * sizeof(uint32_t));
     fr->loci = malloc((size_t)m * sizeof(*fr->loci));
     fr->rank_at = malloc((size_t)m * sizeof(int));
@@ -267,6 +297,8 @@ static ucft_status_t failed_apply(const opts_t *o, sim_failed_run_t *fr,
         fr->map = (coll_map_t){.n = m, .rank = fr->rank_at, .pos = fr->pos_of};
         p->args.map = &fr->map;
     }
+    if (fr->dense_tree)
+        p->args.map = &fr->order; /* the rerouted ring */
     return UCFT_OK;
 }
 
