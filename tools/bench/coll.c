@@ -35,6 +35,7 @@
 
 typedef struct coll_rank_result {
     double median_us, mean_us, p99_us;
+    coll_paired_t paired; /* --paired */
     int32_t rank, errors;
     int32_t warmup_errors; /* --failed, rebalance: before the switch */
 } coll_rank_result_t;
@@ -47,8 +48,8 @@ static int rank_from_env(void)
 
 /* Allgather and reduce-scatter: --size is the whole vector (n blocks of
  * blk int64). */
-static ucft_status_t run_one(ucft_comm_h w, const coll_opts_t *o, void *a,
-                             void *b, size_t n64, size_t blk)
+ucft_status_t coll_run_one(ucft_comm_h w, const coll_opts_t *o, void *a,
+                           void *b, size_t n64, size_t blk)
 {
     switch (o->op) {
     case COLL_ALLGATHER:
@@ -84,9 +85,10 @@ static ucft_status_t run_one(ucft_comm_h w, const coll_opts_t *o, void *a,
     return UCFT_ERR_INVALID_PARAM;
 }
 
-/* Times the operations; fills `res`. Returns the number of failed calls. */
-static int measure(ucft_comm_h w, const coll_opts_t *o, double *t_us,
-                   coll_rank_result_t *res)
+/* Times the operations; fills `res`. Returns the number of failed calls.
+ * --paired: the rounds against `fresh` instead (coll_paired.c). */
+static int measure(ucft_comm_h w, ucft_comm_h fresh, const coll_opts_t *o,
+                   double *t_us, coll_rank_result_t *res)
 {
     size_t n64 = o->size / 8 ? o->size / 8 : 1;
     size_t nr = (size_t)ucft_comm_size(w);
@@ -110,13 +112,21 @@ static int measure(ucft_comm_h w, const coll_opts_t *o, double *t_us,
         }
     }
     for (int i = 0; i < o->warmup; i++)
-        res->warmup_errors += run_one(w, o, a, b, n64, blk) != UCFT_OK;
+        res->warmup_errors += coll_run_one(w, o, a, b, n64, blk) != UCFT_OK;
+    if (o->paired > 0) {
+        errors = coll_paired_run(w, fresh, o, a, b, n64, blk, &res->paired);
+        res->median_us = res->mean_us = res->paired.design_us;
+        res->errors = errors;
+        free(a);
+        free(b);
+        return errors;
+    }
     errors += ucft_barrier(w) != UCFT_OK;
     uint64_t prev = bench_now_ns(), total = 0;
     for (int i = 0; i < o->iters; i++) {
         if (o->sync)
             prev = bench_now_ns();
-        errors += run_one(w, o, a, b, n64, blk) != UCFT_OK;
+        errors += coll_run_one(w, o, a, b, n64, blk) != UCFT_OK;
         uint64_t now = bench_now_ns();
         t_us[i] = (double)(now - prev) / 1e3;
         total += now - prev;
@@ -131,6 +141,28 @@ static int measure(ucft_comm_h w, const coll_opts_t *o, double *t_us,
     free(a);
     free(b);
     return errors;
+}
+
+/* --paired: the median over the live ranks of each rank's figures
+ * (ratio, lo, hi, design_us, fresh_us) into q[5]. */
+static void paired_summary(const coll_rank_result_t *all,
+                           const unsigned char *gone, int size, double *q)
+{
+    double *v = calloc((size_t)size * 5, sizeof(double));
+    size_t m = 0;
+    if (v == NULL)
+        return;
+    for (int r = 0; r < size; r++) {
+        if (gone[r])
+            continue;
+        const coll_paired_t *p = &all[r].paired;
+        v[m] = p->ratio, v[size + m] = p->lo, v[2 * size + m] = p->hi;
+        v[3 * size + m] = p->design_us, v[4 * size + m] = p->fresh_us;
+        m++;
+    }
+    for (int i = 0; i < 5 && m > 0; i++)
+        q[i] = bench_quantile_sort(v + (size_t)i * (size_t)size, m, 0.5);
+    free(v);
 }
 
 static void report(const coll_opts_t *o, const coll_rank_result_t *all,
@@ -162,6 +194,15 @@ static void report(const coll_opts_t *o, const coll_rank_result_t *all,
         errors += all[r].errors;
         werrors += all[r].warmup_errors;
     }
+    char paired[192] = "";
+    double q[5] = {0};
+    if (o->paired > 0) {
+        paired_summary(all, gone, size, q);
+        snprintf(paired, sizeof(paired),
+                 ",\"paired\":%d,\"paired_ratio\":%.4f,\"paired_lo\":%.4f,"
+                 "\"paired_hi\":%.4f,\"design_us\":%.3f,\"fresh_us\":%.3f",
+                 o->paired, q[0], q[1], q[2], q[3], q[4]);
+    }
     if (o->json) {
         printf("{\"bench\":\"coll\",\"op\":\"%s\",\"alg\":\"%s\","
                "\"ranks\":%d,\"size\":%zu,\"iters\":%d,\"warmup\":%d,"
@@ -169,14 +210,14 @@ static void report(const coll_opts_t *o, const coll_rank_result_t *all,
                "\"mean_us\":%.3f,\"p99_us\":%.3f,\"min_median_us\":%.3f,"
                "\"slowest_rank\":%d,\"errors\":%d,\"failed_ranks\":[%s],"
                "\"eps\":%g,\"failed\":%d,\"tree_repair\":\"%s\","
-               "\"warmup_errors\":%d}\n",
+               "\"warmup_errors\":%d%s}\n",
                coll_op_name(o->op), alg, size, o->size, o->iters, o->warmup, f,
                wait, o->sync, med, mean, p99, min_med, worst, errors,
                failed ? failed : "",
                o->op == COLL_ALLREDUCE_APPROX ? o->eps : 0, kfailed,
                o->failed != NULL ? coll_failed_design_name(o->tree_repair)
                                  : "none",
-               werrors);
+               werrors, paired);
         free(failed);
         return;
     }
@@ -195,6 +236,10 @@ static void report(const coll_opts_t *o, const coll_rank_result_t *all,
     printf("%-10s %-24s %5d %8zu %10.2f %10.2f %10.2f %10.2f %6d\n",
            coll_op_name(o->op), alg, size, o->size, mean, med, p99, min_med,
            errors);
+    if (o->paired > 0)
+        printf("# paired against a shrink, %d rounds: design / fresh %.4f "
+               "(95 %% interval %.4f .. %.4f), %.2f / %.2f us per op\n",
+               o->paired, q[0], q[1], q[2], q[3], q[4]);
 }
 
 int bench_coll_main(int argc, char **argv)
@@ -236,7 +281,8 @@ int bench_coll_main(int argc, char **argv)
         ucft_finalize(ctx);
         return BENCH_EXIT_USAGE;
     }
-    ucft_comm_h tw = w; /* timed on */
+    ucft_comm_h tw = w;    /* timed on */
+    ucft_comm_h fw = NULL; /* --paired: the fresh communicator */
     int nfailed = 0;
     if (o.failed != NULL) {
         if (coll_failed_setup(ctx, &o, &tw, &nfailed) != 0) {
@@ -255,7 +301,13 @@ int bench_coll_main(int argc, char **argv)
     double *t_us = calloc((size_t)o.iters, sizeof(*t_us));
     coll_rank_result_t mine = {.rank = rank};
     coll_rank_result_t *all = calloc((size_t)size, sizeof(*all));
-    if (t_us == NULL || all == NULL || measure(tw, &o, t_us, &mine) < 0) {
+    if (o.paired > 0 && (st = ucft_comm_shrink(w, &fw)) != UCFT_OK) {
+        bench_err("coll", "rank %d: --paired: ucft_comm_shrink: %s", rank,
+                  ucft_status_string(st));
+        ret = BENCH_EXIT_FAIL;
+        goto out0;
+    }
+    if (t_us == NULL || all == NULL || measure(tw, fw, &o, t_us, &mine) < 0) {
         bench_err("coll", "rank %d: out of memory", rank);
         ret = BENCH_EXIT_FAIL;
         goto out;
@@ -289,6 +341,8 @@ out:
     free(all);
     if (tw != w)
         ucft_comm_free(&tw);
+    if (fw != NULL)
+        ucft_comm_free(&fw);
 out0:
     st = ucft_finalize(ctx);
     if (st != UCFT_OK && ret == BENCH_EXIT_OK) {

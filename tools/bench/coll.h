@@ -53,7 +53,28 @@ typedef struct coll_opts {
     const char *failed; /* --failed: ranks failed first (coll_failed.c) */
     int tree_repair;    /* --tree-repair: 0 keep, 1 rebalance, 2 fresh,
                            3 reroute, 4 lookup */
+    int paired;         /* --paired R: rounds against a shrink (0: none) */
 } coll_opts_t;
+
+/* One operation of --op on `w` (a, b: the caller's buffers of n64 int64
+ * elements, blk per rank for allgather and reduce-scatter). */
+ucft_status_t coll_run_one(ucft_comm_h w, const coll_opts_t *o, void *a,
+                           void *b, size_t n64, size_t blk);
+
+/* --paired R (coll_paired.c): per rank, the ratio of a block of --iters
+ * operations on the design's communicator to one on a fresh shrink of
+ * it, R rounds in alternating order: the median over the rounds, its
+ * distribution-free 95 % interval, and the median block means (µs per
+ * operation). */
+typedef struct coll_paired {
+    double ratio, lo, hi;
+    double design_us, fresh_us;
+} coll_paired_t;
+/* Runs the rounds (the fresh communicator's warm-up first); returns the
+ * failed calls, or -1 without memory. */
+int coll_paired_run(ucft_comm_h design, ucft_comm_h fresh, const coll_opts_t *o,
+                    void *a, void *b, size_t n64, size_t blk,
+                    coll_paired_t *out);
 
 /* Returns 0 (run), 1 (help printed: exit 0) or -1 (error and usage
  * printed: exit 2). `quiet` suppresses messages (ranks other than 0). */

@@ -96,6 +96,13 @@ void coll_usage(FILE *f)
             "                   ranks (built per operation or once), or a "
             "shrunk\n"
             "                   communicator\n"
+            "  --paired R       with --failed and rebalance, reroute or lookup:"
+            "\n"
+            "                   R rounds of --iters ops on the design's "
+            "communicator\n"
+            "                   and as many on a shrink of it, alternating; "
+            "reports\n"
+            "                   the median ratio and its 95 %% interval\n"
             "  --sync           time each op alone, then an untimed barrier\n"
             "                   (latency as MPI benchmark suites define it)\n"
             "  --json           one JSON object instead of the table\n"
@@ -144,7 +151,8 @@ int coll_opts_parse(int argc, char **argv, coll_opts_t *o, int quiet)
         O_BALLAST,
         O_EPS,
         O_FAILED,
-        O_TREE
+        O_TREE,
+        O_PAIRED
     };
     static const struct option longs[] = {
         {"op", required_argument, NULL, O_OP},
@@ -162,6 +170,7 @@ int coll_opts_parse(int argc, char **argv, coll_opts_t *o, int quiet)
         {"eps", required_argument, NULL, O_EPS},
         {"failed", required_argument, NULL, O_FAILED},
         {"tree-repair", required_argument, NULL, O_TREE},
+        {"paired", required_argument, NULL, O_PAIRED},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -256,6 +265,11 @@ int coll_opts_parse(int argc, char **argv, coll_opts_t *o, int quiet)
                             "reroute, lookup or fresh",
                             optarg);
             break;
+        case O_PAIRED:
+            if (bench_parse_int(optarg, 1, 100000, &o->paired) != 0)
+                return fail(quiet, "--paired '%s': expected 1 .. 100000 rounds",
+                            optarg);
+            break;
         case 'h':
             if (!quiet)
                 coll_usage(stdout);
@@ -281,6 +295,12 @@ int coll_opts_parse(int argc, char **argv, coll_opts_t *o, int quiet)
     }
     if (!have_op)
         return fail(quiet, "%s", "--op is required");
+    if (o->paired > 0 && (o->failed == NULL || o->tree_repair == 0 ||
+                          o->tree_repair == 2 || o->sync))
+        return fail(quiet, "%s",
+                    "--paired: needs --failed and --tree-repair rebalance, "
+                    "reroute or lookup (the design against a shrink), "
+                    "without --sync");
     if (o->alg != NULL && (o->op == COLL_AGREE || o->op == COLL_SHRINK))
         return fail(quiet, "--alg '%s': agree has one algorithm (era)", o->alg);
     if (o->alg != NULL && coll_op_find(coll_op_name(o->op), o->alg) == NULL)

@@ -13,9 +13,14 @@
 # since 29 November). Writes docs/data/trees_*.csv and
 # docs/img/trees_*.png (gnuplot, Debian gnuplot-nox).
 #
+# --paired ROUNDS: rebalance against a fresh communicator in the same job
+# (ucft-bench coll --paired: alternating blocks, the median ratio and its
+# 95 % interval), the binomial and corrected barrier and the corrected
+# allreduce, k = 1, 2, 4, 8 of 16 here (docs/data/trees_real_paired_n16.jsonl).
+#
 #   tools/plot/trees.sh [BUILD_DIR] [--real ROUNDS] [--real-binomial ROUNDS]
 #                       [--real-bcast ROUNDS] [--real-allreduce ROUNDS]
-#                       [--no-sim] [--plot-only]
+#                       [--paired ROUNDS] [--no-sim] [--plot-only]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$root/build
@@ -23,6 +28,7 @@ real=0
 real_bin=0
 real_bc=0
 real_ar=0
+real_pair=0
 plot_only=0
 no_sim=0
 while [ $# -gt 0 ]; do
@@ -31,6 +37,7 @@ while [ $# -gt 0 ]; do
     --real-binomial) real_bin=$2; shift 2 ;;
     --real-bcast) real_bc=$2; shift 2 ;;
     --real-allreduce) real_ar=$2; shift 2 ;;
+    --paired) real_pair=$2; shift 2 ;;
     --plot-only) plot_only=1; shift ;;
     --no-sim) no_sim=1; shift ;;
     *) build=$1; shift ;;
@@ -137,6 +144,19 @@ if [ "$plot_only" = 0 ] && [ "$real_bc" -gt 0 ]; then
 fi
 if [ "$plot_only" = 0 ] && [ "$real_ar" -gt 0 ]; then
   real_designs trees_real_allreduce_n16.jsonl "$real_ar" allreduce corrected
+fi
+if [ "$plot_only" = 0 ] && [ "$real_pair" -gt 0 ]; then
+  out=$data/trees_real_paired_n16.jsonl
+  : > "$out"
+  for k in 1 2 4 8; do
+    for spec in "barrier binomial" "barrier corrected" "allreduce corrected"; do
+      set -- $spec
+      UCX_TLS=shm nice "$build/bin/ucftrun" -n 16 --timeout 600 \
+        "$build/bin/ucft-bench" coll --op "$1" --alg "$2" --iters 500 \
+        --warmup 200 --failed "FIRST:$k" --tree-repair rebalance \
+        --paired "$real_pair" --json 2>/dev/null | grep '^{' >> "$out" || true
+    done
+  done
 fi
 
 tmp=$(mktemp -d)
