@@ -52,6 +52,16 @@ static int head(const rc_state_t *s, int k)
     return -1;
 }
 
+/* Live v is its subtree's first live member: every earlier one (local
+ * index below v's) is a hole. (A walk down from v: one step for most.) */
+static int acting_head(const rc_state_t *s, int v)
+{
+    for (int u = v - (s->f + 1); u > 0; u -= s->f + 1)
+        if (!is_hole(s, u))
+            return 0;
+    return 1;
+}
+
 int rc__hparent(const rc_state_t *s, int v)
 {
     int p = v;
@@ -130,7 +140,7 @@ int rc__hkids(rc_state_t *s)
     }
     /* The acting head adopts the orphans of a holed head. */
     int k = itree_subtree(v, f);
-    if (v != k + 1 && head(s, k) == v && frontier(s, k + 1, v) != 0)
+    if (is_hole(s, k + 1) && acting_head(s, v) && frontier(s, k + 1, v) != 0)
         return -1;
     return 0;
 }
