@@ -118,7 +118,9 @@ static void merge(void *dst, const void *src, size_t count, int dtype,
 /* The gate is in: the verdict on this rank's result. */
 static void gate_over(coll_gate_run_t *g, ucft_status_t st)
 {
-    int n = g->rc.n, holders = 0;
+    /* The transport's ranks (the gate's own allreduce may number by an
+     * operation's frame, whose n counts holes too). */
+    int n = g->rc.tp->size, holders = 0;
     coll_gate_done_t done = g->done;
 
     if (done == NULL)
