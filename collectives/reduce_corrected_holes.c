@@ -266,9 +266,8 @@ int rc__cand_rank(const rc_state_t *s, int i)
 {
     const coll_map_t *m = s->map;
     int root = s->args->root;
-    if (!s->holes)
-        return m == NULL ? (i + root) % s->n
-                         : m->rank[(i + m->pos[root]) % s->n];
+    if (!s->holes) /* s->map is args->map */
+        return coll_rank_of(s->args, i, root, s->n);
     for (int j = 0; j < s->n; j++) {
         int r = m->rank[(j + m->pos[root]) % s->n];
         if (r >= 0 && i-- == 0)
